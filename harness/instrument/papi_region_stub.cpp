@@ -1,0 +1,13 @@
+// CounterSet for builds without PAPI (DLS_WITH_PAPI=OFF): every event is unavailable, with why.
+#include "harness/instrument/papi_region.hpp"
+
+namespace dls {
+
+CounterSet::CounterSet(const std::vector<std::string>& requested, bool /*software_fallback*/) {
+  for (const auto& e : requested) unavailable_[e] = "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)";
+}
+CounterSet::~CounterSet() = default;
+void CounterSet::start() {}
+std::vector<long long> CounterSet::stop() { return {}; }
+
+}  // namespace dls

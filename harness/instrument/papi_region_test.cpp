@@ -1,0 +1,76 @@
+// Counter sets on PAPI's perf software events (the only ones a VM without a virtual PMU
+// offers): a busy loop is counted by perf::TASK-CLOCK, an event that does not exist is
+// recorded as unavailable with PAPI's reason (never as 0), and the software fallback kicks in.
+#include <gtest/gtest.h>
+
+#include "harness/instrument/papi_region.hpp"
+#include "harness/instrument/timer.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/versions.hpp"
+
+namespace dls {
+namespace {
+
+double spin(double seconds) {
+  volatile double x = 0;
+  const CpuTimer t;
+  while (t.seconds() < seconds) x = x + 1.0;
+  return x;
+}
+
+TEST(PapiRegion, TaskClockCountsABusyLoop) {
+  if (papi_version().empty()) GTEST_SKIP() << "built without PAPI";
+  CounterSet set({"perf::TASK-CLOCK"});
+  ASSERT_EQ(set.events().size(), 1u) << (set.unavailable().empty() ? "" : set.unavailable().begin()->second);
+  const CpuTimer wall;
+  std::vector<long long> v;
+  {
+    PapiRegion region(set);
+    spin(0.05);
+    v = region.stop();
+  }
+  const double wall_ns = wall.seconds() * 1e9;
+  ASSERT_EQ(v.size(), 1u);
+  // task-clock is the thread's CPU time in ns: at most the wall time, and most of it for a spin.
+  EXPECT_GT(static_cast<double>(v[0]), 0.3 * 0.05e9);
+  EXPECT_LE(static_cast<double>(v[0]), wall_ns * 1.05 + 1e6);
+}
+
+TEST(PapiRegion, MissingEventIsUnavailableWithReasonAndFallsBack) {
+  if (papi_version().empty()) GTEST_SKIP() << "built without PAPI";
+  CounterSet set({"DLS_NO_SUCH_EVENT"});
+  ASSERT_EQ(set.unavailable().count("DLS_NO_SUCH_EVENT"), 1u);
+  EXPECT_NE(set.unavailable().at("DLS_NO_SUCH_EVENT").find("PAPI_add_named_event"), std::string::npos);
+  EXPECT_TRUE(set.used_fallback());
+  for (const auto& e : set.events()) EXPECT_EQ(e.rfind("perf::", 0), 0u) << e;
+  CounterSet no_fallback({"DLS_NO_SUCH_EVENT"}, false);
+  EXPECT_TRUE(no_fallback.events().empty());
+  EXPECT_FALSE(no_fallback.used_fallback());
+}
+
+TEST(PapiRegion, TotalsAccumulateAcrossRegions) {
+  if (papi_version().empty()) GTEST_SKIP() << "built without PAPI";
+  CounterSet set(resolve_event_set("software"));
+  ASSERT_FALSE(set.events().empty());
+  CounterTotals totals;
+  long long first = 0;
+  for (int i = 0; i < 3; ++i) {
+    PapiRegion region(set);
+    spin(0.01);
+    const auto v = region.stop();
+    if (i == 0) first = v[0];
+    totals.add(set, v);
+  }
+  EXPECT_GT(totals.values.at(set.events()[0]), first);
+}
+
+TEST(PapiRegion, EventSetNames) {
+  EXPECT_EQ(resolve_event_set("none").size(), 0u);
+  EXPECT_EQ(resolve_event_set("software").size(), 3u);
+  EXPECT_EQ(resolve_event_set("PAPI_TOT_CYC,perf::TASK-CLOCK"),
+            (std::vector<std::string>{"PAPI_TOT_CYC", "perf::TASK-CLOCK"}));
+  EXPECT_THROW(resolve_event_set("PAPI_TOT_CYC,,x"), ConfigError);
+}
+
+}  // namespace
+}  // namespace dls

@@ -1,0 +1,33 @@
+// Single-precision peak FLOP/s of this node, for pct_of_peak.
+//
+// Measured, not computed from the advertised clock: in VMs the nominal MHz is the TSC rate
+// (2.445 GHz on this project's machines while the cores run near 3 GHz). The measurement runs
+// independent FMA chains on every thread for the widest vector ISA the CPU supports (AVX-512,
+// AVX2+FMA, else scalar), enough chains to cover FMA latency x pipes, and takes the best of a
+// few trials. peak = threads x FMAs/s x lanes x 2.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace dls {
+
+struct Peak {
+  double flop_per_s = 0;
+  std::string source;   // "measured" | "argument" | "site_config"
+  std::string method;   // e.g. "fma loop, avx512, 2 threads, best of 5 x 0.1 s"
+  int threads = 0;
+};
+
+Peak measure_peak_sp(int threads, double seconds_per_trial = 0.1, int trials = 5);
+
+void to_json(nlohmann::json& j, const Peak& p);
+
+// FMA loops, one per ISA, each in its own file compiled for that ISA. Each runs `iters` rounds
+// of kChains independent FMAs on full vectors and returns the FLOPs executed.
+double fma_loop_scalar(long iters);
+double fma_loop_avx2(long iters);
+double fma_loop_avx512(long iters);
+
+}  // namespace dls

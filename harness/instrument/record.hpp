@@ -1,0 +1,72 @@
+// The result record: one JSON object per measurement, one per line (JSON Lines), schema
+// "dlscale.record/1". Every key the analysis relies on is listed here; adding a key is fine,
+// renaming one bumps the schema (consumers ignore unknown keys).
+//
+//   schema                "dlscale.record/1"
+//   kind                  kernel | collective | train
+//   benchmark             e.g. "conv2d_fwd" (kernels: the op)
+//   params                the canonical parameters of the point (object)
+//   point_id              16 hex digits: FNV-1a 64 of params dumped with sorted keys
+//   metrics               object; units are SI and named in the key (_s, _bytes, _per_s)
+//     kernel:     op, backend, shape (one-line repro), time_s (median), time_s_min, time_s_max,
+//                 time_s_mean, time_s_cv, samples, flop, gflop_per_s, pct_of_peak, bytes,
+//                 bytes_per_s, peak_flop_per_s, peak_source
+//     collective: algo, ranks, bytes, time_s (max over ranks of the per-rank mean),
+//                 algbw_bytes_per_s, busbw_bytes_per_s
+//     train:      model, parameters, forward_macs, scheme, ranks, batch_per_rank, images_per_s,
+//                 step_time_s, epoch_time_s, phase_s, loss, accuracy | rmse, peak_rss_bytes
+//   counters              event -> count, over the timed region (calling thread)
+//   counters_unavailable  event -> why it could not be counted (never recorded as 0)
+//   check                 {status: passed | failed | sampled | skipped, max_rel_err, ...}
+//   status                ok | failed | timeout | diverged | skipped
+//   error                 "" when status is ok, else the error text
+//   provenance            where and with what it ran (provenance.hpp)
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace dls {
+
+inline constexpr std::string_view kRecordSchema = "dlscale.record/1";
+
+struct Record {
+  std::string kind;
+  std::string benchmark;
+  nlohmann::json params = nlohmann::json::object();
+  nlohmann::json metrics = nlohmann::json::object();
+  nlohmann::json counters = nlohmann::json::object();
+  nlohmann::json counters_unavailable = nlohmann::json::object();
+  nlohmann::json check = {{"status", "skipped"}};
+  std::string status = "ok";
+  std::string error;
+  nlohmann::json provenance = nlohmann::json::object();
+
+  nlohmann::json to_json() const;  // adds schema and point_id
+  // Validates against the schema; throws ConfigError naming the first bad key.
+  static Record from_json(const nlohmann::json& j);
+};
+
+std::string point_id(const nlohmann::json& params);
+
+// Appends records to a JSON Lines file. Each append is one write(2) of one whole line under an
+// exclusive flock, followed by fdatasync, so concurrent writers never interleave and a killed
+// run never leaves a torn line or loses a record that was already appended.
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::string path);  // creates parent folders; throws Error on failure
+  ~RecordWriter();
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
+
+  void append(const Record& r);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace dls

@@ -1,0 +1,74 @@
+// 2-D cross-correlation, NCHW activations, grouped KCRS filters.
+//   x: (N, C, H, W)   w: (K, C/G, R, S)   y: (N, K, P, Q)
+//   P = (H + 2*pad_h - ((R-1)*(dil_h+1) + 1)) / stride_h + 1      (floor; Q likewise)
+//   y[n,k,p,q] = sum_{c in group(k), r, s} x[n, c, p*sh - ph + r*(dh+1), q*sw - pw + s*(dw+1)]
+//                                          * w[k, c - g*C/G, r, s]       (0 outside the input)
+//   backward data:   dx = d/dx of sum(dy * y)      backward filter: dw = d/dw of sum(dy * y)
+// Dilation follows oneDNN: 0 means none (taps are adjacent).
+// Descriptor: benchdnn's conv syntax, "g2mb16ic96ih27iw27oc256oh27ow27kh5kw5sh1sw1ph2pw2dh0dw0"
+// with its defaults (g1, mb2, stride 1, pad 0, dilation 0), missing w values copied from h
+// ("square" rule), and padding deduced when oh is given and ph is not.
+// FLOP = 2*N*K*(C/G)*R*S*P*Q for every direction (padding taps counted, DeepBench's convention).
+// Checked against the conv2d_*_ref functions (conv2d_test.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dls {
+
+struct Conv2dShape {
+  int g = 1, n = 2, c = 1, h = 1, w = 1;   // groups, batch, input channels and size
+  int k = 1, r = 1, s = 1;                 // output channels, filter size
+  int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dil_h = 0, dil_w = 0;
+  std::string name;
+
+  int p() const;
+  int q() const;
+  int cg() const { return c / g; }         // input channels per group
+  int kg() const { return k / g; }         // output channels per group
+  int crs() const { return cg() * r * s; } // GEMM reduction length of forward
+  long x_count() const { return static_cast<long>(n) * c * h * w; }
+  long w_count() const { return static_cast<long>(k) * cg() * r * s; }
+  long y_count() const { return static_cast<long>(n) * k * p() * q(); }
+  bool pointwise() const;                  // 1x1, stride 1, pad 0: im2col is the identity
+  double flop() const;
+  std::string str() const;                 // canonical, fully explicit descriptor
+  static Conv2dShape parse(std::string_view text);  // throws ConfigError
+};
+
+// ---- reference: plain loops, double accumulation, |term| sums as error scale ----
+template <class T>
+double conv2d_fwd_ref_point(const Conv2dShape& sh, const T* x, const T* w, int n, int k, int p,
+                            int q, double* abs);
+template <class T>
+double conv2d_bwd_data_ref_point(const Conv2dShape& sh, const T* dy, const T* w, int n, int c,
+                                 int h, int wi, double* abs);
+template <class T>
+double conv2d_bwd_filter_ref_point(const Conv2dShape& sh, const T* x, const T* dy, int k, int c,
+                                   int r, int s, double* abs);
+// Whole tensors: y / dx / dw in double, with their error scales (may be null).
+template <class T>
+void conv2d_fwd_ref(const Conv2dShape& sh, const T* x, const T* w, double* y, double* y_abs);
+template <class T>
+void conv2d_bwd_data_ref(const Conv2dShape& sh, const T* dy, const T* w, double* dx, double* dx_abs);
+template <class T>
+void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, double* dw, double* dw_abs);
+
+// ---- im2col + OpenBLAS ----
+// Per-thread scratch, grown on first use and kept, so steady-state calls do not allocate.
+struct ConvWorkspace {
+  std::vector<std::vector<float>> col, tmp, dw;
+};
+// y = conv(x, w).  Overwrites y.
+void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                         ConvWorkspace& ws);
+// dx = conv^T(dy, w).  Overwrites dx.
+void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                              ConvWorkspace& ws);
+// dw = beta * dw + sum_n dy_n (x) col(x_n).  beta = 0 overwrites, 1 accumulates.
+void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                                ConvWorkspace& ws, float beta = 0.0f);
+
+}  // namespace dls

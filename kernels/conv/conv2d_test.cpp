@@ -1,0 +1,139 @@
+// Convolution: the reference by the adjoint identity (exact on integer data), then every
+// backend and direction against the reference over shapes/conv2d_small.txt.
+#include <gtest/gtest.h>
+
+#include "harness/instrument/compare.hpp"
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_onednn.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/descriptor.hpp"
+#include "kernels/core/rng.hpp"
+#include "kernels/testing_paths.hpp"
+
+namespace dls {
+namespace {
+
+std::vector<Conv2dShape> small_shapes() {
+  std::vector<Conv2dShape> out;
+  for (const auto& [line, text] : read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt")))
+    out.push_back(Conv2dShape::parse(text));
+  return out;
+}
+
+struct RefResults {
+  std::vector<double> y, y_abs, dx, dx_abs, dw, dw_abs;
+};
+
+RefResults run_ref(const Conv2dShape& sh, const std::vector<float>& x, const std::vector<float>& w,
+                   const std::vector<float>& dy) {
+  RefResults r{std::vector<double>(sh.y_count()), std::vector<double>(sh.y_count()),
+               std::vector<double>(sh.x_count()), std::vector<double>(sh.x_count()),
+               std::vector<double>(sh.w_count()), std::vector<double>(sh.w_count())};
+  conv2d_fwd_ref(sh, x.data(), w.data(), r.y.data(), r.y_abs.data());
+  conv2d_bwd_data_ref(sh, dy.data(), w.data(), r.dx.data(), r.dx_abs.data());
+  conv2d_bwd_filter_ref(sh, x.data(), dy.data(), r.dw.data(), r.dw_abs.data());
+  return r;
+}
+
+double dot(const std::vector<double>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+// The gradient check of a linear map: <dy, conv(x, w)> = <dx, x> = <dw, w>, where dx and dw
+// are the backward passes for dy. With integer data every sum is exact, so the test is exact.
+TEST(Conv2dReference, BackwardIsTheAdjointOfForward) {
+  for (const auto& sh : small_shapes()) {
+    SCOPED_TRACE(sh.str());
+    const auto x = random_int_vector(sh.x_count(), 11, -3, 3);
+    const auto w = random_int_vector(sh.w_count(), 12, -3, 3);
+    const auto dy = random_int_vector(sh.y_count(), 13, -3, 3);
+    const auto r = run_ref(sh, x, w, dy);
+    const double lhs = dot(r.y, dy);
+    EXPECT_EQ(lhs, dot(r.dx, x));
+    EXPECT_EQ(lhs, dot(r.dw, w));
+    EXPECT_NE(lhs, 0.0);  // the identity is not trivially 0 = 0
+  }
+}
+
+TEST(Conv2dReference, HandComputedExample) {
+  // 1 image, 1 channel 3x3 = 1..9, 2x2 filter of ones, stride 1, no pad: 2x2 output of
+  // window sums 12 16 24 28.
+  const Conv2dShape sh = Conv2dShape::parse("mb1ic1ih3iw3oc1kh2kw2");
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w = {1, 1, 1, 1};
+  std::vector<double> y(4);
+  conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), nullptr);
+  EXPECT_EQ(y, (std::vector<double>{12, 16, 24, 28}));
+}
+
+enum class Which { kOpenblas, kOnednn };
+
+void check_backend(Which which) {
+  for (const auto& sh : small_shapes()) {
+    SCOPED_TRACE(sh.str());
+    const auto x = random_vector(sh.x_count(), 21);
+    const auto w = random_vector(sh.w_count(), 22);
+    const auto dy = random_vector(sh.y_count(), 23);
+    const auto r = run_ref(sh, x, w, dy);
+    std::vector<float> y(sh.y_count(), NAN), dx(sh.x_count(), NAN), dw(sh.w_count(), NAN);
+    if (which == Which::kOpenblas) {
+      ConvWorkspace ws;
+      conv2d_fwd_openblas(sh, x.data(), w.data(), y.data(), ws);
+      conv2d_bwd_data_openblas(sh, dy.data(), w.data(), dx.data(), ws);
+      conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw.data(), ws);
+    } else {
+      Conv2dOnednn c(sh);
+      c.set_x(x.data());
+      c.set_w(w.data());
+      c.set_dy(dy.data());
+      c.forward();
+      c.backward_data();
+      c.backward_filter();
+      c.get_y(y.data());
+      c.get_dx(dx.data());
+      c.get_dw(dw.data());
+    }
+    const double pq = static_cast<double>(sh.p()) * sh.q();
+    auto rep = compare(r.y, r.y_abs, y, dot_bound(sh.crs()));
+    EXPECT_TRUE(rep.ok()) << "forward: " << rep.summary();
+    rep = compare(r.dx, r.dx_abs, dx, dot_bound(sh.kg() * sh.r * sh.s));
+    EXPECT_TRUE(rep.ok()) << "backward data: " << rep.summary();
+    rep = compare(r.dw, r.dw_abs, dw, dot_bound(sh.n * pq));
+    EXPECT_TRUE(rep.ok()) << "backward filter: " << rep.summary();
+  }
+}
+
+TEST(Conv2d, OpenblasMatchesReference) { check_backend(Which::kOpenblas); }
+TEST(Conv2d, OnednnMatchesReference) { check_backend(Which::kOnednn); }
+
+TEST(Conv2d, OpenblasBackwardFilterAccumulatesWithBetaOne) {
+  const Conv2dShape sh = Conv2dShape::parse("mb3ic2ih5oc3kh3ph1");
+  const auto x = random_int_vector(sh.x_count(), 1, -2, 2);
+  const auto dy = random_int_vector(sh.y_count(), 2, -2, 2);
+  std::vector<float> dw1(sh.w_count()), dw2(sh.w_count(), 0.0f);
+  ConvWorkspace ws;
+  conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw1.data(), ws);
+  conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw2.data(), ws, 1.0f);
+  conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw2.data(), ws, 1.0f);
+  for (std::size_t i = 0; i < dw1.size(); ++i) EXPECT_EQ(dw2[i], 2 * dw1[i]) << i;  // exact: ints
+}
+
+TEST(Conv2dShape, BenchdnnDefaultsSquareRuleAndErrors) {
+  const auto s = Conv2dShape::parse("mb16ic64ih56oc64kh3ph1");
+  EXPECT_EQ(s.w, 56);
+  EXPECT_EQ(s.s, 3);
+  EXPECT_EQ(s.pad_w, 1);
+  EXPECT_EQ(s.p(), 56);
+  EXPECT_EQ(Conv2dShape::parse("ic3ih224oc64oh112kh7sh2").pad_h, 3);  // deduced padding
+  EXPECT_EQ(Conv2dShape::parse("ic3ih8oc4kh3").n, 2);                // benchdnn's default mb
+  EXPECT_EQ(Conv2dShape::parse(s.str()).str(), s.str());
+  // 2*N*K*C*R*S*P*Q
+  EXPECT_DOUBLE_EQ(s.flop(), 2.0 * 16 * 64 * 64 * 9 * 56 * 56);
+  for (const char* bad : {"mb16ic64ih56oc64", "mb16ic64ih56oc64kh3zz1", "g3ic64ih56oc64kh3",
+                          "ic3ih4oc4kh7", "ic3ih8oc4kh3oh9", "mb0ic3ih8oc4kh3", "ic3.5ih8oc4kh3"})
+    EXPECT_THROW(Conv2dShape::parse(bad), ConfigError) << bad;
+}
+
+}  // namespace
+}  // namespace dls

@@ -1,0 +1,18 @@
+// im2col / col2im for one NCHW image (all groups).
+//   col has C*R*S rows, row (c*R + r)*S + s, and ld >= P*Q columns; column p*Q + q holds
+//   x[c, p*sh - ph + r*(dh+1), q*sw - pw + s*(dw+1)], or 0 where that lies in the padding.
+//   col2im is the adjoint: dx[c, h, w] += every col entry that im2col read from (c, h, w).
+// Group g's rows are the contiguous block [g*C/G*R*S, (g+1)*C/G*R*S).
+// The _cpu versions are checked bit for bit against the _ref loops (im2col_test.cpp).
+#pragma once
+
+#include "kernels/conv/conv2d.hpp"
+
+namespace dls {
+
+void im2col_ref(const Conv2dShape& sh, const float* x_img, float* col, long ld);
+void col2im_ref(const Conv2dShape& sh, const float* col, long ld, float* dx_img);
+void im2col_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld);
+void col2im_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img);
+
+}  // namespace dls

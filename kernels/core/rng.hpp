@@ -1,0 +1,55 @@
+// Counter-based random numbers: value(seed, index) depends only on its arguments, so any element
+// of any tensor can be regenerated anywhere (CPU, GPU, another rank) without state.
+// The mixer is SplitMix64's finaliser (Steele, Lea, Flood 2014), applied to seed and index.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dls {
+
+inline std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+inline std::uint64_t rng_bits(std::uint64_t seed, std::uint64_t index) {
+  return mix64(mix64(seed) ^ index);
+}
+
+// Uniform in [0, 1) with 24 random bits (exact in float).
+inline float rng_uniform01(std::uint64_t seed, std::uint64_t index) {
+  return static_cast<float>(rng_bits(seed, index) >> 40) * (1.0f / 16777216.0f);
+}
+
+// Uniform in [lo, hi).
+inline float rng_uniform(std::uint64_t seed, std::uint64_t index, float lo, float hi) {
+  return lo + (hi - lo) * rng_uniform01(seed, index);
+}
+
+// Fills x[i] = uniform(seed, i) in [lo, hi).
+inline void fill_uniform(float* x, std::size_t count, std::uint64_t seed, float lo = -1.0f,
+                         float hi = 1.0f) {
+  for (std::size_t i = 0; i < count; ++i) x[i] = rng_uniform(seed, i, lo, hi);
+}
+
+inline std::vector<float> random_vector(std::size_t count, std::uint64_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
+  std::vector<float> v(count);
+  fill_uniform(v.data(), count, seed, lo, hi);
+  return v;
+}
+
+// Small integers in [lo, hi] (inclusive): used where a check must be exact.
+inline std::vector<float> random_int_vector(std::size_t count, std::uint64_t seed, int lo, int hi) {
+  std::vector<float> v(count);
+  const auto span = static_cast<std::uint64_t>(hi - lo + 1);
+  for (std::size_t i = 0; i < count; ++i)
+    v[i] = static_cast<float>(lo + static_cast<int>(rng_bits(seed, i) % span));
+  return v;
+}
+
+}  // namespace dls
