@@ -1,0 +1,47 @@
+// The dlscale command: one binary, one subcommand per part.
+//   dlscale kernels ...      kernel microbenchmarks (kernels/bench)
+// Library code throws; this is the only place that turns errors into exit codes
+// (0 ok, 1 check failed, 2 usage/config, 3 runtime).
+#include <cstring>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "kernels/bench/kernels_main.hpp"
+#include "kernels/core/check.hpp"
+
+namespace {
+
+void usage(std::FILE* f) {
+  fmt::print(f,
+             "usage: dlscale <command> [options]\n\n"
+             "commands:\n"
+             "  kernels   check and time kernels (GEMM, convolution, ...) named by descriptors\n\n"
+             "'dlscale <command> --help' describes a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return dls::kExitUsage;
+  }
+  const std::string_view cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    usage(stdout);
+    return dls::kExitOk;
+  }
+  try {
+    if (cmd == "kernels") return dls::kernels_main(argc - 1, argv + 1);
+  } catch (const dls::ConfigError& e) {
+    fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
+    return dls::kExitUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dlscale {}: error: {}\n", cmd, e.what());
+    return dls::kExitRuntime;
+  }
+  fmt::print(stderr, "dlscale: unknown command '{}'\n", cmd);
+  usage(stderr);
+  return dls::kExitUsage;
+}

@@ -1,0 +1,113 @@
+// Common case logic (see kernel_case.hpp).
+#include "kernels/bench/kernel_case.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
+
+namespace dls {
+
+std::string backend_name(Backend b) {
+  switch (b) {
+    case Backend::kRef: return "ref";
+    case Backend::kOpenblas: return "openblas";
+    case Backend::kOnednn: return "onednn";
+    case Backend::kCudnn: return "cudnn";
+  }
+  return "?";
+}
+
+Backend parse_backend(std::string_view name) {
+  if (name == "ref") return Backend::kRef;
+  if (name == "openblas" || name == "cpu") return Backend::kOpenblas;
+  if (name == "onednn") return Backend::kOnednn;
+  if (name == "cudnn") return Backend::kCudnn;
+  throw ConfigError(fmt::format("--backend '{}': unknown backend (expected ref, openblas, onednn or cudnn)", name));
+}
+
+nlohmann::json CheckOutcome::to_json() const {
+  nlohmann::json j = {{"status", status}};
+  if (!reason.empty()) j["reason"] = reason;
+  if (status != "skipped") {
+    j["max_rel_err"] = max_rel_err;
+    j["max_err_over_bound"] = max_err_over_bound;
+    j["checked"] = checked;
+    j["wrong"] = wrong;
+    j["mistrusted"] = mistrusted;
+    j["bound"] = bound;
+  }
+  return j;
+}
+
+std::string KernelCase::supports(Backend b) const {
+  if (b == Backend::kRef || b == Backend::kOpenblas) return "";
+  return fmt::format("no {} implementation of {}", backend_name(b), op());
+}
+
+std::vector<float> case_input(std::size_t count, std::uint64_t seed) {
+  return random_vector(count, seed, -1.0f, 1.0f);
+}
+
+void TensorCase::run() {
+  if (backend_ == Backend::kRef) write_ref_outputs();
+  else run_backend();
+}
+
+void TensorCase::write_ref_outputs() {
+  const auto outs = outputs();
+  for (int o = 0; o < static_cast<int>(outs.size()); ++o) {
+    std::vector<double> ref, scale;
+    ref_full(o, ref, scale);
+    auto dst = mutable_output(o);
+    DLS_ASSERT(dst.size() == ref.size(), "{}: reference size {} != output size {}", op(), ref.size(), dst.size());
+    std::transform(ref.begin(), ref.end(), dst.begin(), [](double v) { return static_cast<float>(v); });
+  }
+}
+
+CheckOutcome TensorCase::check(double full_ref_limit) {
+  CheckOutcome c;
+  if (backend_ == Backend::kRef) {
+    c.reason = "the reference is the oracle";
+    return c;
+  }
+  const bool sampled = has_ref_point() && ref_cost() > full_ref_limit;
+  const auto outs = outputs();
+  std::vector<std::string> failures;
+  for (int o = 0; o < static_cast<int>(outs.size()); ++o) {
+    const auto& out = outs[o];
+    CompareReport rep;
+    if (!sampled) {
+      std::vector<double> ref, scale;
+      ref_full(o, ref, scale);
+      rep = compare(ref, scale, out.got, out.bound);
+    } else {
+      // ~1000 elements chosen by the counter RNG, plus the first and the last.
+      const std::size_t n = out.got.size();
+      const std::size_t want = std::min<std::size_t>(n, 1000);
+      std::vector<std::size_t> idx = {0, n - 1};
+      for (std::size_t i = 0; idx.size() < want; ++i) idx.push_back(rng_bits(0xC0FFEE + o, i) % n);
+      std::vector<double> ref(idx.size()), scale(idx.size());
+      std::vector<float> got(idx.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) {
+        ref[i] = ref_point(o, idx[i], &scale[i]);
+        got[i] = out.got[idx[i]];
+      }
+      rep = compare(ref, scale, got, out.bound);
+    }
+    c.checked += rep.count;
+    c.wrong += rep.bad + rep.nonfinite;
+    c.max_rel_err = std::max(c.max_rel_err, rep.max_rel_err);
+    c.max_err_over_bound = std::max(c.max_err_over_bound, rep.max_err_over_bound);
+    c.mistrusted = c.mistrusted || rep.mistrusted();
+    c.bound += (c.bound.empty() ? "" : "; ") + out.name + ": " + out.bound.why;
+    if (!rep.ok()) failures.push_back(out.name + ": " + rep.summary());
+  }
+  c.status = !failures.empty() ? "failed" : sampled ? "sampled" : "passed";
+  c.reason = fmt::format("{}", fmt::join(failures, " | "));
+  return c;
+}
+
+}  // namespace dls

@@ -1,0 +1,342 @@
+// `dlscale kernels` (see kernels_main.hpp): list | check | perf.
+//   list   prints the cases and their FLOP counts, runs nothing
+//   check  runs each case once and compares it with the reference (one record per case)
+//   perf   checks each case first, then times it under Google Benchmark (manual time, one
+//          sample per call), with PAPI counters around the timed loop; one record per case
+#include "kernels/bench/kernels_main.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/instrument/papi_region.hpp"
+#include "harness/instrument/peak.hpp"
+#include "harness/instrument/provenance.hpp"
+#include "harness/instrument/record.hpp"
+#include "harness/instrument/stats.hpp"
+#include "harness/instrument/timer.hpp"
+#include "kernels/bench/case_list.hpp"
+#include "kernels/bench/op_table.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/threads.hpp"
+
+namespace dls {
+namespace {
+
+struct Options {
+  CaseRequest req;
+  std::string mode = "perf";
+  std::string out;
+  std::string counters = "default";
+  std::string site = "localhost";
+  double peak_gflops = 0;         // > 0: given, not measured
+  double full_ref_limit = 2e8;    // multiply-adds above which the check is sampled
+};
+
+struct Session {
+  Options opt;
+  std::vector<CaseEntry> cases;
+  std::map<int, Peak> peaks;      // by thread count
+  std::optional<RecordWriter> writer;
+  std::optional<CounterSet> counter_set;
+  nlohmann::json provenance;
+  int failures = 0;
+};
+
+void print_header() {
+  fmt::print("{:<18} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", "op", "backend",
+             "thr", "median_ms", "min_ms", "cv%", "GFLOP/s", "%peak", "GB/s", "check", "shape");
+  std::fflush(stdout);
+}
+
+Record make_record(const Session& run, const CaseEntry& e) {
+  const KernelCase& k = *e.kcase;
+  Record r;
+  r.kind = "kernel";
+  r.benchmark = e.op;
+  r.params = {{"op", e.op}, {"backend", backend_name(e.backend)}, {"shape", k.shape()},
+              {"threads", e.threads}, {"mode", run.opt.mode}};
+  r.params["shape_params"] = k.shape_params();
+  r.metrics = {{"op", e.op}, {"backend", backend_name(e.backend)}, {"shape", k.shape()},
+               {"threads", e.threads}, {"flop", k.flop()}, {"bytes", k.bytes()},
+               {"flop_convention", k.flop_convention()}, {"source", e.source}};
+  r.check = e.check.to_json();
+  r.provenance = run.provenance;
+  if (!e.unsupported.empty()) {
+    r.status = "skipped";
+    r.error = e.unsupported;
+    return r;
+  }
+  if (!e.error.empty()) {
+    r.status = "failed";
+    r.error = e.error;
+  } else if (e.check.status == "failed") {
+    r.status = "failed";
+    r.error = "check failed: " + e.check.reason;
+  }
+  if (!e.samples_s.empty()) {
+    const Summary s = summarize(e.samples_s);
+    const Peak& peak = run.peaks.at(e.threads);
+    r.metrics["time_s"] = s.median;
+    r.metrics["time_s_min"] = s.min;
+    r.metrics["time_s_max"] = s.max;
+    r.metrics["time_s_mean"] = s.mean;
+    r.metrics["time_s_cv"] = s.cv;
+    r.metrics["samples"] = s.count;
+    r.metrics["bytes_per_s"] = k.bytes() / s.median;
+    if (k.flop() > 0) {
+      r.metrics["gflop_per_s"] = k.flop() / s.median * 1e-9;
+      r.metrics["pct_of_peak"] = 100.0 * k.flop() / s.median / peak.flop_per_s;
+    }
+    r.metrics["peak_flop_per_s"] = peak.flop_per_s;
+    r.metrics["peak_source"] = peak.source;
+    r.metrics["peak_method"] = peak.method;
+    for (const auto& [ev, v] : e.counters.values) r.counters[ev] = v;
+    r.counters["iterations"] = e.iterations;
+  }
+  if (run.counter_set) {
+    for (const auto& [ev, why] : run.counter_set->unavailable()) r.counters_unavailable[ev] = why;
+    r.metrics["counters_scope"] = "calling thread";
+  }
+  return r;
+}
+
+void finish_case(Session& run, CaseEntry& e) {
+  const Record r = make_record(run, e);
+  if (r.status == "failed") ++run.failures;
+  const auto& m = r.metrics;
+  auto num = [&](const char* key, double scale, const char* f) {
+    return m.contains(key) ? fmt::format(fmt::runtime(f), m[key].get<double>() * scale) : std::string("-");
+  };
+  const std::string check = r.status == "skipped" ? "skipped" : e.check.status;
+  fmt::print("{:<18} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", e.op,
+             backend_name(e.backend), e.threads, num("time_s", 1e3, "{:.4f}"),
+             num("time_s_min", 1e3, "{:.4f}"), num("time_s_cv", 100, "{:.1f}"),
+             num("gflop_per_s", 1, "{:.2f}"), num("pct_of_peak", 1, "{:.1f}"),
+             num("bytes_per_s", 1e-9, "{:.2f}"), check, e.kcase->shape());
+  if (!r.error.empty()) fmt::print("  {}: {}\n", r.status, r.error);
+  std::fflush(stdout);
+  if (run.writer) run.writer->append(r);
+  e.kcase->teardown();
+}
+
+// setup + one checked call (also the warm-up). Returns false when the case cannot be timed.
+bool prepare(Session& run, CaseEntry& e) {
+  e.prepared = true;
+  set_threads(e.threads);
+  try {
+    e.kcase->setup(e.backend);
+    e.kcase->run();
+    e.check = e.kcase->check(run.opt.full_ref_limit);
+  } catch (const std::exception& ex) {
+    e.error = ex.what();
+    return false;
+  }
+  return e.check.status != "failed";
+}
+
+// ---- perf mode on Google Benchmark ----
+
+class RecordReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit RecordReporter(Session& run) : run_(run) {
+    for (auto& e : run_.cases) by_name_[e.name()] = &e;
+  }
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<benchmark::BenchmarkReporter::Run>& runs) override {
+    for (const auto& r : runs) {
+      const auto it = by_name_.find(r.run_name.function_name);
+      if (it == by_name_.end() || done_.count(it->first)) continue;
+      done_.insert(it->first);
+      if (r.error_occurred && it->second->error.empty() && it->second->check.status != "failed")
+        it->second->error = r.error_message;
+      finish_case(run_, *it->second);
+    }
+  }
+
+ private:
+  Session& run_;
+  std::map<std::string, CaseEntry*> by_name_;
+  std::set<std::string> done_;
+};
+
+void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
+  if (!e->prepared && !prepare(*run, *e)) {
+    st.SkipWithError(e->error.empty() ? "check failed" : e->error.c_str());
+    return;
+  }
+  if (!e->error.empty() || e->check.status == "failed") {
+    st.SkipWithError("case failed earlier");
+    return;
+  }
+  set_threads(e->threads);
+  CounterSet* cs = run->counter_set ? &*run->counter_set : nullptr;
+  std::vector<long long> counts;
+  {
+    std::optional<PapiRegion> region;
+    if (cs) region.emplace(*cs);
+    for (auto _ : st) {
+      const CpuTimer t;
+      e->kcase->run();
+      const double s = t.seconds();
+      st.SetIterationTime(s);
+      e->samples_s.push_back(s);
+    }
+    if (region) counts = region->stop();
+  }
+  if (cs) e->counters.add(*cs, counts);
+  e->iterations += st.iterations();
+  if (e->kcase->flop() > 0)
+    st.counters["GFLOP/s"] = benchmark::Counter(e->kcase->flop() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void run_perf(Session& run, int gb_argc, char** gb_argv) {
+  benchmark::Initialize(&gb_argc, gb_argv);
+  for (auto& e : run.cases) {
+    if (!e.unsupported.empty()) continue;
+    benchmark::RegisterBenchmark(e.name().c_str(), &bench_body, &run, &e)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  RecordReporter reporter(run);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+}
+
+void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, const char* flag) {
+  for (const auto& item : in) {
+    std::size_t pos = 0;
+    while (pos <= item.size()) {
+      const auto comma = item.find(',', pos);
+      const std::string tok = item.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      try {
+        std::size_t used = 0;
+        const int v = std::stoi(tok, &used);
+        if (used != tok.size()) throw std::invalid_argument(tok);
+        out.push_back(v);
+      } catch (const std::exception&) {
+        throw ConfigError(fmt::format("{} '{}': expected integers separated by commas", flag, item));
+      }
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+}
+
+std::vector<std::string> split_commas(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (const auto& item : in) {
+    std::size_t pos = 0;
+    while (true) {
+      const auto comma = item.find(',', pos);
+      out.push_back(item.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+std::string op_help() {
+  std::string s = "Ops (--op, or a prefix on a shapes-file line):\n  conv2d = conv2d_fwd,conv2d_bwd_data,conv2d_bwd_filter\n";
+  for (const auto& e : op_table()) s += fmt::format("  {:<18} [{}]  {}\n", e.op, e.backends, e.syntax);
+  return s;
+}
+
+}  // namespace
+
+int kernels_main(int argc, char** argv) {
+  // Google Benchmark's flags (--benchmark_*) go to it; the rest to our parser.
+  std::vector<char*> ours = {argv[0]}, gb = {argv[0]};
+  for (int i = 1; i < argc; ++i) (std::string_view(argv[i]).rfind("--benchmark_", 0) == 0 ? gb : ours).push_back(argv[i]);
+
+  Session run;
+  Options& o = run.opt;
+  CLI::App app{"dlscale kernels: check and time kernels named by one-line descriptors"};
+  app.footer(op_help() +
+             "\nEvery case is checked against its reference before it is timed (a sampled check\n"
+             "when the full reference would cost more than --check-limit multiply-adds).\n"
+             "Google Benchmark flags pass through: --benchmark_filter=REGEX,\n"
+             "--benchmark_repetitions=N, --benchmark_min_time=S, --benchmark_out=FILE.\n"
+             "Exit codes: 0 ok, 1 a check or case failed, 2 bad arguments, 3 runtime error.");
+  std::vector<std::string> ops, backends, threads, mbs;
+  app.add_option("--shape", o.req.shapes, "descriptor, optionally prefixed by its op (repeatable)");
+  app.add_option("--shapes", o.req.shape_files, "file of descriptors, one per line, '#' comments (repeatable)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--op", ops, "op or comma list of ops (see below)");
+  app.add_option("--backend", backends, "ref, openblas, onednn (comma list for side by side)")->default_str("openblas");
+  app.add_option("--mode", o.mode, "list | check | perf")->check(CLI::IsMember({"list", "check", "perf"}))->default_str("perf");
+  app.add_option("--threads", threads, "thread counts, comma list (a thread sweep); default: OMP_NUM_THREADS or all cores");
+  app.add_option("--mb", mbs, "batch sizes, comma list (a batch sweep); default: the descriptor's");
+  app.add_option("--out", o.out, "append one record per case to this JSON Lines file");
+  app.add_option("--counters", o.counters, "PAPI events: default | flops | cache | software | none | comma list")->default_str("default");
+  app.add_option("--peak-gflops", o.peak_gflops, "node single-precision peak in GFLOP/s (else measured)")->check(CLI::PositiveNumber);
+  app.add_option("--check-limit", o.full_ref_limit, "multiply-adds above which the reference check is sampled")->default_str("2e8");
+  app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
+  try {
+    app.parse(static_cast<int>(ours.size()), ours.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+
+  try {
+    o.req.ops = split_commas(ops);
+    o.req.backends = split_commas(backends);
+    parse_int_list(threads, o.req.threads, "--threads");
+    parse_int_list(mbs, o.req.mbs, "--mb");
+    run.cases = build_cases(o.req);
+    const int default_threads = omp_threads();
+    for (auto& e : run.cases)
+      if (e.threads == 0) e.threads = default_threads;
+    if (o.mode != "list") resolve_event_set(o.counters);  // validate before anything runs
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "dlscale kernels: {}\n", e.what());
+    return kExitUsage;
+  }
+
+  if (o.mode == "list") {
+    for (const auto& e : run.cases)
+      fmt::print("{:<18} {:<8} t{:<3} {:>12.4g} flop  {}{}\n", e.op, backend_name(e.backend), e.threads,
+                 e.kcase->flop(), e.kcase->shape(), e.unsupported.empty() ? "" : "  (skipped: " + e.unsupported + ")");
+    return kExitOk;
+  }
+
+  std::string cmd;
+  for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  run.provenance = capture_provenance({.site = o.site, .command_line = cmd});
+  if (!o.out.empty()) run.writer.emplace(o.out);
+  if (o.mode == "perf") {
+    run.counter_set.emplace(resolve_event_set(o.counters));
+    for (const auto& e : run.cases) {
+      if (run.peaks.count(e.threads)) continue;
+      if (o.peak_gflops > 0) {
+        run.peaks[e.threads] = {o.peak_gflops * 1e9, "argument", "--peak-gflops", e.threads};
+      } else {
+        run.peaks[e.threads] = measure_peak_sp(e.threads);
+        fmt::print("# peak: {:.1f} GFLOP/s ({})\n", run.peaks[e.threads].flop_per_s * 1e-9, run.peaks[e.threads].method);
+      }
+    }
+  }
+  print_header();
+  if (o.mode == "check") {
+    for (auto& e : run.cases) {
+      if (e.unsupported.empty()) prepare(run, e);
+      finish_case(run, e);
+    }
+  } else {
+    for (auto& e : run.cases)
+      if (!e.unsupported.empty()) finish_case(run, e);
+    run_perf(run, static_cast<int>(gb.size()), gb.data());
+  }
+  if (run.failures) fmt::print(stderr, "dlscale kernels: {} case(s) failed\n", run.failures);
+  return run.failures ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace dls

@@ -1,0 +1,36 @@
+// The explicit table of ops `dlscale kernels` knows (no self-registration): name, descriptor
+// syntax, and the factory that builds a case from a descriptor. mb > 0 overrides the batch of
+// ops that have one (batch sweeps).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/bench/kernel_case.hpp"
+
+namespace dls {
+
+using CaseFactory = std::unique_ptr<KernelCase> (*)(std::string_view descriptor, int mb);
+
+struct OpEntry {
+  const char* op;
+  const char* syntax;      // documented descriptor syntax, with an example
+  const char* backends;    // backends with an implementation
+  CaseFactory make;
+};
+
+const std::vector<OpEntry>& op_table();
+const OpEntry* find_op(std::string_view op);
+// "conv2d" -> its three directions, and other group names; a plain op -> itself.
+// Throws ConfigError naming the op and listing the known ones.
+std::vector<std::string> expand_op(std::string_view op);
+
+// Factories, one per op family, defined next to the kernels (kernels/<family>/*_bench.cpp).
+std::unique_ptr<KernelCase> make_gemm_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb);
+
+}  // namespace dls

@@ -1,0 +1,138 @@
+// `dlscale kernels --op conv2d_fwd|conv2d_bwd_data|conv2d_bwd_filter` (or conv2d for all three):
+// one direction on one Conv2dShape, checked against the conv2d_*_ref functions.
+#include <fmt/format.h>
+
+#include "kernels/bench/op_table.hpp"
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_onednn.hpp"
+#include "kernels/core/versions.hpp"
+
+namespace dls {
+namespace {
+
+enum class Dir { kFwd, kBwdData, kBwdFilter };
+
+class ConvCase final : public TensorCase {
+ public:
+  ConvCase(Conv2dShape sh, Dir dir) : sh_(std::move(sh)), dir_(dir) {}
+  std::string op() const override {
+    return dir_ == Dir::kFwd ? "conv2d_fwd" : dir_ == Dir::kBwdData ? "conv2d_bwd_data" : "conv2d_bwd_filter";
+  }
+  std::string shape() const override { return sh_.str(); }
+  nlohmann::json shape_params() const override {
+    return {{"g", sh_.g}, {"mb", sh_.n}, {"ic", sh_.c}, {"ih", sh_.h}, {"iw", sh_.w},
+            {"oc", sh_.k}, {"oh", sh_.p()}, {"ow", sh_.q()}, {"kh", sh_.r}, {"kw", sh_.s},
+            {"sh", sh_.stride_h}, {"sw", sh_.stride_w}, {"ph", sh_.pad_h}, {"pw", sh_.pad_w},
+            {"dh", sh_.dil_h}, {"dw", sh_.dil_w}, {"name", sh_.name}};
+  }
+  double flop() const override { return sh_.flop(); }
+  std::string flop_convention() const override { return "2*N*K*(C/G)*R*S*P*Q (padding taps counted, DeepBench)"; }
+  double bytes() const override {
+    return 4.0 * double(sh_.x_count() + sh_.w_count() + sh_.y_count());
+  }
+  std::string supports(Backend b) const override {
+    if (b == Backend::kOnednn) return onednn_version().empty() ? "built without oneDNN" : "";
+    return KernelCase::supports(b);
+  }
+  void setup(Backend b) override {
+    backend_ = b;
+    // inputs: fwd (x, w), bwd_data (dy, w), bwd_filter (x, dy)
+    if (dir_ != Dir::kBwdData) x_ = case_input(sh_.x_count(), 1);
+    if (dir_ != Dir::kBwdFilter) w_ = case_input(sh_.w_count(), 2);
+    if (dir_ != Dir::kFwd) dy_ = case_input(sh_.y_count(), 3);
+    out_.assign(dir_ == Dir::kFwd ? sh_.y_count() : dir_ == Dir::kBwdData ? sh_.x_count() : sh_.w_count(), 0.0f);
+    if (b == Backend::kOnednn) {
+      dnn_ = std::make_unique<Conv2dOnednn>(sh_);
+      if (!x_.empty()) dnn_->set_x(x_.data());
+      if (!w_.empty()) dnn_->set_w(w_.data());
+      if (!dy_.empty()) dnn_->set_dy(dy_.data());
+    }
+  }
+  void teardown() override {
+    x_ = w_ = dy_ = out_ = {};
+    ws_ = {};
+    dnn_.reset();
+  }
+
+ protected:
+  void run_backend() override {
+    if (backend_ == Backend::kOnednn) {
+      if (dir_ == Dir::kFwd) dnn_->forward();
+      else if (dir_ == Dir::kBwdData) dnn_->backward_data();
+      else dnn_->backward_filter();
+      return;
+    }
+    if (dir_ == Dir::kFwd) conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
+    else if (dir_ == Dir::kBwdData) conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+    else conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
+  }
+  std::vector<OutputView> outputs() override {
+    if (backend_ == Backend::kOnednn) {  // reorder oneDNN's layout back to NCHW (untimed)
+      if (dir_ == Dir::kFwd) dnn_->get_y(out_.data());
+      else if (dir_ == Dir::kBwdData) dnn_->get_dx(out_.data());
+      else dnn_->get_dw(out_.data());
+    }
+    const double len = dir_ == Dir::kFwd       ? sh_.crs()
+                       : dir_ == Dir::kBwdData ? double(sh_.kg()) * sh_.r * sh_.s
+                                               : double(sh_.n) * sh_.p() * sh_.q();
+    return {{dir_ == Dir::kFwd ? "y" : dir_ == Dir::kBwdData ? "dx" : "dw", out_, dot_bound(len)}};
+  }
+  std::span<float> mutable_output(int) override { return out_; }
+  double ref_cost() const override { return sh_.flop() / 2; }
+  void ref_full(int, std::vector<double>& ref, std::vector<double>& scale) override {
+    ref.resize(out_.size());
+    scale.resize(out_.size());
+    if (dir_ == Dir::kFwd) conv2d_fwd_ref(sh_, x_.data(), w_.data(), ref.data(), scale.data());
+    else if (dir_ == Dir::kBwdData) conv2d_bwd_data_ref(sh_, dy_.data(), w_.data(), ref.data(), scale.data());
+    else conv2d_bwd_filter_ref(sh_, x_.data(), dy_.data(), ref.data(), scale.data());
+  }
+  bool has_ref_point() const override { return true; }
+  double ref_point(int, std::size_t i, double* scale) override {
+    // Decompose the flat NCHW / NKPQ / KCRS index of the output.
+    auto split = [&](long d1, long d2, long d3, int* a, int* b, int* c, int* d) {
+      long v = static_cast<long>(i);
+      *d = int(v % d3); v /= d3;
+      *c = int(v % d2); v /= d2;
+      *b = int(v % d1); v /= d1;
+      *a = int(v);
+    };
+    int a, b, c, d;
+    if (dir_ == Dir::kFwd) {
+      split(sh_.k, sh_.p(), sh_.q(), &a, &b, &c, &d);
+      return conv2d_fwd_ref_point(sh_, x_.data(), w_.data(), a, b, c, d, scale);
+    }
+    if (dir_ == Dir::kBwdData) {
+      split(sh_.c, sh_.h, sh_.w, &a, &b, &c, &d);
+      return conv2d_bwd_data_ref_point(sh_, dy_.data(), w_.data(), a, b, c, d, scale);
+    }
+    split(sh_.cg(), sh_.r, sh_.s, &a, &b, &c, &d);
+    return conv2d_bwd_filter_ref_point(sh_, x_.data(), dy_.data(), a, b, c, d, scale);
+  }
+
+ private:
+  Conv2dShape sh_;
+  Dir dir_;
+  std::vector<float> x_, w_, dy_, out_;
+  ConvWorkspace ws_;
+  std::unique_ptr<Conv2dOnednn> dnn_;
+};
+
+Conv2dShape with_mb(std::string_view d, int mb) {
+  Conv2dShape sh = Conv2dShape::parse(d);
+  if (mb > 0) sh.n = mb;
+  return sh;
+}
+
+}  // namespace
+
+std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kFwd);
+}
+std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdData);
+}
+std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdFilter);
+}
+
+}  // namespace dls
