@@ -13,6 +13,26 @@ const std::vector<OpEntry>& op_table() {
       {"conv2d_fwd", "benchdnn conv: g1mb16ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh0dw0", "ref openblas onednn", &make_conv2d_fwd_case},
       {"conv2d_bwd_data", "as conv2d_fwd", "ref openblas onednn", &make_conv2d_bwd_data_case},
       {"conv2d_bwd_filter", "as conv2d_fwd", "ref openblas onednn", &make_conv2d_bwd_filter_case},
+      {"fc_fwd", "benchdnn ip: mb16ic9216oc4096 (or mb16ic256ih6iw6oc4096)", "ref openblas", &make_fc_fwd_case},
+      {"fc_bwd_data", "as fc_fwd", "ref openblas", &make_fc_bwd_data_case},
+      {"fc_bwd_weights", "as fc_fwd (dw and db)", "ref openblas", &make_fc_bwd_weights_case},
+      {"relu_fwd", "tensor: mb16ic64ih56iw56 or n1000000", "ref openblas", &make_relu_fwd_case},
+      {"relu_bwd", "tensor", "ref openblas", &make_relu_bwd_case},
+      {"sigmoid_fwd", "tensor", "ref openblas", &make_sigmoid_fwd_case},
+      {"sigmoid_bwd", "tensor", "ref openblas", &make_sigmoid_bwd_case},
+      {"tanh_fwd", "tensor", "ref openblas", &make_tanh_fwd_case},
+      {"tanh_bwd", "tensor", "ref openblas", &make_tanh_bwd_case},
+      {"add", "tensor", "ref openblas", &make_add_case},
+      {"nchw2nhwc", "tensor (NCHW dims): mb16ic64ih56iw56", "ref openblas", &make_nchw2nhwc_case},
+      {"nhwc2nchw", "tensor (NCHW dims)", "ref openblas", &make_nhwc2nchw_case},
+      {"softmax_xent_fwd", "mb16ic1000 (batch, classes)", "ref openblas", &make_softmax_xent_fwd_case},
+      {"softmax_xent_bwd", "mb16ic1000", "ref openblas", &make_softmax_xent_bwd_case},
+      {"sgd_caffe", "n25557032 (parameters)", "ref openblas", &make_sgd_caffe_case},
+      {"sgd_torch", "n25557032", "ref openblas", &make_sgd_torch_case},
+      {"nesterov", "n25557032", "ref openblas", &make_nesterov_case},
+      {"rmsprop", "n25557032", "ref openblas", &make_rmsprop_case},
+      {"adam", "n25557032", "ref openblas", &make_adam_case},
+      {"lars", "n25557032 (one layer)", "ref openblas", &make_lars_case},
   };
   return table;
 }
@@ -26,6 +46,11 @@ const OpEntry* find_op(std::string_view op) {
 std::vector<std::string> expand_op(std::string_view op) {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
       {"conv2d", {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"}},
+      {"fc", {"fc_fwd", "fc_bwd_data", "fc_bwd_weights"}},
+      {"activations", {"relu_fwd", "relu_bwd", "sigmoid_fwd", "sigmoid_bwd", "tanh_fwd", "tanh_bwd"}},
+      {"transpose", {"nchw2nhwc", "nhwc2nchw"}},
+      {"softmax_xent", {"softmax_xent_fwd", "softmax_xent_bwd"}},
+      {"optim", {"sgd_caffe", "sgd_torch", "nesterov", "rmsprop", "adam", "lars"}},
   };
   for (const auto& [name, ops] : groups)
     if (op == name) return ops;

@@ -32,5 +32,26 @@ std::unique_ptr<KernelCase> make_gemm_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_fc_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_fc_bwd_data_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_fc_bwd_weights_case(std::string_view d, int mb);
+
+std::unique_ptr<KernelCase> make_relu_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_relu_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_sigmoid_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_sigmoid_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_tanh_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_tanh_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_nchw2nhwc_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_nhwc2nchw_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_softmax_xent_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_softmax_xent_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_sgd_caffe_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_sgd_torch_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_nesterov_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_rmsprop_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_adam_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_lars_case(std::string_view d, int mb);
 
 }  // namespace dls

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `dlscale kernels` as a user meets it: --help, bad input (message naming the argument, exit 2,
+# no record written), records that validate, and a run interrupted with SIGINT that keeps
+# every record already written intact.
+# usage: cli_test.sh path/to/dlscale source_dir
+set -u
+DLS="$1"; SRC="$2"
+TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
+fails=0; passes=0
+ok()   { passes=$((passes + 1)); }
+bad()  { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect_usage_error NAME PATTERN ARGS...: exit 2, stderr matches PATTERN, no output file
+expect_usage_error() {
+  local name="$1" pattern="$2"; shift 2
+  rm -f "$TMP/out.jsonl"
+  "$DLS" kernels "$@" --out "$TMP/out.jsonl" >"$TMP/stdout" 2>"$TMP/stderr"
+  local rc=$?
+  [ "$rc" -eq 2 ] || { bad "$name: exit $rc, expected 2"; return; }
+  grep -q -- "$pattern" "$TMP/stderr" || { bad "$name: stderr lacks '$pattern': $(cat "$TMP/stderr")"; return; }
+  [ ! -e "$TMP/out.jsonl" ] || { bad "$name: wrote $TMP/out.jsonl"; return; }
+  ok
+}
+
+expect_usage_error "malformed conv" "convolution descriptor 'mb16ic64ih56oc'" --op conv2d_fwd --shape mb16ic64ih56oc
+expect_usage_error "unknown key" "unknown key 'zz'" --op conv2d_fwd --shape mb2ic3ih8oc4kh3zz1
+expect_usage_error "bad gemm" "GEMM descriptor '64x64'" --op gemm --shape 64x64
+expect_usage_error "unknown op" "unknown op 'convolution'" --op convolution --shape mb2ic3ih8oc4kh3
+expect_usage_error "unknown backend" "unknown backend" --op gemm --shape 8x8x8 --backend mkl
+expect_usage_error "no op" "names no op" --shape 8x8x8
+expect_usage_error "bad threads" "--threads" --op gemm --shape 8x8x8 --threads two
+expect_usage_error "missing file" "shapes" --shapes "$TMP/nope.txt"
+expect_usage_error "bad mode" "mode" --op gemm --shape 8x8x8 --mode fast
+expect_usage_error "bad line in file" "check_bad.txt:2" --shapes "$SRC/bench/testdata/check_bad.txt"
+"$DLS" kernels --shape 8x8x8 --op gemm --counters "a,,b" >/dev/null 2>"$TMP/stderr"
+[ $? -eq 2 ] && grep -q "empty event name" "$TMP/stderr" && ok || bad "bad --counters"
+
+# --help lists the ops and exits 0; the top-level command too
+"$DLS" kernels --help >"$TMP/help" 2>&1 && grep -q "conv2d_bwd_filter" "$TMP/help" && ok || bad "kernels --help"
+"$DLS" --help >/dev/null && ok || bad "dlscale --help"
+"$DLS" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "unknown command exit code"
+
+# perf on two tiny cases and two backends: 4 records, each valid, with the DESIGN keys
+"$DLS" kernels --op conv2d_fwd,gemm --shape "gemm 16x16x16" --shape "conv2d_fwd mb2ic3ih8oc4kh3ph1" \
+  --backend openblas,onednn --threads 1 --peak-gflops 10 --benchmark_min_time=0.01 \
+  --out "$TMP/perf.jsonl" >"$TMP/stdout" 2>&1 || bad "perf run failed: $(cat "$TMP/stdout")"
+python3 - "$TMP/perf.jsonl" <<'PY' && ok || bad "perf records"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 4, len(recs)
+for r in recs:
+    assert r["schema"] == "dlscale.record/1" and r["kind"] == "kernel" and r["status"] == "ok", r
+    m = r["metrics"]
+    for k in ("op", "backend", "shape", "time_s", "time_s_min", "flop", "gflop_per_s", "pct_of_peak"):
+        assert k in m, k
+    assert m["time_s"] > 0 and m["time_s_min"] <= m["time_s"]
+    assert r["check"]["status"] == "passed", r["check"]
+    assert r["provenance"]["libraries"]["openblas"]["corename"]
+    assert m["peak_source"] == "argument"
+    assert abs(m["gflop_per_s"] - m["flop"] / m["time_s"] * 1e-9) < 1e-6 * m["gflop_per_s"]
+PY
+
+# SIGINT in the middle of a run: the records written so far all parse, none is torn.
+"$DLS" kernels --op gemm --shape 600x600x600 --shape 601x600x600 --shape 602x600x600 \
+  --shape 603x600x600 --shape 604x600x600 --shape 605x600x600 --threads 1 --peak-gflops 10 \
+  --benchmark_min_time=0.3 --out "$TMP/int.jsonl" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -s "$TMP/int.jsonl" ] && break; sleep 0.1; done
+kill -INT "$pid"; wait "$pid"; rc=$?
+python3 - "$TMP/int.jsonl" <<'PY' && ok || bad "records after SIGINT"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert 1 <= len(lines) < 6, len(lines)
+for l in lines:
+    json.loads(l)
+PY
+[ "$rc" -ne 0 ] && ok || bad "interrupted run exited 0"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,35 @@
+// Element-wise ops over a flat tensor of `count` elements.
+//   relu:    y = max(x, 0)               dx = dy * [x > 0]
+//   sigmoid: y = 1 / (1 + exp(-x))       dx = dy * y * (1 - y)
+//   tanh:    y = tanh(x)                 dx = dy * (1 - y^2)
+//   add:     z = a + b                   (the residual join; its backward is a copy)
+// Backward takes the forward output y, as frameworks do (the reference recomputes from x).
+// Descriptor: a tensor "mb16ic64ih56iw56" (count = product) or "n1000000".
+// Checked against the _ref functions with an ulp bound (eltwise_test.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace dls {
+
+enum class Act { kRelu, kSigmoid, kTanh };
+std::string act_name(Act a);
+
+// Shape of a flat tensor: "mbXicXihXiwX" (missing keys are 1) or "nX".
+struct TensorShape {
+  long count = 1;
+  int n = 1, c = 1, h = 1, w = 1;
+  std::string name;
+  std::string str() const;
+  static TensorShape parse(std::string_view text, std::string_view what);
+};
+
+void act_fwd_ref(Act a, const float* x, double* y, long count);
+void act_bwd_ref(Act a, const float* x, const float* dy, double* dx, long count);
+void act_fwd_cpu(Act a, const float* x, float* y, long count);
+void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* dx, long count);
+void add_ref(const float* a, const float* b, double* z, long count);
+void add_cpu(const float* a, const float* b, float* z, long count);
+
+}  // namespace dls

@@ -1,0 +1,67 @@
+// Element-wise reference in double (see eltwise.hpp).
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kernels/core/descriptor.hpp"
+#include "kernels/eltwise/eltwise.hpp"
+
+namespace dls {
+
+std::string act_name(Act a) {
+  return a == Act::kRelu ? "relu" : a == Act::kSigmoid ? "sigmoid" : "tanh";
+}
+
+std::string TensorShape::str() const {
+  return fmt::format("mb{}ic{}ih{}iw{}{}", n, c, h, w, name.empty() ? "" : "_n" + name);
+}
+
+TensorShape TensorShape::parse(std::string_view text, std::string_view what) {
+  const Descriptor d(text, what);
+  d.allow_only({"mb", "ic", "ih", "iw", "n"});
+  TensorShape s;
+  s.name = d.name();
+  if (d.has("n")) {
+    if (d.has("mb") || d.has("ic") || d.has("ih") || d.has("iw")) d.fail("give either n or mb/ic/ih/iw, not both");
+    s.n = d.integer("n", 1);
+    s.count = s.n;
+    return s;
+  }
+  s.n = d.integer("mb", 1);
+  s.c = d.integer("ic", 1);
+  s.h = d.integer("ih", 1);
+  s.w = d.integer("iw", s.h);
+  s.count = long(s.n) * s.c * s.h * s.w;
+  if (s.count > (1L << 33)) d.fail("tensor is too large");
+  return s;
+}
+
+void act_fwd_ref(Act a, const float* x, double* y, long count) {
+  for (long i = 0; i < count; ++i) {
+    const double v = x[i];
+    y[i] = a == Act::kRelu ? (v > 0 ? v : 0.0) : a == Act::kSigmoid ? 1.0 / (1.0 + std::exp(-v)) : std::tanh(v);
+  }
+}
+
+void act_bwd_ref(Act a, const float* x, const float* dy, double* dx, long count) {
+  for (long i = 0; i < count; ++i) {
+    const double v = x[i];
+    double d;
+    if (a == Act::kRelu) {
+      d = v > 0 ? 1.0 : 0.0;
+    } else if (a == Act::kSigmoid) {
+      const double s = 1.0 / (1.0 + std::exp(-v));
+      d = s * (1.0 - s);
+    } else {
+      const double t = std::tanh(v);
+      d = 1.0 - t * t;
+    }
+    dx[i] = double(dy[i]) * d;
+  }
+}
+
+void add_ref(const float* a, const float* b, double* z, long count) {
+  for (long i = 0; i < count; ++i) z[i] = double(a[i]) + double(b[i]);
+}
+
+}  // namespace dls
