@@ -210,26 +210,6 @@ void run_perf(Session& run, int gb_argc, char** gb_argv) {
   benchmark::Shutdown();
 }
 
-void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, const char* flag) {
-  for (const auto& item : in) {
-    std::size_t pos = 0;
-    while (pos <= item.size()) {
-      const auto comma = item.find(',', pos);
-      const std::string tok = item.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      try {
-        std::size_t used = 0;
-        const int v = std::stoi(tok, &used);
-        if (used != tok.size()) throw std::invalid_argument(tok);
-        out.push_back(v);
-      } catch (const std::exception&) {
-        throw ConfigError(fmt::format("{} '{}': expected integers separated by commas", flag, item));
-      }
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-  }
-}
-
 std::vector<std::string> split_commas(const std::vector<std::string>& in) {
   std::vector<std::string> out;
   for (const auto& item : in) {
@@ -242,6 +222,18 @@ std::vector<std::string> split_commas(const std::vector<std::string>& in) {
     }
   }
   return out;
+}
+
+void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, const char* flag) {
+  for (const auto& tok : split_commas(in)) {
+    try {
+      std::size_t used = 0;
+      out.push_back(std::stoi(tok, &used));
+      if (used != tok.size()) throw std::invalid_argument(tok);
+    } catch (const std::exception&) {
+      throw ConfigError(fmt::format("{} '{}': expected integers separated by commas", flag, tok));
+    }
+  }
 }
 
 std::string op_help() {

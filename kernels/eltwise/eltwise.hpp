@@ -20,8 +20,11 @@ std::string act_name(Act a);
 struct TensorShape {
   long count = 1;
   int n = 1, c = 1, h = 1, w = 1;
+  bool flat = false;  // given as "nX": a plain element count, which has no batch
   std::string name;
   std::string str() const;
+  // Sets the batch (a --mb sweep) of an "mb..." tensor; mb <= 0 or a flat tensor: unchanged.
+  void set_batch(int mb);
   static TensorShape parse(std::string_view text, std::string_view what);
 };
 

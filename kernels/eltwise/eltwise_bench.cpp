@@ -85,10 +85,7 @@ class AddCase final : public TensorCase {
 
 TensorShape tensor(std::string_view d, int mb) {
   TensorShape s = TensorShape::parse(d, "tensor descriptor");
-  if (mb > 0 && s.c * s.h * s.w > 0 && s.count == long(s.n) * s.c * s.h * s.w) {
-    s.n = mb;
-    s.count = long(s.n) * s.c * s.h * s.w;
-  }
+  s.set_batch(mb);
   return s;
 }
 

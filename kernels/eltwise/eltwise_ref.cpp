@@ -25,6 +25,7 @@ TensorShape TensorShape::parse(std::string_view text, std::string_view what) {
     if (d.has("mb") || d.has("ic") || d.has("ih") || d.has("iw")) d.fail("give either n or mb/ic/ih/iw, not both");
     s.n = d.integer("n", 1);
     s.count = s.n;
+    s.flat = true;
     return s;
   }
   s.n = d.integer("mb", 1);
@@ -34,6 +35,12 @@ TensorShape TensorShape::parse(std::string_view text, std::string_view what) {
   s.count = long(s.n) * s.c * s.h * s.w;
   if (s.count > (1L << 33)) d.fail("tensor is too large");
   return s;
+}
+
+void TensorShape::set_batch(int mb) {
+  if (mb <= 0 || flat) return;
+  n = mb;
+  count = long(n) * c * h * w;
 }
 
 void act_fwd_ref(Act a, const float* x, double* y, long count) {

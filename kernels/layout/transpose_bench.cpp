@@ -45,10 +45,7 @@ class TransposeCase final : public TensorCase {
 
 TensorShape nchw(std::string_view d, int mb) {
   TensorShape s = TensorShape::parse(d, "tensor descriptor");
-  if (mb > 0) {
-    s.n = mb;
-    s.count = long(s.n) * s.c * s.h * s.w;
-  }
+  s.set_batch(mb);
   return s;
 }
 
