@@ -13,6 +13,7 @@ std::string act_name(Act a) {
 }
 
 std::string TensorShape::str() const {
+  if (flat) return fmt::format("n{}{}", count, name.empty() ? "" : "_n" + name);
   return fmt::format("mb{}ic{}ih{}iw{}{}", n, c, h, w, name.empty() ? "" : "_n" + name);
 }
 

@@ -16,6 +16,10 @@ TEST(TensorShape, BatchOverrideAppliesToBatchedTensorsOnly) {
   TensorShape flat = TensorShape::parse("n1000000", "tensor");
   flat.set_batch(16);
   EXPECT_EQ(flat.count, 1000000);
+  // the repro line keeps each form, so re-parsing it gives the same tensor
+  EXPECT_EQ(flat.str(), "n1000000");
+  EXPECT_TRUE(TensorShape::parse(flat.str(), "tensor").flat);
+  EXPECT_EQ(TensorShape::parse(t.str(), "tensor").count, t.count);
   EXPECT_THROW(TensorShape::parse("n10mb2", "tensor"), ConfigError);
 }
 
