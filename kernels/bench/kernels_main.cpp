@@ -237,8 +237,10 @@ void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, c
 }
 
 std::string op_help() {
-  std::string s = "Ops (--op, or a prefix on a shapes-file line):\n  conv2d = conv2d_fwd,conv2d_bwd_data,conv2d_bwd_filter\n";
+  std::string s = "Ops (--op, or a prefix on a shapes-file line):\n";
   for (const auto& e : op_table()) s += fmt::format("  {:<18} [{}]  {}\n", e.op, e.backends, e.syntax);
+  s += "Groups (expand to their ops):\n";
+  for (const auto& [name, ops] : op_groups()) s += fmt::format("  {:<18} = {}\n", name, fmt::join(ops, ","));
   return s;
 }
 

@@ -25,6 +25,20 @@ const std::vector<OpEntry>& op_table() {
       {"add", "tensor", "ref openblas", &make_add_case},
       {"nchw2nhwc", "tensor (NCHW dims): mb16ic64ih56iw56", "ref openblas", &make_nchw2nhwc_case},
       {"nhwc2nchw", "tensor (NCHW dims)", "ref openblas", &make_nhwc2nchw_case},
+      {"maxpool_fwd", "benchdnn pool: mb16ic64ih112iw112kh3kw3sh2sw2ph1pw1 [ceil1: Caffe rounding]", "ref openblas", &make_maxpool_fwd_case},
+      {"maxpool_bwd", "as maxpool_fwd", "ref openblas", &make_maxpool_bwd_case},
+      {"avgpool_fwd", "as maxpool_fwd [cip0: divisor excludes padding]", "ref openblas", &make_avgpool_fwd_case},
+      {"avgpool_bwd", "as avgpool_fwd", "ref openblas", &make_avgpool_bwd_case},
+      {"lrn_across_fwd", "mb16ic96ih55iw55ls5alpha1e-4beta0.75k1", "ref openblas", &make_lrn_across_fwd_case},
+      {"lrn_across_bwd", "as lrn_across_fwd", "ref openblas", &make_lrn_across_bwd_case},
+      {"lrn_within_fwd", "mb100ic32ih16iw16ls3alpha5e-5beta0.75", "ref openblas", &make_lrn_within_fwd_case},
+      {"lrn_within_bwd", "as lrn_within_fwd", "ref openblas", &make_lrn_within_bwd_case},
+      {"bnorm_fwd", "mb16ic64ih56iw56eps1e-5 (training mode)", "ref openblas", &make_bnorm_fwd_case},
+      {"bnorm_bwd", "as bnorm_fwd", "ref openblas", &make_bnorm_bwd_case},
+      {"dropout_fwd", "tensor plus drop probability: mb16ic4096p0.5", "ref openblas", &make_dropout_fwd_case},
+      {"dropout_bwd", "as dropout_fwd", "ref openblas", &make_dropout_bwd_case},
+      {"concat_fwd", "channels of each input: mb16ic64:128:32:32ih28iw28", "ref openblas", &make_concat_fwd_case},
+      {"concat_bwd", "as concat_fwd", "ref openblas", &make_concat_bwd_case},
       {"softmax_xent_fwd", "mb16ic1000 (batch, classes)", "ref openblas", &make_softmax_xent_fwd_case},
       {"softmax_xent_bwd", "mb16ic1000", "ref openblas", &make_softmax_xent_bwd_case},
       {"sgd_caffe", "n25557032 (parameters)", "ref openblas", &make_sgd_caffe_case},
@@ -43,15 +57,29 @@ const OpEntry* find_op(std::string_view op) {
   return nullptr;
 }
 
-std::vector<std::string> expand_op(std::string_view op) {
+const std::vector<std::pair<std::string, std::vector<std::string>>>& op_groups() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
       {"conv2d", {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"}},
       {"fc", {"fc_fwd", "fc_bwd_data", "fc_bwd_weights"}},
       {"activations", {"relu_fwd", "relu_bwd", "sigmoid_fwd", "sigmoid_bwd", "tanh_fwd", "tanh_bwd"}},
       {"transpose", {"nchw2nhwc", "nhwc2nchw"}},
+      {"maxpool", {"maxpool_fwd", "maxpool_bwd"}},
+      {"avgpool", {"avgpool_fwd", "avgpool_bwd"}},
+      {"pool", {"maxpool_fwd", "maxpool_bwd", "avgpool_fwd", "avgpool_bwd"}},
+      {"lrn_across", {"lrn_across_fwd", "lrn_across_bwd"}},
+      {"lrn_within", {"lrn_within_fwd", "lrn_within_bwd"}},
+      {"lrn", {"lrn_across_fwd", "lrn_across_bwd", "lrn_within_fwd", "lrn_within_bwd"}},
+      {"bnorm", {"bnorm_fwd", "bnorm_bwd"}},
+      {"dropout", {"dropout_fwd", "dropout_bwd"}},
+      {"concat", {"concat_fwd", "concat_bwd"}},
       {"softmax_xent", {"softmax_xent_fwd", "softmax_xent_bwd"}},
       {"optim", {"sgd_caffe", "sgd_torch", "nesterov", "rmsprop", "adam", "lars"}},
   };
+  return groups;
+}
+
+std::vector<std::string> expand_op(std::string_view op) {
+  const auto& groups = op_groups();
   for (const auto& [name, ops] : groups)
     if (op == name) return ops;
   if (find_op(op)) return {std::string(op)};

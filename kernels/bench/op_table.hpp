@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/bench/kernel_case.hpp"
@@ -23,6 +24,8 @@ struct OpEntry {
 
 const std::vector<OpEntry>& op_table();
 const OpEntry* find_op(std::string_view op);
+// Named groups of ops: "conv2d" -> its three directions, "pool" -> max and avg, fwd and bwd...
+const std::vector<std::pair<std::string, std::vector<std::string>>>& op_groups();
 // "conv2d" -> its three directions, and other group names; a plain op -> itself.
 // Throws ConfigError naming the op and listing the known ones.
 std::vector<std::string> expand_op(std::string_view op);
@@ -45,6 +48,20 @@ std::unique_ptr<KernelCase> make_tanh_bwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_nchw2nhwc_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_nhwc2nchw_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_maxpool_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_maxpool_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_avgpool_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_avgpool_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_lrn_across_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_lrn_across_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_lrn_within_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_lrn_within_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_bnorm_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_bnorm_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_dropout_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_dropout_bwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_concat_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_concat_bwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_softmax_xent_fwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_softmax_xent_bwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_sgd_caffe_case(std::string_view d, int mb);

@@ -31,24 +31,32 @@ Descriptor::Descriptor(std::string_view text, std::string_view what) : text_(tex
     std::size_t k = i;
     while (is_alpha(k)) ++k;
     const std::string key(text.substr(i, k - i));
+    // one number, or a ':'-separated list of them ("ic64:128:32:32")
+    std::vector<double> nums;
     std::size_t j = k;
-    while (is_digit(j)) ++j;
-    if (j < n && text[j] == '.') {
-      ++j;
+    for (;;) {
+      const std::size_t start = j;
       while (is_digit(j)) ++j;
-    }
-    if (j == k) fail(fmt::format("key '{}' at position {} has no number", key, i));
-    // exponent: e[+-]digits, only when digits follow (so "...1e" + key does not swallow a key)
-    if (j + 1 < n && (text[j] == 'e' || text[j] == 'E')) {
-      std::size_t e = j + 1;
-      if (e < n && (text[e] == '+' || text[e] == '-')) ++e;
-      if (is_digit(e)) {
-        j = e;
+      if (j < n && text[j] == '.') {
+        ++j;
         while (is_digit(j)) ++j;
       }
+      if (j == start) fail(fmt::format("key '{}' at position {} has no number", key, i));
+      // exponent: e[+-]digits, only when digits follow (so "...1e" + key does not swallow a key)
+      if (j + 1 < n && (text[j] == 'e' || text[j] == 'E')) {
+        std::size_t e = j + 1;
+        if (e < n && (text[e] == '+' || text[e] == '-')) ++e;
+        if (is_digit(e)) {
+          j = e;
+          while (is_digit(j)) ++j;
+        }
+      }
+      nums.push_back(std::stod(std::string(text.substr(start, j - start))));
+      if (j < n && text[j] == ':') ++j;
+      else break;
     }
     if (values_.count(key)) fail(fmt::format("key '{}' appears twice", key));
-    values_[key] = std::stod(std::string(text.substr(k, j - k)));
+    values_[key] = std::move(nums);
     i = j;
   }
 }
@@ -66,16 +74,30 @@ void Descriptor::allow_only(const std::set<std::string>& allowed) const {
 double Descriptor::number(const std::string& key) const {
   const auto it = values_.find(key);
   if (it == values_.end()) fail(fmt::format("missing key '{}'", key));
-  return it->second;
+  if (it->second.size() != 1) fail(fmt::format("key '{}' takes one number, not a list", key));
+  return it->second[0];
 }
 
-int Descriptor::integer(const std::string& key, int def, int min) const {
-  const auto it = values_.find(key);
-  if (it == values_.end()) return def;
-  const double v = it->second;
+double Descriptor::number(const std::string& key, double def) const {
+  return has(key) ? number(key) : def;
+}
+
+int Descriptor::to_integer(const std::string& key, double v, int min) const {
   if (v != std::floor(v) || v < min || v > 1e9)
     fail(fmt::format("key '{}' must be an integer >= {}, got {}", key, min, v));
   return static_cast<int>(v);
+}
+
+int Descriptor::integer(const std::string& key, int def, int min) const {
+  return has(key) ? to_integer(key, number(key), min) : def;
+}
+
+std::vector<int> Descriptor::integers(const std::string& key, int min) const {
+  const auto it = values_.find(key);
+  if (it == values_.end()) fail(fmt::format("missing key '{}'", key));
+  std::vector<int> out;
+  for (double v : it->second) out.push_back(to_integer(key, v, min));
+  return out;
 }
 
 std::vector<std::pair<int, std::string>> read_shape_file(const std::string& path) {

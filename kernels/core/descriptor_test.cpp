@@ -39,5 +39,16 @@ TEST(Descriptor, ErrorsNameTheTextAndTheProblem) {
   EXPECT_THROW(Descriptor("mb2.5", "x").integer("mb", 1), ConfigError);
 }
 
+TEST(Descriptor, ListsOfNumbers) {
+  const Descriptor d("mb2ic64:128:32ih28_nincep:3a", "concat descriptor");
+  EXPECT_EQ(d.integers("ic"), (std::vector<int>{64, 128, 32}));
+  EXPECT_EQ(d.integers("mb"), (std::vector<int>{2}));
+  EXPECT_EQ(d.integer("ih", 1), 28);
+  EXPECT_EQ(d.name(), "incep:3a");
+  EXPECT_THROW(d.number("ic"), ConfigError);     // a list where one number is expected
+  EXPECT_THROW(Descriptor("ic64:", "x"), ConfigError);  // a list that ends in ':'
+  EXPECT_THROW(Descriptor("ic64:0", "x").integers("ic"), ConfigError);
+}
+
 }  // namespace
 }  // namespace dls

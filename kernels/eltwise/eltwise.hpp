@@ -22,10 +22,15 @@ struct TensorShape {
   int n = 1, c = 1, h = 1, w = 1;
   bool flat = false;  // given as "nX": a plain element count, which has no batch
   std::string name;
-  std::string str() const;
+  std::string str() const;   // dims() plus the name: the repro line
+  std::string dims() const;  // "mb..ic..ih..iw.." or "n..", no name
+  // The tensor keys of a descriptor an op has already parsed (and allowed keys of).
+  static TensorShape from(const class Descriptor& d);
   // Sets the batch (a --mb sweep) of an "mb..." tensor; mb <= 0 or a flat tensor: unchanged.
   void set_batch(int mb);
   static TensorShape parse(std::string_view text, std::string_view what);
+  // parse(), then set_batch(mb): what every tensor op's factory does.
+  static TensorShape parse(std::string_view text, int mb, std::string_view what = "tensor descriptor");
 };
 
 void act_fwd_ref(Act a, const float* x, double* y, long count);

@@ -83,16 +83,10 @@ class AddCase final : public TensorCase {
   std::vector<float> a_, b_, z_;
 };
 
-TensorShape tensor(std::string_view d, int mb) {
-  TensorShape s = TensorShape::parse(d, "tensor descriptor");
-  s.set_batch(mb);
-  return s;
-}
-
 }  // namespace
 
 std::unique_ptr<KernelCase> make_act_case(std::string_view d, int mb, Act a, bool bwd) {
-  return std::make_unique<ActCase>(tensor(d, mb), a, bwd);
+  return std::make_unique<ActCase>(TensorShape::parse(d, mb), a, bwd);
 }
 std::unique_ptr<KernelCase> make_relu_fwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kRelu, false); }
 std::unique_ptr<KernelCase> make_relu_bwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kRelu, true); }
@@ -100,6 +94,6 @@ std::unique_ptr<KernelCase> make_sigmoid_fwd_case(std::string_view d, int mb) { 
 std::unique_ptr<KernelCase> make_sigmoid_bwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kSigmoid, true); }
 std::unique_ptr<KernelCase> make_tanh_fwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kTanh, false); }
 std::unique_ptr<KernelCase> make_tanh_bwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kTanh, true); }
-std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb) { return std::make_unique<AddCase>(tensor(d, mb)); }
+std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb) { return std::make_unique<AddCase>(TensorShape::parse(d, mb)); }
 
 }  // namespace dls

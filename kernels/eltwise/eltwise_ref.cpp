@@ -12,14 +12,25 @@ std::string act_name(Act a) {
   return a == Act::kRelu ? "relu" : a == Act::kSigmoid ? "sigmoid" : "tanh";
 }
 
-std::string TensorShape::str() const {
-  if (flat) return fmt::format("n{}{}", count, name.empty() ? "" : "_n" + name);
-  return fmt::format("mb{}ic{}ih{}iw{}{}", n, c, h, w, name.empty() ? "" : "_n" + name);
+std::string TensorShape::dims() const {
+  return flat ? fmt::format("n{}", count) : fmt::format("mb{}ic{}ih{}iw{}", n, c, h, w);
 }
+
+std::string TensorShape::str() const { return dims() + (name.empty() ? "" : "_n" + name); }
 
 TensorShape TensorShape::parse(std::string_view text, std::string_view what) {
   const Descriptor d(text, what);
   d.allow_only({"mb", "ic", "ih", "iw", "n"});
+  return from(d);
+}
+
+TensorShape TensorShape::parse(std::string_view text, int mb, std::string_view what) {
+  TensorShape s = parse(text, what);
+  s.set_batch(mb);
+  return s;
+}
+
+TensorShape TensorShape::from(const Descriptor& d) {
   TensorShape s;
   s.name = d.name();
   if (d.has("n")) {

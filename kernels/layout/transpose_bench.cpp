@@ -43,19 +43,13 @@ class TransposeCase final : public TensorCase {
   std::vector<float> x_, y_;
 };
 
-TensorShape nchw(std::string_view d, int mb) {
-  TensorShape s = TensorShape::parse(d, "tensor descriptor");
-  s.set_batch(mb);
-  return s;
-}
-
 }  // namespace
 
 std::unique_ptr<KernelCase> make_nchw2nhwc_case(std::string_view d, int mb) {
-  return std::make_unique<TransposeCase>(nchw(d, mb), true);
+  return std::make_unique<TransposeCase>(TensorShape::parse(d, mb), true);
 }
 std::unique_ptr<KernelCase> make_nhwc2nchw_case(std::string_view d, int mb) {
-  return std::make_unique<TransposeCase>(nchw(d, mb), false);
+  return std::make_unique<TransposeCase>(TensorShape::parse(d, mb), false);
 }
 
 }  // namespace dls

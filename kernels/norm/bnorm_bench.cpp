@@ -1,0 +1,97 @@
+// `dlscale kernels --op bnorm_fwd|bnorm_bwd` (training mode; group: bnorm).
+#include <cmath>
+
+#include "kernels/bench/op_table.hpp"
+#include "kernels/norm/bnorm.hpp"
+
+namespace dls {
+namespace {
+
+class BnormCase final : public TensorCase {
+ public:
+  BnormCase(BnormShape s, bool bwd) : s_(std::move(s)), bwd_(bwd) {}
+  std::string op() const override { return bwd_ ? "bnorm_bwd" : "bnorm_fwd"; }
+  std::string shape() const override { return s_.str(); }
+  nlohmann::json shape_params() const override {
+    return {{"mb", s_.t.n}, {"ic", s_.t.c}, {"ih", s_.t.h}, {"iw", s_.t.w}, {"eps", s_.eps}, {"name", s_.t.name}};
+  }
+  // forward reads x twice (statistics) and writes y; backward reads x and dy twice, writes dx
+  double bytes() const override { return 4.0 * double(s_.t.count) * (bwd_ ? 5 : 3); }
+  void setup(Backend b) override {
+    backend_ = b;
+    const auto c = std::size_t(s_.t.c);
+    x_ = case_input(s_.t.count, 1);
+    for (auto& v : x_) v = 3.0f * v + 0.5f;  // a mean and a spread that are not 0 and 1
+    dy_ = case_input(s_.t.count, 2);
+    gamma_ = case_input(c, 3);
+    beta_ = case_input(c, 4);
+    out_.assign(s_.t.count, 0.0f);
+    mean_.assign(c, 0.0f);
+    var_.assign(c, 0.0f);
+    dgamma_.assign(c, 0.0f);
+    dbeta_.assign(c, 0.0f);
+    if (bwd_) {
+      std::vector<float> y(s_.t.count);
+      bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), y.data(), mean_.data(), var_.data());
+    }
+  }
+  void teardown() override { x_ = dy_ = gamma_ = beta_ = out_ = mean_ = var_ = dgamma_ = dbeta_ = {}; }
+
+ protected:
+  void run_backend() override {
+    if (bwd_)
+      bnorm_bwd_cpu(s_, x_.data(), gamma_.data(), mean_.data(), var_.data(), dy_.data(), out_.data(), dgamma_.data(),
+                    dbeta_.data());
+    else
+      bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), out_.data(), mean_.data(), var_.data());
+  }
+  // Statistics accumulate in double; what remains is float rounding of the element maths
+  // (a few ulps of the scale) and of the float mean/var handed to the backward.
+  std::vector<OutputView> outputs() override {
+    if (bwd_) return {{"dx", out_, ulp_bound(16)}, {"dgamma", dgamma_, ulp_bound(16)}, {"dbeta", dbeta_, ulp_bound(4)}};
+    return {{"y", out_, ulp_bound(8)}, {"mean", mean_, ulp_bound(4)}, {"var", var_, ulp_bound(4)}};
+  }
+  std::span<float> mutable_output(int o) override {
+    if (bwd_) return o == 0 ? std::span<float>(out_) : o == 1 ? std::span<float>(dgamma_) : std::span<float>(dbeta_);
+    return o == 0 ? std::span<float>(out_) : o == 1 ? std::span<float>(mean_) : std::span<float>(var_);
+  }
+  double ref_cost() const override { return 4.0 * double(s_.t.count); }
+  void ref_full(int o, std::vector<double>& ref, std::vector<double>& scale) override {
+    const auto c = std::size_t(s_.t.c);
+    std::vector<double> full(s_.t.count), full_abs(s_.t.count), a(c), b(c), a_abs(c), b_abs(c);
+    if (bwd_) {
+      bnorm_bwd_ref(s_, x_.data(), gamma_.data(), dy_.data(),
+                    {full.data(), a.data(), b.data(), full_abs.data(), a_abs.data(), b_abs.data()});
+    } else {  // a: mean, scaled by sum |x| / M; b: var, scaled by itself (scale left empty)
+      bnorm_fwd_ref(s_, x_.data(), gamma_.data(), beta_.data(), full.data(), full_abs.data(), a.data(), b.data());
+      a_abs = mean_abs();
+      b_abs.clear();
+    }
+    ref = o == 0 ? std::move(full) : o == 1 ? std::move(a) : std::move(b);
+    scale = o == 0 ? std::move(full_abs) : o == 1 ? std::move(a_abs) : std::move(b_abs);
+  }
+
+ private:
+  // sum |x| / M per channel: the error scale of a mean whose terms cancel
+  std::vector<double> mean_abs() const {
+    std::vector<double> m(std::size_t(s_.t.c), 0.0);
+    const long hw = long(s_.t.h) * s_.t.w;
+    for (long i = 0; i < s_.t.count; ++i) m[std::size_t((i / hw) % s_.t.c)] += std::fabs(x_[i]);
+    for (auto& v : m) v /= double(s_.m());
+    return m;
+  }
+  BnormShape s_;
+  bool bwd_;
+  std::vector<float> x_, dy_, gamma_, beta_, out_, mean_, var_, dgamma_, dbeta_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelCase> make_bnorm_fwd_case(std::string_view d, int mb) {
+  return std::make_unique<BnormCase>(BnormShape::parse(d, mb), false);
+}
+std::unique_ptr<KernelCase> make_bnorm_bwd_case(std::string_view d, int mb) {
+  return std::make_unique<BnormCase>(BnormShape::parse(d, mb), true);
+}
+
+}  // namespace dls

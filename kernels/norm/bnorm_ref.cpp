@@ -1,0 +1,84 @@
+// Batch-norm reference: the formulas of bnorm.hpp as plain loops in double.
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/core/descriptor.hpp"
+#include "kernels/norm/bnorm.hpp"
+
+namespace dls {
+
+std::string BnormShape::str() const {
+  return fmt::format("{}eps{}{}", t.dims(), eps, t.name.empty() ? "" : "_n" + t.name);
+}
+
+BnormShape BnormShape::parse(std::string_view text, int mb) {
+  const Descriptor d(text, "batch-norm descriptor");
+  d.allow_only({"mb", "ic", "ih", "iw", "eps"});
+  BnormShape s;
+  s.t = TensorShape::from(d);
+  s.t.set_batch(mb);
+  s.eps = d.number("eps", 1e-5);
+  if (s.eps <= 0) d.fail("eps must be positive");
+  return s;
+}
+
+namespace {
+
+// Calls f(i) for every element index of channel c.
+template <class F>
+void each_in_channel(const TensorShape& t, int c, F&& f) {
+  const long hw = long(t.h) * t.w;
+  for (int n = 0; n < t.n; ++n)
+    for (long p = 0; p < hw; ++p) f((long(n) * t.c + c) * hw + p);
+}
+
+void stats(const BnormShape& s, const float* x, int c, double& mean, double& var) {
+  double sum = 0, sq = 0;
+  each_in_channel(s.t, c, [&](long i) { sum += x[i]; });
+  mean = sum / double(s.m());
+  each_in_channel(s.t, c, [&](long i) { sq += (x[i] - mean) * (x[i] - mean); });
+  var = sq / double(s.m());
+}
+
+}  // namespace
+
+void bnorm_fwd_ref(const BnormShape& s, const float* x, const float* gamma, const float* beta, double* y,
+                   double* y_abs, double* mean, double* var) {
+  for (int c = 0; c < s.t.c; ++c) {
+    stats(s, x, c, mean[c], var[c]);
+    const double inv = 1.0 / std::sqrt(var[c] + s.eps);
+    each_in_channel(s.t, c, [&](long i) {
+      y[i] = gamma[c] * (x[i] - mean[c]) * inv + beta[c];
+      if (y_abs) y_abs[i] = std::fabs(gamma[c]) * (std::fabs(x[i]) + std::fabs(mean[c])) * inv + std::fabs(beta[c]);
+    });
+  }
+}
+
+void bnorm_bwd_ref(const BnormShape& s, const float* x, const float* gamma, const float* dy, const BnormGradsRef& g) {
+  const double m = double(s.m());
+  for (int c = 0; c < s.t.c; ++c) {
+    double mean, var;
+    stats(s, x, c, mean, var);
+    const double inv = 1.0 / std::sqrt(var + s.eps);
+    double dg = 0, db = 0, dg_abs = 0, db_abs = 0;
+    each_in_channel(s.t, c, [&](long i) {
+      db += dy[i];
+      dg += dy[i] * (x[i] - mean) * inv;
+      db_abs += std::fabs(dy[i]);
+      dg_abs += std::fabs(dy[i] * (x[i] - mean) * inv);
+    });
+    g.dgamma[c] = dg;
+    g.dbeta[c] = db;
+    if (g.dgamma_abs) g.dgamma_abs[c] = dg_abs, g.dbeta_abs[c] = db_abs;
+    each_in_channel(s.t, c, [&](long i) {
+      const double xhat = (x[i] - mean) * inv;
+      g.dx[i] = gamma[c] * inv * (dy[i] - db / m - xhat * dg / m);
+      if (g.dx_abs)
+        g.dx_abs[i] = std::fabs(gamma[c]) * inv * (std::fabs(dy[i]) + std::fabs(db) / m + std::fabs(xhat * dg) / m);
+    });
+  }
+}
+
+}  // namespace dls

@@ -1,0 +1,92 @@
+// Batch norm (training mode): the reference normalises (per-channel mean 0 and variance 1 before
+// the affine), its backward is the finite-difference gradient of its forward in x, gamma and
+// beta, and the optimised kernels match it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "harness/instrument/compare.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/fd_grad.hpp"
+#include "kernels/core/rng.hpp"
+#include "kernels/norm/bnorm.hpp"
+
+namespace dls {
+namespace {
+
+TEST(Bnorm, ReferenceNormalisesEachChannel) {
+  const BnormShape s = BnormShape::parse("mb3ic4ih5iw3eps1e-12", 0);
+  auto x = random_vector(s.t.count, 1, -3.0f, 5.0f);
+  const std::vector<float> one(4, 1.0f), zero(4, 0.0f);
+  std::vector<double> y(x.size()), mean(4), var(4);
+  bnorm_fwd_ref(s, x.data(), one.data(), zero.data(), y.data(), nullptr, mean.data(), var.data());
+  const long hw = 15;
+  for (int c = 0; c < 4; ++c) {
+    double m = 0, v = 0;
+    for (int n = 0; n < 3; ++n)
+      for (long p = 0; p < hw; ++p) m += y[(n * 4 + c) * hw + p];
+    for (int n = 0; n < 3; ++n)
+      for (long p = 0; p < hw; ++p) v += y[(n * 4 + c) * hw + p] * y[(n * 4 + c) * hw + p];
+    EXPECT_NEAR(m / 45, 0.0, 1e-12);
+    EXPECT_NEAR(v / 45, 1.0, 1e-9);  // eps = 1e-12 against a variance of ~5
+  }
+}
+
+TEST(Bnorm, ReferenceBackwardIsTheGradient) {
+  for (const char* d : {"mb2ic3ih3iw2", "mb1ic2ih4iw4", "mb5ic1ih1iw1"}) {
+    const BnormShape s = BnormShape::parse(d, 0);
+    const auto c = std::size_t(s.t.c);
+    auto x = random_vector(s.t.count, 2, -2.0f, 3.0f);
+    auto gamma = random_vector(c, 3, 0.5f, 2.0f);
+    auto beta = random_vector(c, 4);
+    const auto g = random_vector(s.t.count, 5);
+    std::vector<double> y(x.size()), mean(c), var(c), dx(x.size()), dgamma(c), dbeta(c);
+    bnorm_bwd_ref(s, x.data(), gamma.data(), g.data(), {dx.data(), dgamma.data(), dbeta.data()});
+    auto loss = [&] {
+      bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), y.data(), nullptr, mean.data(), var.data());
+      double l = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) l += g[i] * y[i];
+      return l;
+    };
+    EXPECT_EQ(fd_mismatches(fd_gradient(x, loss), dx.data(), 1e-5), 0) << d << " dx";
+    EXPECT_EQ(fd_mismatches(fd_gradient(gamma, loss), dgamma.data(), 1e-6), 0) << d << " dgamma";
+    EXPECT_EQ(fd_mismatches(fd_gradient(beta, loss), dbeta.data(), 1e-6), 0) << d << " dbeta";
+  }
+}
+
+TEST(Bnorm, CpuMatchesReference) {
+  for (const char* d : {"mb2ic3ih3iw2", "mb1ic1ih7iw5", "mb4ic16ih9iw9", "mb16ic2ih1iw1eps1e-3"}) {
+    const BnormShape s = BnormShape::parse(d, 0);
+    const auto c = std::size_t(s.t.c);
+    auto x = random_vector(s.t.count, 6, -1.0f, 4.0f);
+    const auto gamma = random_vector(c, 7), beta = random_vector(c, 8), dy = random_vector(s.t.count, 9);
+    std::vector<double> yr(x.size()), yabs(x.size()), mr(c), vr(c);
+    std::vector<double> dxr(x.size()), dxabs(x.size()), dgr(c), dgabs(c), dbr(c), dbabs(c);
+    bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), yr.data(), yabs.data(), mr.data(), vr.data());
+    bnorm_bwd_ref(s, x.data(), gamma.data(), dy.data(),
+                  {dxr.data(), dgr.data(), dbr.data(), dxabs.data(), dgabs.data(), dbabs.data()});
+    std::vector<float> y(x.size()), m(c), v(c), dx(x.size()), dg(c), db(c);
+    bnorm_fwd_cpu(s, x.data(), gamma.data(), beta.data(), y.data(), m.data(), v.data());
+    bnorm_bwd_cpu(s, x.data(), gamma.data(), m.data(), v.data(), dy.data(), dx.data(), dg.data(), db.data());
+    for (auto [name, ref, scale, got, ulps] :
+         {std::tuple{"y", &yr, &yabs, &y, 8.0}, std::tuple{"var", &vr, &vr, &v, 4.0},
+          std::tuple{"dx", &dxr, &dxabs, &dx, 16.0}, std::tuple{"dgamma", &dgr, &dgabs, &dg, 16.0},
+          std::tuple{"dbeta", &dbr, &dbabs, &db, 4.0}}) {
+      std::vector<double> sc(scale->size());
+      for (std::size_t i = 0; i < sc.size(); ++i) sc[i] = std::fabs((*scale)[i]);
+      const auto rep = compare(*ref, sc, *got, ulp_bound(ulps));
+      EXPECT_TRUE(rep.ok()) << d << " " << name << ": " << rep.summary();
+    }
+  }
+}
+
+TEST(Bnorm, DescriptorRules) {
+  EXPECT_EQ(BnormShape::parse("mb2ic3ih4", 32).str(), "mb32ic3ih4iw4eps1e-05");
+  EXPECT_EQ(BnormShape::parse("mb2ic3ih4", 0).m(), 32);
+  EXPECT_THROW(BnormShape::parse("n100", 0), ConfigError);
+  EXPECT_THROW(BnormShape::parse("mb2ic3eps0", 0), ConfigError);
+}
+
+}  // namespace
+}  // namespace dls
