@@ -41,7 +41,15 @@ ChunkPlan plan_chunks(const Conv2dShape& sh) {
   long nb = (kTargetCols + pq - 1) / pq;
   if (pl.parallel) nb = std::min<long>(nb, (sh.n + pl.threads - 1) / pl.threads);
   nb = std::min<long>(nb, std::max<long>(1, kMaxColBytes / (rows * pq * 4)));
-  pl.nb = static_cast<int>(std::clamp<long>(nb, 1, sh.n));
+  nb = std::clamp<long>(nb, 1, sh.n);
+  if (pl.parallel) {
+    // Round the chunk count up to a multiple of the threads so none idles at the end: 16
+    // images of 14x14 make 3 chunks of 6 (one thread does two); 4 chunks of 4 instead.
+    long chunks = (sh.n + nb - 1) / nb;
+    chunks = (chunks + pl.threads - 1) / pl.threads * pl.threads;
+    nb = (sh.n + chunks - 1) / chunks;
+  }
+  pl.nb = static_cast<int>(nb);
   pl.chunks = (sh.n + pl.nb - 1) / pl.nb;
   if (!pl.parallel) pl.threads = 1;
   return pl;
