@@ -1,0 +1,79 @@
+// In-place sum allreduce, five ways (one file each), for float and double:
+//   mpi           MPI_Allreduce(MPI_IN_PLACE): the baseline every other one is checked against
+//   ring          reduce-scatter ring + allgather ring (Baidu, Horovod, NCCL's ring):
+//                 2(p-1) alpha + 2(p-1)/p n beta
+//   recdbl        recursive doubling, any p (MPICH's fold of the ranks above the largest power
+//                 of two into their neighbours first): lg p alpha + n lg p beta
+//   rabenseifner  recursive-halving reduce-scatter + recursive-doubling allgather, same fold:
+//                 2 lg p alpha + 2(p-1)/p n beta
+//   tree          binomial-tree reduce to rank 0 + binomial broadcast: 2 lg p (alpha + n beta)
+// The workspace is sized once (reserve) so the timed call never allocates. Results are the
+// same on every rank; with integer-valued data they equal MPI_Allreduce's bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/comm.hpp"
+
+namespace dls {
+
+enum class Algo { kMpi, kRing, kRecDoubling, kRabenseifner, kTree };
+
+std::string algo_name(Algo a);
+Algo parse_algo(std::string_view name);  // throws ConfigError listing the known names
+const std::vector<Algo>& all_algos();
+
+// Scratch space of the algorithms: one receive buffer of up to `count` elements.
+template <class T>
+struct AllreduceWork {
+  std::vector<T> tmp;
+  void reserve(std::size_t count) {
+    if (tmp.size() < count) tmp.resize(count);
+  }
+};
+
+template <class T>
+void allreduce(Algo a, const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+
+template <class T>
+void allreduce_mpi(const Comm& c, T* buf, std::size_t count);
+template <class T>
+void allreduce_ring(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+template <class T>
+void allreduce_recdbl(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+template <class T>
+void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+template <class T>
+void allreduce_tree(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+
+// Helpers shared by the algorithms (allreduce_common.cpp).
+// Block b of `blocks` near-equal blocks of `count` elements: [offset, offset + length).
+struct Block {
+  std::size_t offset, length;
+};
+Block block_of(std::size_t count, int blocks, int b);
+
+template <class T>
+inline void add_into(T* dst, const T* src, std::size_t n) {
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+// The largest power of two <= p, and MPICH's fold for the others: ranks below 2*rem pair up
+// (even sends to odd); the odd ones and the ranks from 2*rem up take part as "new ranks"
+// 0 .. pof2-1; new_rank is -1 for a folded-away rank.
+struct Fold {
+  int pof2, rem, new_rank;
+  int real_rank(int nr) const { return nr < rem ? nr * 2 + 1 : nr + rem; }
+};
+Fold fold_ranks(int rank, int size);
+// Before / after the power-of-two part: pair (2i, 2i+1) reduces into 2i+1, and gets it back.
+template <class T>
+void fold_in(const Comm& c, const Fold& f, T* buf, std::size_t count, T* tmp);
+template <class T>
+void fold_out(const Comm& c, const Fold& f, T* buf, std::size_t count);
+
+}  // namespace dls
