@@ -1,5 +1,6 @@
 // The dlscale command: one binary, one subcommand per part.
 //   dlscale kernels ...      kernel microbenchmarks (kernels/bench)
+//   dlscale collectives ...  allreduce sweeps under mpirun/srun (collectives/)
 // Library code throws; this is the only place that turns errors into exit codes
 // (0 ok, 1 check failed, 2 usage/config, 3 runtime).
 #include <signal.h>
@@ -11,6 +12,10 @@
 #include <fmt/format.h>
 
 #include "kernels/bench/kernels_main.hpp"
+
+namespace dls {
+int run_collectives(int argc, char** argv);  // dlscale_collectives[_none].cpp
+}
 #include "kernels/core/check.hpp"
 
 namespace {
@@ -19,7 +24,8 @@ void usage(std::FILE* f) {
   fmt::print(f,
              "usage: dlscale <command> [options]\n\n"
              "commands:\n"
-             "  kernels   check and time kernels (GEMM, convolution, ...) named by descriptors\n\n"
+             "  kernels       check and time kernels (GEMM, convolution, ...) named by descriptors\n"
+             "  collectives   allreduce algorithms side by side over message sizes (under mpirun/srun)\n\n"
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -56,6 +62,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (cmd == "kernels") return dls::kernels_main(argc - 1, argv + 1);
+    if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
     return dls::kExitUsage;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `dlscale collectives` as a user meets it, under mpirun at 3 ranks: a small checked sweep that
+# writes valid records, and bad input that fails on every rank with one clear message, exit 2,
+# no record and no hang (each run is bounded by `timeout`).
+# usage: cli_test.sh MPIEXEC DLSCALE [mpiexec flags...]
+set -euo pipefail
+mpiexec=$1 dlscale=$2
+shift 2
+flags=("$@")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run3() { timeout 60 "$mpiexec" -np 3 "${flags[@]}" "$dlscale" collectives "$@"; }
+
+# a checked sweep: exit 0, one record per (algorithm, size) plus one fit per algorithm
+run3 -b 0 -e 64K -f 16 --algo all --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "sweep exited $?"; }
+n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
+# sizes 0 1 16 256 4K 64K bytes; 0 and 1 byte are both 0 floats: 5 sizes x 5 algorithms
+[[ $n -eq 25 ]] || fail "expected 25 allreduce records (5 sizes x 5 algos), got $n"
+f=$(grep -c '"benchmark":"allreduce_alpha_beta_fit"' "$tmp/r.jsonl")
+[[ $f -eq 5 ]] || fail "expected 5 fit records, got $f"
+grep -q '"wrong":0' "$tmp/r.jsonl" || fail "no exact check in the records"
+! grep -q '"status":"failed"' "$tmp/r.jsonl" || fail "a failed record"
+grep -q '"ranks":3' "$tmp/r.jsonl" || fail "ranks not recorded"
+
+bad() {  # expected text, then arguments
+  local want=$1
+  shift
+  set +e
+  run3 "$@" --out "$tmp/bad.jsonl" > "$tmp/bad.txt" 2>&1
+  local rc=$?
+  set -e
+  [[ $rc -ne 124 ]] || fail "'$*' hung"
+  [[ $rc -ne 0 ]] || fail "'$*' exited 0"
+  grep -q -- "$want" "$tmp/bad.txt" || { cat "$tmp/bad.txt"; fail "'$*': no '$want' in the message"; }
+  local copies
+  copies=$(grep -c -- "$want" "$tmp/bad.txt")
+  [[ $copies -eq 1 ]] || fail "'$*': the message was printed $copies times (rank 0 only, please)"
+  [[ ! -s "$tmp/bad.jsonl" ]] || fail "'$*' wrote a record"
+}
+bad "sizes out of order" -b 1M -e 8K
+bad "unknown algorithm 'butterfly'" --algo ring,butterfly
+bad "would need" -e 4096G
+bad "unknown suffix" -e 12X
+echo "collectives CLI: all cases passed"
