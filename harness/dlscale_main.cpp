@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 
 #include "kernels/bench/kernels_main.hpp"
+#include "kernels/core/check.hpp"
 
 namespace dls {
 int run_collectives(int argc, char** argv);  // dlscale_collectives[_none].cpp
 }
-#include "kernels/core/check.hpp"
 
 namespace {
 
