@@ -20,6 +20,7 @@
 #include "harness/instrument/provenance.hpp"
 #include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/core/descriptor.hpp"
 
 namespace dls {
 namespace {
@@ -182,12 +183,9 @@ int sweep_main(int argc, char** argv, const Comm& c) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   std::vector<Algo> algos;
-  for (std::size_t s = 0; s <= o.algo.size();) {
-    const std::size_t comma = std::min(o.algo.find(',', s), o.algo.size());
-    const std::string name = o.algo.substr(s, comma - s);
+  for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
     if (name == "all") algos.insert(algos.end(), all_algos().begin(), all_algos().end());
     else algos.push_back(parse_algo(name));
-    s = comma + 1;
   }
   if (o.iters < 0 || o.warmup < 0) throw ConfigError("--iters and --warmup must be positive");
   const std::size_t step = o.i.empty() ? 0 : parse_bytes(o.i, "-i");

@@ -25,6 +25,7 @@
 #include "kernels/bench/case_list.hpp"
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/core/descriptor.hpp"
 #include "kernels/core/threads.hpp"
 
 namespace dls {
@@ -208,20 +209,6 @@ void run_perf(Session& run, int gb_argc, char** gb_argv) {
   RecordReporter reporter(run);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-}
-
-std::vector<std::string> split_commas(const std::vector<std::string>& in) {
-  std::vector<std::string> out;
-  for (const auto& item : in) {
-    std::size_t pos = 0;
-    while (true) {
-      const auto comma = item.find(',', pos);
-      out.push_back(item.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-  }
-  return out;
 }
 
 void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, const char* flag) {

@@ -100,6 +100,20 @@ std::vector<int> Descriptor::integers(const std::string& key, int min) const {
   return out;
 }
 
+std::vector<std::string> split_commas(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (const auto& item : in) {
+    std::size_t pos = 0;
+    while (true) {
+      const auto comma = item.find(',', pos);
+      out.push_back(item.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
 std::vector<std::pair<int, std::string>> read_shape_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("shapes file '{}': cannot be read", path));

@@ -40,6 +40,9 @@ class Descriptor {
   int to_integer(const std::string& key, double v, int min) const;
 };
 
+// "a,b,,c" -> {"a", "b", "", "c"}, over each item of a repeatable option in turn.
+std::vector<std::string> split_commas(const std::vector<std::string>& in);
+
 // Splits a shapes file into descriptor lines: '#' starts a comment, blank lines are skipped.
 // Returns (line number, text) pairs. Throws ConfigError if the file cannot be read.
 std::vector<std::pair<int, std::string>> read_shape_file(const std::string& path);

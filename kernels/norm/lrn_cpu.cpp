@@ -14,8 +14,9 @@ namespace {
 // the tensor; v is x^2 in the forward and dy*y/s in the backward. Computed from the inputs on
 // the fly: a temporary tensor cost more (allocation and page faults each call) than the
 // window-size-fold recomputation.
+// row: scratch of t.w floats (within-channel only), one per thread.
 template <class V>
-void window_sum(const LrnShape& s, V&& v, long n, int c, float* out) {
+void window_sum(const LrnShape& s, V&& v, long n, int c, float* out, std::vector<float>& row) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
   const int half = (s.size - 1) / 2;
@@ -29,7 +30,7 @@ void window_sum(const LrnShape& s, V&& v, long n, int c, float* out) {
     return;
   }
   const long base = (n * t.c + c) * hw;
-  std::vector<float> row(t.w);
+  row.resize(std::size_t(t.w));
   for (int y = 0; y < t.h; ++y) {
     // vertical sum of the rows in the window, then a horizontal box over it
     std::fill(row.begin(), row.end(), 0.0f);
@@ -59,10 +60,11 @@ void lrn_fwd_cpu(const LrnShape& s, const float* x, float* y, float* scale) {
   {
     const float a = float(s.alpha / s.window()), k = float(s.k), beta = float(s.beta);
     const bool tq = beta == 0.75f;
+    std::vector<float> row;
 #pragma omp for schedule(static)
     for (long plane = 0; plane < long(t.n) * t.c; ++plane) {
       float* sp = scale + plane * hw;
-      window_sum(s, sq, plane / t.c, int(plane % t.c), sp);
+      window_sum(s, sq, plane / t.c, int(plane % t.c), sp, row);
       const float* xp = x + plane * hw;
       float* yp = y + plane * hw;
 #pragma omp simd
@@ -82,10 +84,10 @@ void lrn_bwd_cpu(const LrnShape& s, const float* x, const float* y, const float*
   {
     const float coef = float(2.0 * s.alpha * s.beta / s.window()), beta = float(s.beta);
     const bool tq = beta == 0.75f;
-    std::vector<float> acc(hw);
+    std::vector<float> acc(hw), row;
 #pragma omp for schedule(static)
     for (long plane = 0; plane < long(t.n) * t.c; ++plane) {
-      window_sum(s, ratio, plane / t.c, int(plane % t.c), acc.data());
+      window_sum(s, ratio, plane / t.c, int(plane % t.c), acc.data(), row);
       const long o = plane * hw;
 #pragma omp simd
       for (long p = 0; p < hw; ++p)

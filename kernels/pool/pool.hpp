@@ -46,6 +46,8 @@ struct PoolWindow {
   int begin, end, padded_extent;
 };
 PoolWindow pool_window(int o, int k, int s, int p, int in);
+// The average divisor of the output whose windows are wy, wx, under s.include_pad.
+int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx);
 
 // References: double output; y_abs (may be null) receives sum |terms| for the error bound.
 // The max backward recomputes the argmax from x (it does not trust a kernel's indices).

@@ -24,10 +24,6 @@ int argmax(const PoolShape& s, const float* plane, const PoolWindow& wy, const P
   return best;
 }
 
-double divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx) {
-  return s.include_pad ? double(wy.padded_extent) * wx.padded_extent : double(wy.end - wy.begin) * (wx.end - wx.begin);
-}
-
 }  // namespace
 
 void maxpool_fwd_ref(const PoolShape& s, const float* x, double* y, int* idx) {
@@ -59,7 +55,7 @@ void avgpool_fwd_ref(const PoolShape& s, const float* x, double* y, double* y_ab
         sum += xp[yy * s.w + xx];
         sum_abs += std::fabs(xp[yy * s.w + xx]);
       }
-    const double div = divisor(s, wy, wx);
+    const double div = double(pool_divisor(s, wy, wx));
     const long o = (plane * s.oh + oy) * s.ow + ox;
     y[o] = sum / div;
     if (y_abs) y_abs[o] = sum_abs / div;
@@ -69,7 +65,7 @@ void avgpool_fwd_ref(const PoolShape& s, const float* x, double* y, double* y_ab
 void avgpool_bwd_ref(const PoolShape& s, const float* dy, double* dx, double* dx_abs) {
   for (long i = 0; i < s.in_count(); ++i) dx[i] = 0, dx_abs[i] = 0;
   each_output(s, [&](long plane, int oy, int ox, const PoolWindow& wy, const PoolWindow& wx) {
-    const double g = dy[(plane * s.oh + oy) * s.ow + ox] / divisor(s, wy, wx);
+    const double g = dy[(plane * s.oh + oy) * s.ow + ox] / double(pool_divisor(s, wy, wx));
     for (int yy = wy.begin; yy < wy.end; ++yy)
       for (int xx = wx.begin; xx < wx.end; ++xx) {
         dx[plane * s.h * s.w + yy * s.w + xx] += g;

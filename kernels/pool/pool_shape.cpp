@@ -1,4 +1,6 @@
 // Pooling descriptors and output-size rules (see pool.hpp).
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "kernels/core/descriptor.hpp"
@@ -17,6 +19,10 @@ PoolWindow pool_window(int o, int k, int s, int p, int in) {
   const int start = o * s - p;
   const int padded_end = std::min(start + k, in + p);
   return {std::max(start, 0), std::min(start + k, in), padded_end - start};
+}
+
+int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx) {
+  return s.include_pad ? wy.padded_extent * wx.padded_extent : (wy.end - wy.begin) * (wx.end - wx.begin);
 }
 
 std::string PoolShape::str() const {
@@ -52,12 +58,10 @@ PoolShape PoolShape::parse(std::string_view text, std::string_view what) {
   if (s.h + 2 * s.ph < s.kh || s.w + 2 * s.pw < s.kw) d.fail("the kernel is larger than the padded input");
   s.oh = pool_out_size(s.h, s.kh, s.sh, s.ph, s.ceil_mode);
   s.ow = pool_out_size(s.w, s.kw, s.sw, s.pw, s.ceil_mode);
-  if (d.has("oh") && d.integer("oh", 0) != s.oh)
-    d.fail(fmt::format("oh{} disagrees with the computed output height {} ({} mode)", d.integer("oh", 0), s.oh,
-                       s.ceil_mode ? "ceil" : "floor"));
-  if (d.has("ow") && d.integer("ow", 0) != s.ow)
-    d.fail(fmt::format("ow{} disagrees with the computed output width {} ({} mode)", d.integer("ow", 0), s.ow,
-                       s.ceil_mode ? "ceil" : "floor"));
+  for (const auto& [key, dim, value] : {std::tuple{"oh", "height", s.oh}, std::tuple{"ow", "width", s.ow}})
+    if (d.has(key) && d.integer(key, 0) != value)
+      d.fail(fmt::format("{}{} disagrees with the computed output {} {} ({} mode)", key, d.integer(key, 0), dim, value,
+                         s.ceil_mode ? "ceil" : "floor"));
   if (s.in_count() > (1L << 33)) d.fail("tensor is too large");
   return s;
 }
