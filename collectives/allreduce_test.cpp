@@ -8,28 +8,17 @@
 
 #include "collectives/allreduce.hpp"
 #include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "collectives/mpi_test_util.hpp"
 
 namespace dls {
 namespace {
 
-// Small integers, different on every rank: sums of up to 5 ranks stay exact in float.
-template <class T>
-std::vector<T> rank_data(std::size_t count, int rank) {
-  std::vector<T> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = T(int(rng_bits(1000 + rank, i) % 201) - 100);
-  return v;
-}
-
-std::vector<std::size_t> counts(int p) {
-  return {0, 1, std::size_t(p), 2, 7, 10007, std::size_t(7 * p + 1), (1u << 20) + 3};
-}
 
 template <class T>
 void check_all_algorithms() {
   const Comm c;
   AllreduceWork<T> w;
-  for (std::size_t n : counts(c.size())) {
+  for (std::size_t n : test_counts(c.size())) {
     std::vector<T> want = rank_data<T>(n, c.rank());
     allreduce_mpi(c, want.data(), n);
     for (Algo a : all_algos()) {
@@ -76,13 +65,3 @@ TEST(Allreduce, BlocksPartitionTheVector) {
 
 }  // namespace
 }  // namespace dls
-
-int main(int argc, char** argv) {
-  dls::MpiSession mpi(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  // one rank prints; every rank's result decides its exit code (and so mpirun's)
-  if (dls::Comm().rank() != 0) delete ::testing::UnitTest::GetInstance()->listeners().Release(
-      ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  const int rc = RUN_ALL_TESTS();
-  return dls::Comm().any(rc != 0) ? 1 : 0;
-}

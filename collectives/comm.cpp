@@ -47,6 +47,10 @@ int Comm::to_int(std::size_t count) {
   return int(count);
 }
 
+void Comm::wait_all(MPI_Request* reqs, std::size_t n) {
+  mpi_check(MPI_Waitall(to_int(n), reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
 void Comm::barrier() const { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
 namespace {

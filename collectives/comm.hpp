@@ -56,6 +56,27 @@ class Comm {
                            tag, comm_, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
   }
+  // Nonblocking halves; complete them with wait_all. Buffers must outlive the wait.
+  template <class T>
+  MPI_Request isend(const T* buf, std::size_t count, int dst, int tag = 0) const {
+    MPI_Request r;
+    mpi_check(MPI_Isend(buf, to_int(count), mpi_type<T>(), dst, tag, comm_, &r), "MPI_Isend");
+    return r;
+  }
+  template <class T>
+  MPI_Request irecv(T* buf, std::size_t count, int src, int tag = 0) const {
+    MPI_Request r;
+    mpi_check(MPI_Irecv(buf, to_int(count), mpi_type<T>(), src, tag, comm_, &r), "MPI_Irecv");
+    return r;
+  }
+  // Receives from any rank; returns the sender.
+  template <class T>
+  int recv_any(T* buf, std::size_t count, int tag = 0) const {
+    MPI_Status st;
+    mpi_check(MPI_Recv(buf, to_int(count), mpi_type<T>(), MPI_ANY_SOURCE, tag, comm_, &st), "MPI_Recv");
+    return st.MPI_SOURCE;
+  }
+  static void wait_all(MPI_Request* reqs, std::size_t n);
   void barrier() const;
   double wtime() const { return MPI_Wtime(); }
   // Max, min and sum over ranks of one value, on every rank.

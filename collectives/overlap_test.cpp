@@ -1,0 +1,84 @@
+// The overlapped allreduce gives MPI_Allreduce's result bit for bit (integer-valued data) with
+// both engines and every algorithm, including when the caller computes in between; the
+// communication thread finishes on its own while the caller makes no MPI call at all.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "collectives/mpi_test_util.hpp"
+#include "collectives/overlap.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+struct Case {
+  OverlapEngine engine;
+  Algo algo;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> v = {{OverlapEngine::kNonblocking, Algo::kMpi}};
+  for (Algo a : all_algos()) v.push_back({OverlapEngine::kThread, a});
+  return v;
+}
+
+// Some work the caller does meanwhile: it touches no MPI.
+float compute(std::size_t reps) {
+  float acc = 0;
+  for (std::size_t i = 0; i < reps; ++i) acc = acc * 0.999f + float(i % 7);
+  return acc;
+}
+
+TEST(Overlap, EqualsMpiAllreduceWithComputeInBetween) {
+  const Comm c;
+  const std::size_t max_n = (1u << 20) + 3;
+  for (const Case& k : cases()) {
+    AsyncAllreduce<float> ar(c, k.engine, k.algo, max_n);
+    for (std::size_t n : test_counts(c.size())) {
+      std::vector<float> want = rank_data<float>(n, c.rank());
+      allreduce_mpi(c, want.data(), n);
+      std::vector<float> got = rank_data<float>(n, c.rank());
+      ar.start(got.data(), n);
+      volatile float sink = compute(20000 * (std::size_t(c.rank()) + 1));  // ranks arrive at different times
+      (void)sink;
+      ar.wait();
+      EXPECT_TRUE(n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0)
+          << engine_name(k.engine) << "/" << algo_name(k.algo) << " count " << n << " rank " << c.rank();
+    }
+  }
+}
+
+TEST(Overlap, ThreadFinishesWithoutTheCallersHelp) {
+  const Comm c;
+  const std::size_t n = 100003;
+  AsyncAllreduce<float> ar(c, OverlapEngine::kThread, Algo::kRing, n);
+  std::vector<float> v = rank_data<float>(n, c.rank()), want = v;
+  allreduce_mpi(c, want.data(), n);
+  ar.start(v.data(), n);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool done = false;
+  while (!(done = ar.test()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(done) << "the communication thread made no progress in 20 s";
+  ar.wait();
+  EXPECT_EQ(std::memcmp(v.data(), want.data(), n * sizeof(float)), 0);
+}
+
+TEST(Overlap, MisuseIsAnError) {
+  const Comm c;
+  AsyncAllreduce<float> ar(c, OverlapEngine::kThread, Algo::kMpi, 8);
+  std::vector<float> v(16, 1.f);
+  EXPECT_THROW(ar.start(v.data(), 16), Error);  // larger than sized for
+  ar.start(v.data(), 8);
+  EXPECT_THROW(ar.start(v.data(), 8), Error);  // not waited for
+  ar.wait();
+  EXPECT_EQ(v[0], float(c.size()));
+  EXPECT_THROW(parse_engine("threads"), ConfigError);
+}
+
+}  // namespace
+}  // namespace dls
