@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 run3() { timeout 60 "$mpiexec" -np 3 "${flags[@]}" "$dlscale" collectives "$@"; }
 
 # a checked sweep: exit 0, one record per (algorithm, size) plus one fit per algorithm
-run3 -b 0 -e 64K -f 16 --algo all --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "sweep exited $?"; }
+run3 -b 0 -e 64K -f 16 --algo all --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { rc=$?; cat "$tmp/out.txt"; fail "sweep exited $rc"; }
 n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
 # sizes 0 1 16 256 4K 64K bytes; 0 and 1 byte are both 0 floats: 5 sizes x 5 algorithms
 [[ $n -eq 25 ]] || fail "expected 25 allreduce records (5 sizes x 5 algos), got $n"
@@ -22,6 +22,13 @@ f=$(grep -c '"benchmark":"allreduce_alpha_beta_fit"' "$tmp/r.jsonl")
 grep -q '"wrong":0' "$tmp/r.jsonl" || fail "no exact check in the records"
 ! grep -q '"status":"failed"' "$tmp/r.jsonl" || fail "a failed record"
 grep -q '"ranks":3' "$tmp/r.jsonl" || fail "ranks not recorded"
+
+# the overlap sweep: both engines, checked, one record per (engine, algorithm, size)
+run3 -b 1K -e 64K -f 64 --overlap all --algo mpi,ring --out "$tmp/o.jsonl" > "$tmp/o.txt" 2>&1 || { rc=$?; cat "$tmp/o.txt"; fail "overlap sweep exited $rc"; }
+n=$(grep -c '"benchmark":"allreduce_overlap"' "$tmp/o.jsonl")
+[[ $n -eq 6 ]] || fail "expected 6 overlap records (2 sizes x (2 thread algos + nonblocking)), got $n"
+[[ $(grep -c '"wrong":0' "$tmp/o.jsonl") -eq 6 ]] || fail "an overlap record without a passed exact check"
+grep -q '"overlap_fraction":' "$tmp/o.jsonl" || fail "no overlap fraction recorded"
 
 bad() {  # expected text, then arguments
   local want=$1
@@ -42,4 +49,5 @@ bad "sizes out of order" -b 1M -e 8K
 bad "unknown algorithm 'butterfly'" --algo ring,butterfly
 bad "would need" -e 4096G
 bad "unknown suffix" -e 12X
+bad "unknown overlap engine 'threads'" --overlap threads
 echo "collectives CLI: all cases passed"
