@@ -22,11 +22,13 @@ DropoutShape DropoutShape::parse(std::string_view text, int mb) {
   return s;
 }
 
-void dropout_fwd_ref(float p, std::uint64_t seed, const float* x, double* y, long count) {
+template <class T>
+void dropout_fwd_ref(float p, std::uint64_t seed, const T* x, double* y, long count) {
   for (long i = 0; i < count; ++i) y[i] = dropout_keep(seed, i, p) ? double(x[i]) / (1.0 - double(p)) : 0.0;
 }
 
-void dropout_bwd_ref(float p, std::uint64_t seed, const float* dy, double* dx, long count) {
+template <class T>
+void dropout_bwd_ref(float p, std::uint64_t seed, const T* dy, double* dx, long count) {
   dropout_fwd_ref(p, seed, dy, dx, count);  // the same masked scaling
 }
 
@@ -45,5 +47,12 @@ void dropout_bwd_cpu(float p, const std::uint8_t* mask, const float* dy, float* 
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < count; ++i) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
 }
+
+#define DLS_INSTANTIATE(T) \
+  template void dropout_fwd_ref<T>(float, std::uint64_t, const T*, double*, long);                \
+  template void dropout_bwd_ref<T>(float, std::uint64_t, const T*, double*, long);
+DLS_INSTANTIATE(float)
+DLS_INSTANTIATE(double)
+#undef DLS_INSTANTIATE
 
 }  // namespace dls

@@ -33,11 +33,14 @@ struct TensorShape {
   static TensorShape parse(std::string_view text, int mb, std::string_view what = "tensor descriptor");
 };
 
-void act_fwd_ref(Act a, const float* x, double* y, long count);
-void act_bwd_ref(Act a, const float* x, const float* dy, double* dx, long count);
+template <class T>
+void act_fwd_ref(Act a, const T* x, double* y, long count);
+template <class T>
+void act_bwd_ref(Act a, const T* x, const T* dy, double* dx, long count);
 void act_fwd_cpu(Act a, const float* x, float* y, long count);
 void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* dx, long count);
-void add_ref(const float* a, const float* b, double* z, long count);
+template <class T>
+void add_ref(const T* a, const T* b, double* z, long count);
 void add_cpu(const float* a, const float* b, float* z, long count);
 
 }  // namespace dls

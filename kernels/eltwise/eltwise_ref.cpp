@@ -55,14 +55,16 @@ void TensorShape::set_batch(int mb) {
   count = long(n) * c * h * w;
 }
 
-void act_fwd_ref(Act a, const float* x, double* y, long count) {
+template <class T>
+void act_fwd_ref(Act a, const T* x, double* y, long count) {
   for (long i = 0; i < count; ++i) {
     const double v = x[i];
     y[i] = a == Act::kRelu ? (v > 0 ? v : 0.0) : a == Act::kSigmoid ? 1.0 / (1.0 + std::exp(-v)) : std::tanh(v);
   }
 }
 
-void act_bwd_ref(Act a, const float* x, const float* dy, double* dx, long count) {
+template <class T>
+void act_bwd_ref(Act a, const T* x, const T* dy, double* dx, long count) {
   for (long i = 0; i < count; ++i) {
     const double v = x[i];
     double d;
@@ -79,8 +81,17 @@ void act_bwd_ref(Act a, const float* x, const float* dy, double* dx, long count)
   }
 }
 
-void add_ref(const float* a, const float* b, double* z, long count) {
+template <class T>
+void add_ref(const T* a, const T* b, double* z, long count) {
   for (long i = 0; i < count; ++i) z[i] = double(a[i]) + double(b[i]);
 }
+
+#define DLS_INSTANTIATE(T) \
+  template void act_fwd_ref<T>(Act, const T*, double*, long);                                     \
+  template void act_bwd_ref<T>(Act, const T*, const T*, double*, long);                           \
+  template void add_ref<T>(const T*, const T*, double*, long);
+DLS_INSTANTIATE(float)
+DLS_INSTANTIATE(double)
+#undef DLS_INSTANTIATE
 
 }  // namespace dls

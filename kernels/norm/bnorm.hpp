@@ -26,13 +26,15 @@ struct BnormShape {
 // References in double, two-pass statistics; the backward recomputes them from x.
 // y_abs / dx_abs receive error scales (|gamma| (|x| + |mean|) / sigma + |beta| and the
 // sum of the absolute terms of dx).
-void bnorm_fwd_ref(const BnormShape& s, const float* x, const float* gamma, const float* beta, double* y,
+template <class T>
+void bnorm_fwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, double* y,
                    double* y_abs, double* mean, double* var);
 struct BnormGradsRef {
   double *dx, *dgamma, *dbeta;                               // required
   double *dx_abs = nullptr, *dgamma_abs = nullptr, *dbeta_abs = nullptr;  // error scales, optional
 };
-void bnorm_bwd_ref(const BnormShape& s, const float* x, const float* gamma, const float* dy, const BnormGradsRef& g);
+template <class T>
+void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy, const BnormGradsRef& g);
 
 // Optimised: OpenMP over channels; per-channel sums in double (a float sum of M = 16*56*56
 // values loses ~ 2^-24 * M relative); the per-element work is one fused multiply-add in float.

@@ -34,7 +34,8 @@ void each_in_channel(const TensorShape& t, int c, F&& f) {
     for (long p = 0; p < hw; ++p) f((long(n) * t.c + c) * hw + p);
 }
 
-void stats(const BnormShape& s, const float* x, int c, double& mean, double& var) {
+template <class T>
+void stats(const BnormShape& s, const T* x, int c, double& mean, double& var) {
   double sum = 0, sq = 0;
   each_in_channel(s.t, c, [&](long i) { sum += x[i]; });
   mean = sum / double(s.m());
@@ -44,7 +45,8 @@ void stats(const BnormShape& s, const float* x, int c, double& mean, double& var
 
 }  // namespace
 
-void bnorm_fwd_ref(const BnormShape& s, const float* x, const float* gamma, const float* beta, double* y,
+template <class T>
+void bnorm_fwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, double* y,
                    double* y_abs, double* mean, double* var) {
   for (int c = 0; c < s.t.c; ++c) {
     stats(s, x, c, mean[c], var[c]);
@@ -56,7 +58,8 @@ void bnorm_fwd_ref(const BnormShape& s, const float* x, const float* gamma, cons
   }
 }
 
-void bnorm_bwd_ref(const BnormShape& s, const float* x, const float* gamma, const float* dy, const BnormGradsRef& g) {
+template <class T>
+void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy, const BnormGradsRef& g) {
   const double m = double(s.m());
   for (int c = 0; c < s.t.c; ++c) {
     double mean, var;
@@ -80,5 +83,13 @@ void bnorm_bwd_ref(const BnormShape& s, const float* x, const float* gamma, cons
     });
   }
 }
+
+#define DLS_INSTANTIATE(T) \
+  template void bnorm_fwd_ref<T>(const BnormShape&, const T*, const T*, const T*, double*, double*, double*, \
+                                 double*);                                                       \
+  template void bnorm_bwd_ref<T>(const BnormShape&, const T*, const T*, const T*, const BnormGradsRef&);
+DLS_INSTANTIATE(float)
+DLS_INSTANTIATE(double)
+#undef DLS_INSTANTIATE
 
 }  // namespace dls

@@ -29,8 +29,10 @@ struct LrnShape {
 };
 
 // References in double; dx_abs receives the error scale (sum of |terms|).
-void lrn_fwd_ref(const LrnShape& s, const float* x, double* y);
-void lrn_bwd_ref(const LrnShape& s, const float* x, const float* dy, double* dx, double* dx_abs);
+template <class T>
+void lrn_fwd_ref(const LrnShape& s, const T* x, double* y);
+template <class T>
+void lrn_bwd_ref(const LrnShape& s, const T* x, const T* dy, double* dx, double* dx_abs);
 
 // Optimised: OpenMP over (image, channel) planes, loops over the plane innermost so they
 // vectorise. The forward saves s for the backward, as Caffe's scale_ blob does.

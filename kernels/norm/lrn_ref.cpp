@@ -53,7 +53,8 @@ void each_element(const TensorShape& t, F&& f) {
         for (int x = 0; x < t.w; ++x) f(i++, n, c, y, x);
 }
 
-double lrn_scale(const LrnShape& s, const float* x, int n, int c, int y, int xx) {
+template <class T>
+double lrn_scale(const LrnShape& s, const T* x, int n, int c, int y, int xx) {
   double sum = 0;
   each_in_window(s, n, c, y, xx, [&](long j) { sum += double(x[j]) * x[j]; });
   return s.k + s.alpha / s.window() * sum;
@@ -61,13 +62,15 @@ double lrn_scale(const LrnShape& s, const float* x, int n, int c, int y, int xx)
 
 }  // namespace
 
-void lrn_fwd_ref(const LrnShape& s, const float* x, double* y) {
+template <class T>
+void lrn_fwd_ref(const LrnShape& s, const T* x, double* y) {
   each_element(s.t, [&](long i, int n, int c, int yy, int xx) {
     y[i] = x[i] * std::pow(lrn_scale(s, x, n, c, yy, xx), -s.beta);
   });
 }
 
-void lrn_bwd_ref(const LrnShape& s, const float* x, const float* dy, double* dx, double* dx_abs) {
+template <class T>
+void lrn_bwd_ref(const LrnShape& s, const T* x, const T* dy, double* dx, double* dx_abs) {
   std::vector<double> scale(s.t.count);
   each_element(s.t, [&](long i, int n, int c, int yy, int xx) { scale[i] = lrn_scale(s, x, n, c, yy, xx); });
   const double coef = 2.0 * s.alpha * s.beta / s.window();
@@ -84,5 +87,12 @@ void lrn_bwd_ref(const LrnShape& s, const float* x, const float* dy, double* dx,
     dx_abs[i] = std::fabs(direct) + coef * std::fabs(x[i]) * sum_abs;
   });
 }
+
+#define DLS_INSTANTIATE(T) \
+  template void lrn_fwd_ref<T>(const LrnShape&, const T*, double*);                                \
+  template void lrn_bwd_ref<T>(const LrnShape&, const T*, const T*, double*, double*);
+DLS_INSTANTIATE(float)
+DLS_INSTANTIATE(double)
+#undef DLS_INSTANTIATE
 
 }  // namespace dls

@@ -51,10 +51,14 @@ int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx)
 
 // References: double output; y_abs (may be null) receives sum |terms| for the error bound.
 // The max backward recomputes the argmax from x (it does not trust a kernel's indices).
-void maxpool_fwd_ref(const PoolShape& s, const float* x, double* y, int* idx);
-void maxpool_bwd_ref(const PoolShape& s, const float* x, const float* dy, double* dx, double* dx_abs);
-void avgpool_fwd_ref(const PoolShape& s, const float* x, double* y, double* y_abs);
-void avgpool_bwd_ref(const PoolShape& s, const float* dy, double* dx, double* dx_abs);
+template <class T>
+void maxpool_fwd_ref(const PoolShape& s, const T* x, double* y, int* idx);
+template <class T>
+void maxpool_bwd_ref(const PoolShape& s, const T* x, const T* dy, double* dx, double* dx_abs);
+template <class T>
+void avgpool_fwd_ref(const PoolShape& s, const T* x, double* y, double* y_abs);
+template <class T>
+void avgpool_bwd_ref(const PoolShape& s, const T* dy, double* dx, double* dx_abs);
 
 // Optimised: OpenMP over (image, channel) planes, so backward scatters never race.
 void maxpool_fwd_cpu(const PoolShape& s, const float* x, float* y, int* idx);

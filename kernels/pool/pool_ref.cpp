@@ -16,7 +16,8 @@ void each_output(const PoolShape& s, F&& f) {
 }
 
 // Index (h * W + w) of the first maximum of the window, in row-major order.
-int argmax(const PoolShape& s, const float* plane, const PoolWindow& wy, const PoolWindow& wx) {
+template <class T>
+int argmax(const PoolShape& s, const T* plane, const PoolWindow& wy, const PoolWindow& wx) {
   int best = wy.begin * s.w + wx.begin;
   for (int y = wy.begin; y < wy.end; ++y)
     for (int x = wx.begin; x < wx.end; ++x)
@@ -26,9 +27,10 @@ int argmax(const PoolShape& s, const float* plane, const PoolWindow& wy, const P
 
 }  // namespace
 
-void maxpool_fwd_ref(const PoolShape& s, const float* x, double* y, int* idx) {
+template <class T>
+void maxpool_fwd_ref(const PoolShape& s, const T* x, double* y, int* idx) {
   each_output(s, [&](long plane, int oy, int ox, const PoolWindow& wy, const PoolWindow& wx) {
-    const float* xp = x + plane * s.h * s.w;
+    const T* xp = x + plane * s.h * s.w;
     const int i = argmax(s, xp, wy, wx);
     const long o = (plane * s.oh + oy) * s.ow + ox;
     y[o] = xp[i];
@@ -36,7 +38,8 @@ void maxpool_fwd_ref(const PoolShape& s, const float* x, double* y, int* idx) {
   });
 }
 
-void maxpool_bwd_ref(const PoolShape& s, const float* x, const float* dy, double* dx, double* dx_abs) {
+template <class T>
+void maxpool_bwd_ref(const PoolShape& s, const T* x, const T* dy, double* dx, double* dx_abs) {
   for (long i = 0; i < s.in_count(); ++i) dx[i] = 0, dx_abs[i] = 0;
   each_output(s, [&](long plane, int oy, int ox, const PoolWindow& wy, const PoolWindow& wx) {
     const long in = plane * s.h * s.w + argmax(s, x + plane * s.h * s.w, wy, wx);
@@ -46,9 +49,10 @@ void maxpool_bwd_ref(const PoolShape& s, const float* x, const float* dy, double
   });
 }
 
-void avgpool_fwd_ref(const PoolShape& s, const float* x, double* y, double* y_abs) {
+template <class T>
+void avgpool_fwd_ref(const PoolShape& s, const T* x, double* y, double* y_abs) {
   each_output(s, [&](long plane, int oy, int ox, const PoolWindow& wy, const PoolWindow& wx) {
-    const float* xp = x + plane * s.h * s.w;
+    const T* xp = x + plane * s.h * s.w;
     double sum = 0, sum_abs = 0;
     for (int yy = wy.begin; yy < wy.end; ++yy)
       for (int xx = wx.begin; xx < wx.end; ++xx) {
@@ -62,7 +66,8 @@ void avgpool_fwd_ref(const PoolShape& s, const float* x, double* y, double* y_ab
   });
 }
 
-void avgpool_bwd_ref(const PoolShape& s, const float* dy, double* dx, double* dx_abs) {
+template <class T>
+void avgpool_bwd_ref(const PoolShape& s, const T* dy, double* dx, double* dx_abs) {
   for (long i = 0; i < s.in_count(); ++i) dx[i] = 0, dx_abs[i] = 0;
   each_output(s, [&](long plane, int oy, int ox, const PoolWindow& wy, const PoolWindow& wx) {
     const double g = dy[(plane * s.oh + oy) * s.ow + ox] / double(pool_divisor(s, wy, wx));
@@ -73,5 +78,14 @@ void avgpool_bwd_ref(const PoolShape& s, const float* dy, double* dx, double* dx
       }
   });
 }
+
+#define DLS_INSTANTIATE(T) \
+  template void maxpool_fwd_ref<T>(const PoolShape&, const T*, double*, int*);                    \
+  template void maxpool_bwd_ref<T>(const PoolShape&, const T*, const T*, double*, double*);        \
+  template void avgpool_fwd_ref<T>(const PoolShape&, const T*, double*, double*);                  \
+  template void avgpool_bwd_ref<T>(const PoolShape&, const T*, double*, double*);
+DLS_INSTANTIATE(float)
+DLS_INSTANTIATE(double)
+#undef DLS_INSTANTIATE
 
 }  // namespace dls

@@ -10,8 +10,10 @@
 
 namespace dls {
 
-double softmax_xent_fwd_ref(const float* x, const int* label, double* p, int n, int k);
-void softmax_xent_bwd_ref(const float* x, const int* label, double* dx, int n, int k);
+template <class T>
+double softmax_xent_fwd_ref(const T* x, const int* label, double* p, int n, int k);
+template <class T>
+void softmax_xent_bwd_ref(const T* x, const int* label, double* dx, int n, int k);
 // Returns the loss; writes p.
 float softmax_xent_fwd_cpu(const float* x, const int* label, float* p, int n, int k);
 // dx from the forward's p.
