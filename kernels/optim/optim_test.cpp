@@ -44,6 +44,36 @@ TEST(Optim, CpuFollowsScalarReferenceOverSteps) {
   }
 }
 
+// The first steps from w = 0 with lr = 1: the step itself is the whole scale, so a rounding
+// slip inside a rule (e.g. 1 - beta2 formed in float: 1.3e-5 relative, ~200 ulps of the step)
+// shows against a bound of a few ulps per step.
+TEST(Optim, FirstStepsFromZeroAreWithinAFewUlps) {
+  const long n = 1001;
+  for (Optim o : kAll) {
+    SCOPED_TRACE(optim_name(o));
+    std::vector<float> w(n, 0.0f), s1(n, 0.0f), s2(n, 0.0f);
+    std::vector<double> wr(n, 0.0), s1r(n, 0.0), s2r(n, 0.0);
+    OptimParams p;
+    p.lr = 1.0;
+    p.weight_decay = 0;
+    p.eps = 1e-8;
+    const int steps = 3;
+    std::vector<double> path(n, 0.0);  // the reference's distance travelled: the error scale
+    for (int t = 1; t <= steps; ++t) {
+      p.step = t;
+      const auto g = random_vector(n, 200 + t);
+      const std::vector<double> gd(g.begin(), g.end()), before = wr;
+      optim_update_cpu(o, p, w.data(), g.data(), s1.data(), s2.data(), n);
+      optim_update_ref(o, p, wr.data(), gd.data(), s1r.data(), s2r.data(), n);
+      for (long i = 0; i < n; ++i) path[i] += std::fabs(wr[i] - before[i]);
+    }
+    std::vector<double> scale(n);
+    for (long i = 0; i < n; ++i) scale[i] = std::fabs(wr[i]) + path[i];
+    const auto rep = compare(wr, scale, w, ulp_bound(8.0 * steps));
+    EXPECT_TRUE(rep.ok()) << rep.summary();
+  }
+}
+
 TEST(Optim, ReferenceMatchesHandWorkedSteps) {
   // One element, w = 1, g = 0.5, wd = 0, m = 0.9, lr = 0.1.
   OptimParams p;
