@@ -43,4 +43,18 @@ template <class T>
 void add_ref(const T* a, const T* b, double* z, long count);
 void add_cpu(const float* a, const float* b, float* z, long count);
 
+// Per-channel bias of NCHW data (conv and linear layers):
+//   forward  y[n,c,i] += b[c]                       backward  db[c] = beta db[c] + sum_{n,i} dy[n,c,i]
+// over n images of c channels of hw elements each.
+template <class T>
+void bias_fwd_ref(const T* b, double* y, int n, int c, long hw);
+template <class T>
+void bias_bwd_ref(const T* dy, double* db, int n, int c, long hw);  // overwrites db
+void bias_fwd_cpu(const float* b, float* y, int n, int c, long hw);
+void bias_bwd_cpu(const float* dy, float* db, int n, int c, long hw, float beta);
+
+// x *= a; z += x (element-wise accumulation, e.g. of gradients from several consumers).
+void scale_cpu(float a, float* x, long count);
+void accumulate_cpu(const float* x, float* z, long count);
+
 }  // namespace dls

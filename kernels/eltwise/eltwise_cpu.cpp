@@ -45,4 +45,38 @@ void add_cpu(const float* a, const float* b, float* z, long count) {
   for (long i = 0; i < count; ++i) z[i] = a[i] + b[i];
 }
 
+void bias_fwd_cpu(const float* b, float* y, int n, int c, long hw) {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < long(n) * c; ++i) {
+    const float v = b[i % c];
+    float* yi = y + i * hw;
+#pragma omp simd
+    for (long j = 0; j < hw; ++j) yi[j] += v;
+  }
+}
+
+// One channel per iteration: each db[k] is summed by one thread, images in order.
+void bias_bwd_cpu(const float* dy, float* db, int n, int c, long hw, float beta) {
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < c; ++k) {
+    float sum = 0;
+    for (int img = 0; img < n; ++img) {
+      const float* d = dy + (long(img) * c + k) * hw;
+#pragma omp simd reduction(+ : sum)
+      for (long j = 0; j < hw; ++j) sum += d[j];
+    }
+    db[k] = beta * db[k] + sum;
+  }
+}
+
+void scale_cpu(float a, float* x, long count) {
+#pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < count; ++i) x[i] *= a;
+}
+
+void accumulate_cpu(const float* x, float* z, long count) {
+#pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < count; ++i) z[i] += x[i];
+}
+
 }  // namespace dls

@@ -86,10 +86,25 @@ void add_ref(const T* a, const T* b, double* z, long count) {
   for (long i = 0; i < count; ++i) z[i] = double(a[i]) + double(b[i]);
 }
 
+template <class T>
+void bias_fwd_ref(const T* b, double* y, int n, int c, long hw) {
+  for (long i = 0; i < long(n) * c; ++i)
+    for (long j = 0; j < hw; ++j) y[i * hw + j] += double(b[i % c]);
+}
+
+template <class T>
+void bias_bwd_ref(const T* dy, double* db, int n, int c, long hw) {
+  for (int k = 0; k < c; ++k) db[k] = 0;
+  for (long i = 0; i < long(n) * c; ++i)
+    for (long j = 0; j < hw; ++j) db[i % c] += double(dy[i * hw + j]);
+}
+
 #define DLS_INSTANTIATE(T) \
   template void act_fwd_ref<T>(Act, const T*, double*, long);                                     \
   template void act_bwd_ref<T>(Act, const T*, const T*, double*, long);                           \
-  template void add_ref<T>(const T*, const T*, double*, long);
+  template void add_ref<T>(const T*, const T*, double*, long);                                     \
+  template void bias_fwd_ref<T>(const T*, double*, int, int, long);                               \
+  template void bias_bwd_ref<T>(const T*, double*, int, int, long);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)
 #undef DLS_INSTANTIATE
