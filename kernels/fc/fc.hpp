@@ -32,6 +32,8 @@ double fc_bwd_bias_ref_point(const FcShape& sh, const T* dy, int o, double* abs)
 
 void fc_fwd_openblas(const FcShape& sh, const float* x, const float* w, const float* b, float* y);
 void fc_bwd_data_openblas(const FcShape& sh, const float* dy, const float* w, float* dx);
-void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw, float* db);
+// dw = beta dw + dy^T x, db = beta db + sum_n dy (beta 0 overwrites, 1 accumulates).
+void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw, float* db,
+                             float beta = 0.0f);
 
 }  // namespace dls

@@ -22,11 +22,11 @@ void fc_bwd_data_openblas(const FcShape& sh, const float* dy, const float* w, fl
               sh.in, 0.0f, dx, sh.in);
 }
 
-void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw, float* db) {
+void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw, float* db, float beta) {
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, sh.out, sh.in, sh.n, 1.0f, dy, sh.out, x,
-              sh.in, 0.0f, dw, sh.in);
+              sh.in, beta, dw, sh.in);
   if (db) {
-    std::fill(db, db + sh.out, 0.0f);
+    for (int o = 0; o < sh.out; ++o) db[o] *= beta;
     for (int n = 0; n < sh.n; ++n)
       for (int o = 0; o < sh.out; ++o) db[o] += dy[long(n) * sh.out + o];
   }

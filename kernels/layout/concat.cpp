@@ -63,13 +63,20 @@ void each_block(const ConcatShape& s, F&& f) {
 
 }  // namespace
 
-void concat_fwd_ref(const ConcatShape& s, const std::vector<const float*>& x, float* y) {
+template <class T>
+void concat_fwd_ref(const ConcatShape& s, const std::vector<const T*>& x, T* y) {
   each_element(s, [&](std::size_t i, long xi, long yi) { y[yi] = x[i][xi]; });
 }
 
-void concat_bwd_ref(const ConcatShape& s, const float* dy, const std::vector<float*>& dx) {
+template <class T>
+void concat_bwd_ref(const ConcatShape& s, const T* dy, const std::vector<T*>& dx) {
   each_element(s, [&](std::size_t i, long xi, long yi) { dx[i][xi] = dy[yi]; });
 }
+
+template void concat_fwd_ref<float>(const ConcatShape&, const std::vector<const float*>&, float*);
+template void concat_fwd_ref<double>(const ConcatShape&, const std::vector<const double*>&, double*);
+template void concat_bwd_ref<float>(const ConcatShape&, const float*, const std::vector<float*>&);
+template void concat_bwd_ref<double>(const ConcatShape&, const double*, const std::vector<double*>&);
 
 void concat_fwd_cpu(const ConcatShape& s, const std::vector<const float*>& x, float* y) {
   each_block(s, [&](std::size_t i, long xo, long yo, long len) { std::memcpy(y + yo, x[i] + xo, sizeof(float) * len); });

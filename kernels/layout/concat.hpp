@@ -23,8 +23,10 @@ struct ConcatShape {
   static ConcatShape parse(std::string_view text, int mb);
 };
 
-void concat_fwd_ref(const ConcatShape& s, const std::vector<const float*>& x, float* y);
-void concat_bwd_ref(const ConcatShape& s, const float* dy, const std::vector<float*>& dx);
+template <class T>
+void concat_fwd_ref(const ConcatShape& s, const std::vector<const T*>& x, T* y);
+template <class T>
+void concat_bwd_ref(const ConcatShape& s, const T* dy, const std::vector<T*>& dx);
 // One contiguous copy per (image, input): OpenMP over those blocks.
 void concat_fwd_cpu(const ConcatShape& s, const std::vector<const float*>& x, float* y);
 void concat_bwd_cpu(const ConcatShape& s, const float* dy, const std::vector<float*>& dx);

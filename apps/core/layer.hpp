@@ -1,0 +1,88 @@
+// The layer interface of the training engine. A layer holds no maths of its own: it calls
+// kernels/ (the CPU kernels for float, the double reference kernels for the reference backend
+// and for gradient checks in double). Tensors are NCHW; a layer has one output.
+//   setup      called once, in graph order, with the input dims: validates them (ConfigError
+//              naming the layer), returns the output dims, and declares the parameters
+//   forward    y = f(x; w)
+//   backward   overwrites dx[i] for every non-null dx[i]; ACCUMULATES into its parameter
+//              gradients (the net zeroes them once per step), so gradients can be accumulated
+//              over several backward passes
+// Parameters and gradients live in the net's two contiguous buffers; bind() hands a layer its
+// views before the first forward.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dls {
+
+struct Dims {
+  int n = 1, c = 1, h = 1, w = 1;
+  long count() const { return long(n) * c * h * w; }
+  long per_image() const { return long(c) * h * w; }
+  long hw() const { return long(h) * w; }
+  std::string str() const;  // "NxCxHxW"
+  bool operator==(const Dims&) const = default;
+};
+
+enum class Backend { kRef, kOpenBlas, kOneDnn };
+std::string backend_name(Backend b);
+Backend parse_backend(const std::string& name);  // throws ConfigError
+
+// How a parameter blob is initialised (Caffe's fillers and torchvision's init).
+struct Filler {
+  enum Kind { kConstant, kGaussian, kXavier, kKaimingFanOut } kind = kConstant;
+  double value = 0;  // constant value, or the Gaussian's standard deviation
+};
+
+struct ParamSpec {
+  std::string name;  // "weight", "bias", "gamma", "beta"
+  long count = 0;
+  Filler filler;
+  long fan_in = 1, fan_out = 1;     // for xavier / kaiming
+  float lr_mult = 1, decay_mult = 1;  // Caffe's per-blob multipliers
+};
+
+// What a forward/backward pass knows besides its tensors.
+struct Context {
+  Backend backend = Backend::kOpenBlas;
+  bool train = true;
+  const int* labels = nullptr;  // batch labels, for classification losses
+  std::uint64_t seed = 0;       // per-step seed (dropout masks)
+};
+
+template <class T>
+class Layer {
+ public:
+  explicit Layer(std::string name) : name_(std::move(name)) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  const std::string& name() const { return name_; }
+  virtual std::string type() const = 0;
+  virtual Dims setup(const std::vector<Dims>& in) = 0;
+  const std::vector<ParamSpec>& params() const { return params_; }
+  virtual long forward_macs_per_image() const { return 0; }  // conv/FC/deconv only (reference §1)
+  // Does backward need dy? Loss layers are seeded by the net instead.
+  virtual void forward(const Context& ctx, const std::vector<const T*>& x, T* y) = 0;
+  virtual void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                        const std::vector<T*>& dx) = 0;
+
+  void bind(std::vector<T*> w, std::vector<T*> dw) {
+    w_ = std::move(w);
+    dw_ = std::move(dw);
+  }
+
+ protected:
+  // The ConfigError for bad input dims, naming the layer.
+  [[noreturn]] void fail(const std::string& what) const;
+  void expect_inputs(const std::vector<Dims>& in, std::size_t n) const;
+
+  std::string name_;
+  std::vector<ParamSpec> params_;  // filled by setup
+  std::vector<T*> w_, dw_;
+};
+
+}  // namespace dls

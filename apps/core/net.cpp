@@ -1,0 +1,225 @@
+// The network graph (see net.hpp).
+#include "apps/core/net.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
+#include "kernels/eltwise/eltwise.hpp"
+
+namespace dls {
+namespace {
+
+constexpr long kAlign = 16;  // elements: 64-byte aligned blobs for float
+
+long align_up(long v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+template <class T>
+void accumulate(const T* x, T* z, long n) {
+  if constexpr (std::is_same_v<T, float>) {
+    accumulate_cpu(x, z, n);
+  } else {
+    for (long i = 0; i < n; ++i) z[i] += x[i];
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+template <class T>
+void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
+  const std::uint64_t s = mix64(seed ^ mix64(std::hash<std::string>{}(b.layer + "/" + b.name)));
+  auto normal = [&](long i) {  // Box-Muller on two counter draws
+    const double u1 = (double(rng_bits(s, 2 * std::uint64_t(i)) >> 11) + 1.0) / 9007199254740993.0;
+    const double u2 = double(rng_bits(s, 2 * std::uint64_t(i) + 1) >> 11) / 9007199254740992.0;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  };
+  switch (b.filler.kind) {
+    case Filler::kConstant:
+      std::fill(w, w + b.count, T(b.filler.value));
+      break;
+    case Filler::kGaussian:
+      for (long i = 0; i < b.count; ++i) w[i] = T(b.filler.value * normal(i));
+      break;
+    case Filler::kXavier: {  // Caffe: U(-sqrt(3 / fan_in), +sqrt(3 / fan_in))
+      const double a = std::sqrt(3.0 / double(b.fan_in));
+      for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
+      break;
+    }
+    case Filler::kKaimingFanOut: {  // torch kaiming_normal_(mode="fan_out", relu): N(0, 2 / fan_out)
+      const double sd = std::sqrt(2.0 / double(b.fan_out));
+      for (long i = 0; i < b.count; ++i) w[i] = T(sd * normal(i));
+      break;
+    }
+  }
+}
+
+template <class T>
+Net<T>::Net(std::string name, Dims input) : name_(std::move(name)) {
+  tensors_.push_back({"data", input, {}, {}, false});
+  by_name_["data"] = 0;
+}
+
+template <class T>
+std::size_t Net<T>::tensor(const std::string& name) const {
+  const auto it = by_name_.find(name);
+  if (it == by_name_.end()) throw ConfigError(fmt::format("net '{}': no tensor named '{}'", name_, name));
+  return it->second;
+}
+
+template <class T>
+Dims Net<T>::dims(const std::string& name) const {
+  return tensors_[tensor(name)].dims;
+}
+
+template <class T>
+const std::string& Net<T>::add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs, float loss_weight) {
+  if (allocated_) throw Error(fmt::format("net '{}': layers cannot be added after allocate()", name_));
+  const std::string lname = layer->name();
+  if (by_name_.count(lname)) throw ConfigError(fmt::format("net '{}': the name '{}' is used twice", name_, lname));
+  if (inputs.empty()) inputs.push_back(tensors_.back().name);
+  Node node{std::move(layer), {}, 0, loss_weight, {}};
+  std::vector<Dims> in;
+  for (const auto& i : inputs) {
+    node.in.push_back(tensor(i));
+    in.push_back(tensors_[node.in.back()].dims);
+  }
+  const Dims out = node.layer->setup(in);
+  if (loss_weight != 0 && out.count() != 1)
+    throw ConfigError(fmt::format("net '{}': '{}' has a loss weight but its output is {}", name_, lname, out.str()));
+  for (const ParamSpec& p : node.layer->params()) {
+    node.blob.push_back(blobs_.size());
+    blobs_.push_back({lname, p.name, buffer_, p.count, p.lr_mult, p.decay_mult, p.filler, p.fan_in, p.fan_out});
+    buffer_ += align_up(p.count);
+    parameters_ += p.count;
+  }
+  node.out = tensors_.size();
+  tensors_.push_back({lname, out, {}, {}, false});
+  by_name_[lname] = node.out;
+  nodes_.push_back(std::move(node));
+  return tensors_.back().name;
+}
+
+template <class T>
+long Net<T>::forward_macs_per_image() const {
+  long m = 0;
+  for (const Node& n : nodes_) m += n.layer->forward_macs_per_image();
+  return m;
+}
+
+template <class T>
+std::vector<std::string> Net<T>::loss_layers() const {
+  std::vector<std::string> v;
+  for (const Node& n : nodes_)
+    if (n.loss_weight != 0) v.push_back(n.layer->name());
+  return v;
+}
+
+template <class T>
+Layer<T>& Net<T>::layer(const std::string& name) {
+  for (Node& n : nodes_)
+    if (n.layer->name() == name) return *n.layer;
+  throw ConfigError(fmt::format("net '{}': no layer named '{}'", name_, name));
+}
+
+template <class T>
+void Net<T>::allocate(std::uint64_t seed) {
+  if (loss_layers().empty()) throw ConfigError(fmt::format("net '{}' has no loss layer", name_));
+  w_.assign(std::size_t(buffer_), T(0));
+  dw_.assign(std::size_t(buffer_), T(0));
+  for (const ParamBlob& b : blobs_) fill_blob(b, seed, w_.data() + b.offset);
+  std::size_t max_in = 0;
+  long max_count = 0;
+  for (std::size_t t = 0; t < tensors_.size(); ++t) {
+    tensors_[t].value.assign(std::size_t(tensors_[t].dims.count()), T(0));
+    if (t > 0) tensors_[t].grad.assign(std::size_t(tensors_[t].dims.count()), T(0));
+    max_count = std::max(max_count, tensors_[t].dims.count());
+  }
+  for (Node& n : nodes_) {
+    std::vector<T*> w, dw;
+    for (std::size_t b : n.blob) w.push_back(w_.data() + blobs_[b].offset), dw.push_back(dw_.data() + blobs_[b].offset);
+    n.layer->bind(std::move(w), std::move(dw));
+    max_in = std::max(max_in, n.in.size());
+  }
+  scratch_.assign(max_in, std::vector<T>(std::size_t(max_count)));
+  fwd_s_.assign(nodes_.size(), 0.0);
+  bwd_s_.assign(nodes_.size(), 0.0);
+  allocated_ = true;
+}
+
+template <class T>
+const T* Net<T>::output(const std::string& name) const {
+  return tensors_[tensor(name)].value.data();
+}
+
+template <class T>
+double Net<T>::forward(const Context& ctx) {
+  if (!allocated_) throw Error(fmt::format("net '{}': forward before allocate()", name_));
+  double objective = 0;
+  std::vector<const T*> xs;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    xs.clear();
+    for (std::size_t t : n.in) xs.push_back(tensors_[t].value.data());
+    const auto t0 = std::chrono::steady_clock::now();
+    n.layer->forward(ctx, xs, tensors_[n.out].value.data());
+    fwd_s_[i] = seconds_since(t0);
+    if (n.loss_weight != 0) objective += double(n.loss_weight) * double(tensors_[n.out].value[0]);
+  }
+  return objective;
+}
+
+template <class T>
+void Net<T>::backward(const Context& ctx) {
+  for (Tensor& t : tensors_) t.grad_ready = false;
+  std::vector<const T*> xs;
+  std::vector<T*> dx;
+  std::vector<std::size_t> claimed;
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    Node& n = nodes_[i];
+    Tensor& out = tensors_[n.out];
+    if (n.loss_weight != 0) out.grad[0] = T(n.loss_weight);
+    else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
+      bwd_s_[i] = 0;
+      continue;
+    }
+    xs.clear(), dx.clear(), claimed.clear();
+    for (std::size_t j = 0; j < n.in.size(); ++j) {
+      const std::size_t t = n.in[j];
+      xs.push_back(tensors_[t].value.data());
+      if (t == 0) dx.push_back(nullptr);  // the data needs no gradient
+      else if (!tensors_[t].grad_ready && std::find(claimed.begin(), claimed.end(), t) == claimed.end()) {
+        dx.push_back(tensors_[t].grad.data());  // the first gradient overwrites
+        claimed.push_back(t);
+      } else {
+        dx.push_back(scratch_[j].data());  // later ones are added to it
+      }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    n.layer->backward(ctx, xs, out.value.data(), out.grad.data(), dx);
+    for (std::size_t j = 0; j < n.in.size(); ++j)
+      if (dx[j] == scratch_[j].data()) accumulate(dx[j], tensors_[n.in[j]].grad.data(), tensors_[n.in[j]].dims.count());
+    bwd_s_[i] = seconds_since(t0);
+    for (std::size_t t : claimed) tensors_[t].grad_ready = true;
+  }
+}
+
+template <class T>
+void Net<T>::zero_grad() {
+  std::fill(dw_.begin(), dw_.end(), T(0));
+}
+
+template class Net<float>;
+template class Net<double>;
+template void fill_blob<float>(const ParamBlob&, std::uint64_t, float*);
+template void fill_blob<double>(const ParamBlob&, std::uint64_t, double*);
+
+}  // namespace dls

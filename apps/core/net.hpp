@@ -1,0 +1,103 @@
+// The network graph: layers in the order they were added (which must be a topological order),
+// tensors named after the layer that produces them ("data" is the input). Branches and joins
+// come from naming inputs: a tensor read by several layers (GoogLeNet's inception input,
+// ResNet's shortcut) gets the sum of their input gradients.
+// All parameters live in one contiguous buffer and all gradients in another (DEEPEX), each blob
+// at a 64-byte aligned offset, so one allreduce (or a few fused buckets) moves them.
+// Shapes are checked as layers are added; nothing is allocated until allocate(), so the full-size
+// models can be counted (parameters, forward MACs) without their memory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/core/layer.hpp"
+
+namespace dls {
+
+struct ParamBlob {
+  std::string layer, name;
+  long offset = 0, count = 0;
+  float lr_mult = 1, decay_mult = 1;
+  Filler filler;
+  long fan_in = 1, fan_out = 1;
+};
+
+template <class T>
+class Net {
+ public:
+  Net(std::string name, Dims input);
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
+
+  // Adds a layer reading the named tensors (none: the last added output). loss_weight != 0
+  // makes it a loss whose scalar output enters the objective with that weight. Returns the
+  // output tensor's name (the layer's). Throws ConfigError for unknown tensors, reused names or
+  // shapes the layer refuses.
+  const std::string& add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs = {}, float loss_weight = 0);
+
+  const std::string& name() const { return name_; }
+  Dims input_dims() const { return tensors_.front().dims; }
+  Dims dims(const std::string& tensor) const;
+  const std::string& last() const { return tensors_.back().name; }
+  long parameters() const { return parameters_; }
+  long forward_macs_per_image() const;
+  const std::vector<ParamBlob>& blobs() const { return blobs_; }
+  std::vector<std::string> loss_layers() const;
+  Layer<T>& layer(const std::string& name);
+  std::size_t size() const { return nodes_.size(); }
+
+  // Allocates parameters (filled by their fillers from `seed`), gradients and activations.
+  void allocate(std::uint64_t seed);
+  T* input() { return tensors_.front().value.data(); }
+  const T* output(const std::string& tensor) const;
+  std::vector<T>& weights() { return w_; }
+  std::vector<T>& grads() { return dw_; }
+  // The objective: sum over loss layers of weight x loss.
+  double forward(const Context& ctx);
+  // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
+  void backward(const Context& ctx);
+  void zero_grad();
+  // Per-layer forward and backward seconds of the last pass, in node order.
+  const std::vector<double>& forward_seconds() const { return fwd_s_; }
+  const std::vector<double>& backward_seconds() const { return bwd_s_; }
+  std::string layer_name(std::size_t node) const { return nodes_[node].layer->name(); }
+
+ private:
+  struct Tensor {
+    std::string name;
+    Dims dims;
+    std::vector<T> value, grad;
+    bool grad_ready = false;  // some consumer has written its gradient in this backward pass
+  };
+  struct Node {
+    std::unique_ptr<Layer<T>> layer;
+    std::vector<std::size_t> in;
+    std::size_t out;
+    float loss_weight;
+    std::vector<std::size_t> blob;  // indices into blobs_
+  };
+  std::size_t tensor(const std::string& name) const;
+
+  std::string name_;
+  std::vector<Tensor> tensors_;
+  std::map<std::string, std::size_t> by_name_;
+  std::vector<Node> nodes_;
+  std::vector<ParamBlob> blobs_;
+  long parameters_ = 0, buffer_ = 0;
+  std::vector<T> w_, dw_;
+  std::vector<std::vector<T>> scratch_;
+  std::vector<double> fwd_s_, bwd_s_;
+  bool allocated_ = false;
+};
+
+// The initial values of one blob (Caffe's constant / gaussian / xavier, torchvision's
+// kaiming_normal fan_out), drawn from the counter RNG: the same seed gives the same weights
+// at any thread count.
+template <class T>
+void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w);
+
+}  // namespace dls

@@ -1,0 +1,34 @@
+// Helpers for the two paths of a layer: the CPU kernels (float, backend openblas/onednn) and
+// the double-precision reference kernels (backend ref, and every Layer<double>), which write
+// double results that are stored into the layer's type.
+#pragma once
+
+#include <type_traits>
+#include <vector>
+
+#include "apps/core/layer.hpp"
+
+namespace dls {
+
+template <class T>
+bool cpu_path(const Context& ctx) {
+  return std::is_same_v<T, float> && ctx.backend != Backend::kRef;
+}
+
+template <class T>
+void store(const double* src, T* dst, long n) {
+  for (long i = 0; i < n; ++i) dst[i] = T(src[i]);
+}
+
+template <class T>
+void store_add(const double* src, T* dst, long n) {
+  for (long i = 0; i < n; ++i) dst[i] = T(double(dst[i]) + src[i]);
+}
+
+// A double scratch buffer of at least n elements.
+inline double* scratch(std::vector<double>& v, long n) {
+  if (long(v.size()) < n) v.resize(std::size_t(n));
+  return v.data();
+}
+
+}  // namespace dls

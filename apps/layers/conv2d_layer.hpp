@@ -1,0 +1,43 @@
+// Convolution layer: kernels/conv (im2col + OpenBLAS, or oneDNN) plus the per-channel bias of
+// kernels/eltwise. Grouped convolutions as Caffe's `group`; Caffe's floor output rule.
+#pragma once
+
+#include <memory>
+
+#include "apps/core/layer.hpp"
+#include "kernels/conv/conv2d.hpp"
+
+namespace dls {
+
+class Conv2dOnednn;
+
+struct ConvOptions {
+  int out = 1, kernel = 1, kernel_w = 0, stride = 1, pad = 0, pad_w = -1, groups = 1;
+  bool bias = true;
+  Filler weight{Filler::kGaussian, 0.01}, bias_init{Filler::kConstant, 0.0};
+  float bias_lr_mult = 1, bias_decay_mult = 1;
+};
+
+template <class T>
+class Conv2dLayer : public Layer<T> {
+ public:
+  Conv2dLayer(std::string name, ConvOptions o);
+  ~Conv2dLayer() override;
+  std::string type() const override { return "conv2d"; }
+  Dims setup(const std::vector<Dims>& in) override;
+  long forward_macs_per_image() const override;
+  void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
+  void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                const std::vector<T*>& dx) override;
+  const Conv2dShape& shape() const { return sh_; }
+
+ private:
+  ConvOptions o_;
+  Conv2dShape sh_;
+  ConvWorkspace ws_;
+  std::unique_ptr<Conv2dOnednn> dnn_;
+  std::vector<double> tmp_, tmp2_;
+  std::vector<float> dwtmp_;
+};
+
+}  // namespace dls

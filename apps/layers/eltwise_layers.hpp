@@ -1,0 +1,63 @@
+// Element-wise layers over kernels/eltwise: activations (ReLU, sigmoid, tanh), dropout (the
+// mask from the counter RNG, seeded per step and layer; identity when not training) and the
+// sum of two tensors (ResNet's residual join).
+#pragma once
+
+#include <cstdint>
+
+#include "apps/core/layer.hpp"
+#include "kernels/eltwise/eltwise.hpp"
+
+namespace dls {
+
+template <class T>
+class ActLayer : public Layer<T> {
+ public:
+  ActLayer(std::string name, Act a) : Layer<T>(std::move(name)), a_(a) {}
+  std::string type() const override { return act_name(a_); }
+  Dims setup(const std::vector<Dims>& in) override;
+  void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
+  void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                const std::vector<T*>& dx) override;
+
+ private:
+  Act a_;
+  long count_ = 0;
+  std::vector<double> tmp_;
+};
+
+template <class T>
+class DropoutLayer : public Layer<T> {
+ public:
+  DropoutLayer(std::string name, float p) : Layer<T>(std::move(name)), p_(p) {}
+  std::string type() const override { return "dropout"; }
+  Dims setup(const std::vector<Dims>& in) override;
+  void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
+  void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                const std::vector<T*>& dx) override;
+
+ private:
+  std::uint64_t seed(const Context& ctx) const;
+  float p_;
+  long count_ = 0;
+  bool train_ = true;
+  std::vector<std::uint8_t> mask_;
+  std::vector<double> tmp_;
+};
+
+template <class T>
+class AddLayer : public Layer<T> {
+ public:
+  explicit AddLayer(std::string name) : Layer<T>(std::move(name)) {}
+  std::string type() const override { return "add"; }
+  Dims setup(const std::vector<Dims>& in) override;
+  void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
+  void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                const std::vector<T*>& dx) override;
+
+ private:
+  long count_ = 0;
+  std::vector<double> tmp_;
+};
+
+}  // namespace dls

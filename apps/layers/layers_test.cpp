@@ -1,0 +1,96 @@
+// Every layer: the finite-difference gradient check in double (inputs and parameters, kinks
+// counted and skipped), and its float CPU path against its double reference path.
+#include <gtest/gtest.h>
+
+#include "apps/core/gradcheck.hpp"
+#include "apps/layers/conv2d_layer.hpp"
+#include "apps/layers/eltwise_layers.hpp"
+#include "apps/layers/linear_layer.hpp"
+#include "apps/layers/loss_layers.hpp"
+#include "apps/layers/spatial_layers.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+void expect_ok(const GradCheckReport& r, int max_kinks = 0) {
+  EXPECT_TRUE(r.ok()) << r.summary();
+  EXPECT_LE(r.kinks, max_kinks) << r.summary();
+}
+
+TEST(Layers, Conv2dGroupedStridedPaddedWithBias) {
+  ConvOptions o{.out = 6, .kernel = 3, .stride = 2, .pad = 1, .groups = 2};
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<Conv2dLayer<decltype(t)>>("conv", o); }, {{2, 4, 6, 5}}));
+}
+
+TEST(Layers, Conv2dPointwiseWithoutBias) {
+  ConvOptions o{.out = 3, .kernel = 1, .bias = false};
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<Conv2dLayer<decltype(t)>>("conv", o); }, {{2, 5, 3, 3}}));
+}
+
+TEST(Layers, LinearFlattensItsInput) {
+  LinearOptions o{.out = 5};
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<LinearLayer<decltype(t)>>("fc", o); }, {{3, 2, 2, 3}}));
+}
+
+TEST(Layers, Activations) {
+  for (Act a : {Act::kRelu, Act::kSigmoid, Act::kTanh}) {
+    SCOPED_TRACE(act_name(a));
+    // ReLU's kink at 0: the uniform inputs almost never land within h of it; any that do are counted
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<ActLayer<decltype(t)>>("act", a); }, {{2, 3, 4, 4}}), 1);
+  }
+}
+
+TEST(Layers, DropoutInTraining) {
+  expect_ok(gradcheck([](auto t) { return std::make_unique<DropoutLayer<decltype(t)>>("drop", 0.3f); }, {{2, 3, 4, 4}}));
+}
+
+TEST(Layers, AddOfTwoTensors) {
+  expect_ok(gradcheck([](auto t) { return std::make_unique<AddLayer<decltype(t)>>("add"); }, {{2, 3, 3, 3}, {2, 3, 3, 3}}));
+}
+
+TEST(Layers, MaxAndAveragePoolingCaffeCeilMode) {
+  for (PoolAlg alg : {PoolAlg::kMax, PoolAlg::kAvg}) {
+    PoolOptions o{.alg = alg, .kernel = 3, .stride = 2, .pad = 1};
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); }, {{2, 3, 6, 7}}));
+  }
+  PoolOptions g{.alg = PoolAlg::kAvg, .global = true};
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("gap", g); }, {{2, 3, 5, 5}}));
+}
+
+TEST(Layers, LrnAcrossAndWithinChannels) {
+  // alpha large enough that the normalisation matters at these magnitudes
+  for (bool within : {false, true}) {
+    LrnOptions o{.size = within ? 3 : 5, .alpha = 0.5, .beta = 0.75, .k = 1.0, .within = within};
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<LrnLayer<decltype(t)>>("lrn", o); }, {{2, 7, 4, 4}}));
+  }
+}
+
+TEST(Layers, ConcatOfThree) {
+  expect_ok(gradcheck([](auto t) { return std::make_unique<ConcatLayer<decltype(t)>>("cat"); },
+                      {{2, 2, 3, 3}, {2, 1, 3, 3}, {2, 3, 3, 3}}));
+}
+
+TEST(Layers, SoftmaxLoss) {
+  GradCheckOptions o;
+  o.classes = 7;
+  expect_ok(gradcheck([](auto t) { return std::make_unique<SoftmaxLossLayer<decltype(t)>>("loss"); }, {{4, 7, 1, 1}}, o));
+}
+
+TEST(Layers, BadShapesNameTheLayer) {
+  ConvOptions o{.out = 6, .kernel = 3, .groups = 4};
+  Conv2dLayer<float> conv("conv3", o);
+  try {
+    conv.setup({{1, 6, 8, 8}});
+    FAIL() << "6 channels in 4 groups accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("conv3"), std::string::npos) << e.what();
+  }
+  AddLayer<float> add("res");
+  EXPECT_THROW(add.setup({{1, 2, 3, 3}, {1, 2, 3, 4}}), ConfigError);
+  PoolLayer<float> pool("p", {.kernel = 9});
+  EXPECT_THROW(pool.setup({{1, 1, 4, 4}}), ConfigError);
+}
+
+}  // namespace
+}  // namespace dls
