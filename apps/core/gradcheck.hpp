@@ -6,7 +6,8 @@
 //     central difference with h = 1e-6 max(1, |theta|) against the analytic gradient:
 //     |num - ana| <= tol max(1, |num|, |ana|), tol = 1e-6 (Caffe's scale rule, in double);
 //   - kinks (ReLU at 0, max-pool ties, ...) are found by a second difference at h / 2: where the
-//     two disagree the function is not smooth within h, the coordinate is skipped and counted.
+//     two disagree by more than the tolerance (smooth functions: O(h^2), ~1e-12), the function is
+//     not smooth within h; the coordinate is skipped and counted.
 // The float check runs the same layer type on the CPU kernels with the same data, and compares
 // outputs and all gradients with the double path within `float_tol` of each tensor's max-abs.
 #pragma once
@@ -158,7 +159,7 @@ GradCheckReport gradcheck(Make make, const std::vector<Dims>& in, const GradChec
     };
     const double num = central(h), half = central(h / 2);
     const double scale = std::max({1.0, std::fabs(num), std::fabs(c.ana)});
-    if (std::fabs(num - half) > 1e-4 * scale) {
+    if (std::fabs(num - half) > o.tol * scale) {
       ++r.kinks;
       continue;
     }

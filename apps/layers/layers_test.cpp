@@ -54,6 +54,10 @@ TEST(Layers, MaxAndAveragePoolingCaffeCeilMode) {
     PoolOptions o{.alg = alg, .kernel = 3, .stride = 2, .pad = 1};
     expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); }, {{2, 3, 6, 7}}));
   }
+  for (PoolAlg alg : {PoolAlg::kMax, PoolAlg::kAvg}) {  // ceil mode without padding: the last window overhangs
+    PoolOptions o{.alg = alg, .kernel = 3, .stride = 2};
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); }, {{2, 3, 8, 8}}));
+  }
   PoolOptions g{.alg = PoolAlg::kAvg, .global = true};
   expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("gap", g); }, {{2, 3, 5, 5}}));
 }

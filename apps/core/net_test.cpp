@@ -1,0 +1,104 @@
+// The graph's branches and joins: a tensor read by several layers, and by one layer twice,
+// receives the sum of their gradients. Checked by finite differences in double on every
+// parameter of a small branching net, and the float net against the double one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "apps/models/model.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
+
+namespace dls {
+namespace {
+
+template <class T>
+std::unique_ptr<Net<T>> branching() {
+  auto n = std::make_unique<Net<T>>("branching", Dims{2, 3, 6, 6});
+  const ConvOptions c3{.out = 4, .kernel = 3, .pad = 1};
+  conv(*n, "conv1", c3);
+  const std::string t = n->add(std::make_unique<ActLayer<T>>("t", Act::kTanh));  // read by conv2 and conv3
+  conv(*n, "b", c3, {t});
+  conv(*n, "c", c3, {t});
+  n->add(std::make_unique<AddLayer<T>>("s"), {"b", "c"});
+  n->add(std::make_unique<ConcatLayer<T>>("k"), {"s", "b"});  // b read again
+  n->add(std::make_unique<AddLayer<T>>("kk"), {"k", "k"});    // one layer reads k twice
+  pool(*n, "pool", {.alg = PoolAlg::kAvg, .kernel = 2, .stride = 2});
+  linear(*n, "fc", {.out = 3});
+  softmax_loss(*n, "loss");
+  return n;
+}
+
+template <class T>
+void prepare(Net<T>& n, std::vector<int>& labels) {
+  n.allocate(1);
+  for (std::size_t i = 0; i < n.weights().size(); ++i) n.weights()[i] = T(rng_uniform(2, i, -0.5f, 0.5f));
+  for (long i = 0; i < n.input_dims().count(); ++i) n.input()[i] = T(rng_uniform(3, std::uint64_t(i), -1, 1));
+  labels = {1, 2};
+}
+
+TEST(Net, FanOutGradientsAreSummed) {
+  auto net = branching<double>();
+  std::vector<int> labels;
+  prepare(*net, labels);
+  const Context ctx{.backend = Backend::kRef, .train = true, .labels = labels.data(), .seed = 1};
+  net->zero_grad();
+  net->forward(ctx);
+  net->backward(ctx);
+  const std::vector<double> ana = net->grads();
+  int checked = 0, failed = 0;
+  for (const ParamBlob& b : net->blobs())
+    for (long i = b.offset; i < b.offset + b.count; ++i) {
+      double& w = net->weights()[std::size_t(i)];
+      const double w0 = w, h = 1e-6;
+      w = w0 + h;
+      const double lp = net->forward(ctx);
+      w = w0 - h;
+      const double lm = net->forward(ctx);
+      w = w0;
+      const double num = (lp - lm) / (2 * h), a = ana[std::size_t(i)];
+      ++checked;
+      if (std::fabs(num - a) > 1e-6 * std::max({1.0, std::fabs(num), std::fabs(a)}) && failed++ == 0)
+        ADD_FAILURE() << b.layer << "/" << b.name << "[" << i - b.offset << "]: numeric " << num << " analytic " << a;
+    }
+  EXPECT_EQ(failed, 0) << "of " << checked;
+  EXPECT_GT(checked, 400);
+
+  // the float net on the CPU kernels agrees with the double one
+  auto f = branching<float>();
+  prepare(*f, labels);
+  const Context fctx{.backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 1};
+  f->zero_grad();
+  f->forward(fctx);
+  f->backward(fctx);
+  double m = 0, d = 0;
+  for (std::size_t i = 0; i < ana.size(); ++i) m = std::max(m, std::fabs(ana[i])), d = std::max(d, std::fabs(ana[i] - f->grads()[i]));
+  EXPECT_LT(d / m, 1e-5);
+}
+
+TEST(Net, BadGraphsAreClearErrors) {
+  Net<float> n("bad", Dims{1, 3, 8, 8});
+  conv(n, "conv1", {.out = 4, .kernel = 3});
+  EXPECT_THROW(conv(n, "conv1", {.out = 4, .kernel = 3}), ConfigError);         // name used twice
+  EXPECT_THROW(conv(n, "conv2", {.out = 4, .kernel = 3}, {"nope"}), ConfigError);  // unknown input
+  EXPECT_THROW(n.allocate(1), ConfigError);                                      // no loss
+}
+
+TEST(Net, ParametersLiveInOneAlignedBuffer) {
+  auto net = branching<float>();
+  long sum = 0, end = 0;
+  for (const ParamBlob& b : net->blobs()) {
+    EXPECT_EQ(b.offset % 16, 0) << b.layer << "/" << b.name;
+    EXPECT_GE(b.offset, end) << "blobs overlap";
+    end = b.offset + b.count;
+    sum += b.count;
+  }
+  EXPECT_EQ(sum, net->parameters());
+  std::vector<int> labels;
+  prepare(*net, labels);
+  EXPECT_EQ(long(net->weights().size()), long((end + 15) / 16 * 16));
+}
+
+}  // namespace
+}  // namespace dls

@@ -1,0 +1,77 @@
+// The model table: one file per model, registered by name in an explicit table (registry.cpp,
+// no static self-registration). Each factory builds the full-size network by default; batch,
+// image size and a width multiplier (channels and hidden sizes, at least 1) make tiny versions
+// for tests. The factories only add layers: nothing is allocated until Net::allocate().
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/core/net.hpp"
+#include "apps/layers/conv2d_layer.hpp"
+#include "apps/layers/eltwise_layers.hpp"
+#include "apps/layers/linear_layer.hpp"
+#include "apps/layers/loss_layers.hpp"
+#include "apps/layers/spatial_layers.hpp"
+
+namespace dls {
+
+struct ModelOptions {
+  int batch = 1;
+  int image = 0;       // input height and width; 0: the model's own
+  double width = 1.0;  // channel / hidden-size multiplier
+  int classes = 0;     // 0: the model's own
+  int channels = 0;    // input channels; 0: the model's own
+  // the scaled count, at least 1
+  int w(int channels_at_full_width) const;
+};
+
+struct ModelInfo {
+  std::string name, description;
+  int image, channels, classes;  // the full-size defaults
+};
+
+const std::vector<ModelInfo>& model_table();
+// Throws ConfigError listing the known names.
+template <class T>
+std::unique_ptr<Net<T>> build_model(const std::string& name, const ModelOptions& o);
+
+// The factories (one file each).
+template <class T> std::unique_ptr<Net<T>> make_cifar10_quick(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_cifar10_full(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_caffenet(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_alexnet(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_vgg16(const ModelOptions& o);
+
+// Short-hands for the factories: add one layer reading `in` (default: the last output).
+template <class T>
+const std::string& conv(Net<T>& n, std::string name, ConvOptions o, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<Conv2dLayer<T>>(std::move(name), o), std::move(in));
+}
+template <class T>
+const std::string& linear(Net<T>& n, std::string name, LinearOptions o, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<LinearLayer<T>>(std::move(name), o), std::move(in));
+}
+template <class T>
+const std::string& relu(Net<T>& n, std::string name, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<ActLayer<T>>(std::move(name), Act::kRelu), std::move(in));
+}
+template <class T>
+const std::string& pool(Net<T>& n, std::string name, PoolOptions o, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<PoolLayer<T>>(std::move(name), o), std::move(in));
+}
+template <class T>
+const std::string& lrn(Net<T>& n, std::string name, LrnOptions o, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<LrnLayer<T>>(std::move(name), o), std::move(in));
+}
+template <class T>
+const std::string& dropout(Net<T>& n, std::string name, float p, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<DropoutLayer<T>>(std::move(name), p), std::move(in));
+}
+template <class T>
+const std::string& softmax_loss(Net<T>& n, std::string name, float weight = 1, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<SoftmaxLossLayer<T>>(std::move(name)), std::move(in), weight);
+}
+
+}  // namespace dls

@@ -1,0 +1,65 @@
+// The model table (see model.hpp): an explicit list, so `--list-models` and the tests see
+// every model.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "apps/models/model.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+
+int ModelOptions::w(int full) const { return std::max(1, int(std::lround(full * width))); }
+
+namespace {
+
+template <class T>
+using Factory = std::unique_ptr<Net<T>> (*)(const ModelOptions&);
+
+template <class T>
+struct Entry {
+  const char* name;
+  Factory<T> make;
+};
+
+template <class T>
+const std::vector<Entry<T>>& factories() {
+  static const std::vector<Entry<T>> v = {
+      {"cifar10_quick", &make_cifar10_quick<T>},
+      {"cifar10_full", &make_cifar10_full<T>},
+      {"caffenet", &make_caffenet<T>},
+      {"alexnet", &make_alexnet<T>},
+      {"vgg16", &make_vgg16<T>},
+  };
+  return v;
+}
+
+}  // namespace
+
+const std::vector<ModelInfo>& model_table() {
+  static const std::vector<ModelInfo> v = {
+      {"cifar10_quick", "Caffe's CIFAR-10 quick ConvNet (seed 002)", 32, 3, 10},
+      {"cifar10_full", "Caffe's CIFAR-10 full ConvNet with LRN (cuda-convnet 18%)", 32, 3, 10},
+      {"caffenet", "BVLC reference CaffeNet (seed 002)", 227, 3, 1000},
+      {"alexnet", "BVLC AlexNet: LRN before pooling (seed 002)", 227, 3, 1000},
+      {"vgg16", "VGG-16, torchvision cfg D (seed 001)", 224, 3, 1000},
+  };
+  return v;
+}
+
+template <class T>
+std::unique_ptr<Net<T>> build_model(const std::string& name, const ModelOptions& o) {
+  if (o.batch < 1) throw ConfigError(fmt::format("model '{}': batch {} must be at least 1", name, o.batch));
+  if (!(o.width > 0)) throw ConfigError(fmt::format("model '{}': width {} must be positive", name, o.width));
+  for (const auto& e : factories<T>())
+    if (name == e.name) return e.make(o);
+  std::string known;
+  for (const auto& e : factories<T>()) known += std::string(known.empty() ? "" : ", ") + e.name;
+  throw ConfigError(fmt::format("unknown model '{}' (known: {})", name, known));
+}
+
+template std::unique_ptr<Net<float>> build_model<float>(const std::string&, const ModelOptions&);
+template std::unique_ptr<Net<double>> build_model<double>(const std::string&, const ModelOptions&);
+
+}  // namespace dls
