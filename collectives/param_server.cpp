@@ -1,8 +1,6 @@
 // Parameter-server exchange (see param_server.hpp).
 #include "collectives/param_server.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "kernels/core/check.hpp"

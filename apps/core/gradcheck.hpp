@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "apps/core/layer.hpp"
+#include "kernels/core/fd_grad.hpp"
 #include "kernels/core/rng.hpp"
 
 namespace dls {
@@ -148,27 +149,16 @@ GradCheckReport gradcheck(Make make, const std::vector<Dims>& in, const GradChec
   }
   GradCheckReport r;
   for (const Coord& c : coords) {
-    const double v0 = *c.v, h = 1e-6 * std::max(1.0, std::fabs(v0));
-    auto central = [&](double step) {
-      *c.v = v0 + step;
-      const double lp = loss(d, ctx, g);
-      *c.v = v0 - step;
-      const double lm = loss(d, ctx, g);
-      *c.v = v0;
-      return (lp - lm) / (2 * step);
-    };
-    const double num = central(h), half = central(h / 2);
-    const double scale = std::max({1.0, std::fabs(num), std::fabs(c.ana)});
-    if (std::fabs(num - half) > o.tol * scale) {
+    const FdPoint fd = fd_central(*c.v, c.ana, [&] { return loss(d, ctx, g); }, o.tol);
+    if (fd.kink) {
       ++r.kinks;
       continue;
     }
     ++r.checked;
-    const double err = std::fabs(num - c.ana) / scale;
+    const double err = std::fabs(fd.num - c.ana) / fd.scale;
     r.max_err = std::max(r.max_err, err);
-    if (err > o.tol && r.failed++ == 0) r.first_failure = fmt::format("{}: numeric {} analytic {}", c.what, num, c.ana);
+    if (err > o.tol && r.failed++ == 0) r.first_failure = fmt::format("{}: numeric {} analytic {}", c.what, fd.num, c.ana);
   }
-  loss(d, ctx, g);  // restore the forward state for the float comparison below
 
   // The float CPU path on the same data.
   Instance<float> f = build<float>(make, in);

@@ -65,7 +65,6 @@ class Layer {
   virtual Dims setup(const std::vector<Dims>& in) = 0;
   const std::vector<ParamSpec>& params() const { return params_; }
   virtual long forward_macs_per_image() const { return 0; }  // conv/FC/deconv only (reference §1)
-  // Does backward need dy? Loss layers are seeded by the net instead.
   virtual void forward(const Context& ctx, const std::vector<const T*>& x, T* y) = 0;
   virtual void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                         const std::vector<T*>& dx) = 0;

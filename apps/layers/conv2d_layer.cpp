@@ -36,6 +36,15 @@ Dims Conv2dLayer<T>::setup(const std::vector<Dims>& in) {
   return {x.n, sh_.k, sh_.p(), sh_.q()};
 }
 
+// The oneDNN convolution (made on first use) with this pass's input and weights.
+template <class T>
+Conv2dOnednn& Conv2dLayer<T>::onednn_with(const float* x, const float* w) {
+  if (!dnn_) dnn_ = std::make_unique<Conv2dOnednn>(sh_);
+  dnn_->set_x(x);
+  dnn_->set_w(w);
+  return *dnn_;
+}
+
 template <class T>
 long Conv2dLayer<T>::forward_macs_per_image() const {
   return sh_.w_count() * sh_.p() * sh_.q();
@@ -47,10 +56,7 @@ void Conv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x,
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       if (ctx.backend == Backend::kOneDnn) {
-        if (!dnn_) dnn_ = std::make_unique<Conv2dOnednn>(sh_);
-        dnn_->set_x(x[0]);
-        dnn_->set_w(this->w_[0]);
-        dnn_->forward();
+        onednn_with(x[0], this->w_[0]).forward();
         dnn_->get_y(y);
       } else {
         conv2d_fwd_openblas(sh_, x[0], this->w_[0], y, ws_);
@@ -72,10 +78,7 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       if (ctx.backend == Backend::kOneDnn) {
-        if (!dnn_) dnn_ = std::make_unique<Conv2dOnednn>(sh_);
-        dnn_->set_x(x[0]);
-        dnn_->set_w(this->w_[0]);
-        dnn_->set_dy(dy);
+        onednn_with(x[0], this->w_[0]).set_dy(dy);
         if (dx[0]) dnn_->backward_data(), dnn_->get_dx(dx[0]);
         dnn_->backward_filter();
         dwtmp_.resize(std::size_t(sh_.w_count()));

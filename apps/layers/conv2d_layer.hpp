@@ -32,6 +32,8 @@ class Conv2dLayer : public Layer<T> {
   const Conv2dShape& shape() const { return sh_; }
 
  private:
+  Conv2dOnednn& onednn_with(const float* x, const float* w);
+
   ConvOptions o_;
   Conv2dShape sh_;
   ConvWorkspace ws_;

@@ -25,15 +25,40 @@ std::vector<double> fd_gradient(std::vector<float>& x, Loss&& loss) {
   return g;
 }
 
+// Caffe's scale for a gradient check: max(1, |num|, |ana|).
+inline double fd_scale(double num, double ana) { return std::max({1.0, std::fabs(num), std::fabs(ana)}); }
+
 // Caffe's gradient-check rule: |num - ana| <= tol * max(1, |num|, |ana|). Returns the number
 // of elements that fail it.
 inline int fd_mismatches(const std::vector<double>& num, const double* ana, double tol) {
   int bad = 0;
-  for (std::size_t i = 0; i < num.size(); ++i) {
-    const double scale = std::max({1.0, std::fabs(num[i]), std::fabs(ana[i])});
-    if (std::fabs(num[i] - ana[i]) > tol * scale) ++bad;
-  }
+  for (std::size_t i = 0; i < num.size(); ++i)
+    if (std::fabs(num[i] - ana[i]) > tol * fd_scale(num[i], ana[i])) ++bad;
   return bad;
+}
+
+// One coordinate of a double-precision check (STYLE.md 3.5) against the analytic ana: the
+// central difference of loss() at v with h = 1e-6 max(1, |v|) (v is restored), its scale
+// fd_scale(num, ana), and whether v is at a kink: a second difference at h / 2 disagreeing by
+// more than tol x the scale (smooth functions: O(h^2)), i.e. loss is not smooth within h of v.
+struct FdPoint {
+  double num, scale;
+  bool kink;
+  bool ok(double ana, double tol) const { return std::fabs(num - ana) <= tol * scale; }
+};
+template <class Loss>
+FdPoint fd_central(double& v, double ana, Loss&& loss, double tol) {
+  const double v0 = v, h = 1e-6 * std::max(1.0, std::fabs(v0));
+  auto central = [&](double step) {
+    v = v0 + step;
+    const double lp = loss();
+    v = v0 - step;
+    const double lm = loss();
+    v = v0;
+    return (lp - lm) / (2 * step);
+  };
+  const double num = central(h), half = central(h / 2), scale = fd_scale(num, ana);
+  return {num, scale, std::fabs(num - half) > tol * scale};
 }
 
 }  // namespace dls

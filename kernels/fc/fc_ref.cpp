@@ -26,40 +26,37 @@ FcShape FcShape::parse(std::string_view text) {
   return s;
 }
 
+namespace {
+
+// init + sum_k a[k sa] b[k sb] over len terms, in double; *abs (when given) gets the error
+// scale |init| + sum_k |a[k sa] b[k sb]|.
 template <class T>
-double fc_fwd_ref_point(const FcShape& sh, const T* x, const T* w, const T* b, int n, int o, double* abs) {
-  double acc = b ? double(b[o]) : 0.0, acc_abs = std::fabs(acc);
-  for (int i = 0; i < sh.in; ++i) {
-    const double t = double(x[long(n) * sh.in + i]) * double(w[long(o) * sh.in + i]);
+double strided_dot(long len, const T* a, long sa, const T* b, long sb, double init, double* abs) {
+  double acc = init, acc_abs = std::fabs(init);
+  for (long k = 0; k < len; ++k) {
+    const double t = double(a[k * sa]) * double(b[k * sb]);
     acc += t;
     acc_abs += std::fabs(t);
   }
   if (abs) *abs = acc_abs;
   return acc;
+}
+
+}  // namespace
+
+template <class T>
+double fc_fwd_ref_point(const FcShape& sh, const T* x, const T* w, const T* b, int n, int o, double* abs) {
+  return strided_dot(sh.in, x + long(n) * sh.in, 1, w + long(o) * sh.in, 1, b ? double(b[o]) : 0.0, abs);
 }
 
 template <class T>
 double fc_bwd_data_ref_point(const FcShape& sh, const T* dy, const T* w, int n, int i, double* abs) {
-  double acc = 0, acc_abs = 0;
-  for (int o = 0; o < sh.out; ++o) {
-    const double t = double(dy[long(n) * sh.out + o]) * double(w[long(o) * sh.in + i]);
-    acc += t;
-    acc_abs += std::fabs(t);
-  }
-  if (abs) *abs = acc_abs;
-  return acc;
+  return strided_dot(sh.out, dy + long(n) * sh.out, 1, w + i, sh.in, 0.0, abs);
 }
 
 template <class T>
 double fc_bwd_weights_ref_point(const FcShape& sh, const T* x, const T* dy, int o, int i, double* abs) {
-  double acc = 0, acc_abs = 0;
-  for (int n = 0; n < sh.n; ++n) {
-    const double t = double(dy[long(n) * sh.out + o]) * double(x[long(n) * sh.in + i]);
-    acc += t;
-    acc_abs += std::fabs(t);
-  }
-  if (abs) *abs = acc_abs;
-  return acc;
+  return strided_dot(sh.n, dy + o, sh.out, x + i, sh.in, 0.0, abs);
 }
 
 template <class T>
