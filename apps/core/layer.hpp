@@ -32,7 +32,9 @@ Backend parse_backend(const std::string& name);  // throws ConfigError
 
 // How a parameter blob is initialised (Caffe's fillers and torchvision's init).
 struct Filler {
-  enum Kind { kConstant, kGaussian, kXavier, kKaimingFanOut } kind = kConstant;
+  // kTorchDefault: torch's nn.Linear / nn.Conv2d reset_parameters, U(+-1/sqrt(fan_in)) for the
+  // weight and for the bias
+  enum Kind { kConstant, kGaussian, kXavier, kKaimingFanOut, kTorchDefault } kind = kConstant;
   double value = 0;  // constant value, or the Gaussian's standard deviation
 };
 

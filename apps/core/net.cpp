@@ -54,6 +54,11 @@ void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
       for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
       break;
     }
+    case Filler::kTorchDefault: {  // kaiming_uniform(a = sqrt(5)) = U(+-1/sqrt(fan_in)); the bias alike
+      const double a = 1.0 / std::sqrt(double(b.fan_in));
+      for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
+      break;
+    }
     case Filler::kKaimingFanOut: {  // torch kaiming_normal_(mode="fan_out", relu): N(0, 2 / fan_out)
       const double sd = std::sqrt(2.0 / double(b.fan_out));
       for (long i = 0; i < b.count; ++i) w[i] = T(sd * normal(i));

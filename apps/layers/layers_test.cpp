@@ -2,11 +2,14 @@
 // counted and skipped), and its float CPU path against its double reference path.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "apps/core/gradcheck.hpp"
 #include "apps/layers/conv2d_layer.hpp"
 #include "apps/layers/eltwise_layers.hpp"
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
+#include "apps/layers/norm_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
 #include "kernels/core/check.hpp"
 
@@ -79,6 +82,48 @@ TEST(Layers, SoftmaxLoss) {
   GradCheckOptions o;
   o.classes = 7;
   expect_ok(gradcheck([](auto t) { return std::make_unique<SoftmaxLossLayer<decltype(t)>>("loss"); }, {{4, 7, 1, 1}}, o));
+}
+
+TEST(Layers, BatchNormInTraining) {
+  expect_ok(gradcheck([](auto t) { return std::make_unique<BatchNormLayer<decltype(t)>>("bn", BatchNormOptions{}); },
+                      {{3, 4, 3, 2}}));
+  expect_ok(gradcheck([](auto t) { return std::make_unique<BatchNormLayer<decltype(t)>>("bn", BatchNormOptions{}); },
+                      {{4, 5, 1, 1}}));  // after a global pool: statistics over the batch alone
+}
+
+// Running statistics as PyTorch keeps them: after one training forward with momentum m,
+// running = (1 - m) init + m batch, the variance unbiased; inference then normalises with them.
+TEST(Layers, BatchNormRunningStatisticsAndInference) {
+  const Dims d{3, 2, 2, 2};
+  BatchNormLayer<double> bn("bn", {.eps = 1e-5, .momentum = 0.25});
+  bn.setup({d});
+  std::vector<double> x(std::size_t(d.count())), y(x.size()), gamma{1.5, -0.5}, beta{0.25, 2.0}, dg(2), db(2);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = double((i * 7) % 11) - 3.0;
+  bn.bind({gamma.data(), beta.data()}, {dg.data(), db.data()});
+  bn.forward({.backend = Backend::kRef, .train = true}, {x.data()}, y.data());
+  for (int c = 0; c < 2; ++c) {
+    double m = 0, v = 0;
+    for (int n = 0; n < 3; ++n)
+      for (int p = 0; p < 4; ++p) m += x[std::size_t((n * 2 + c) * 4 + p)];
+    m /= 12;
+    for (int n = 0; n < 3; ++n)
+      for (int p = 0; p < 4; ++p) v += std::pow(x[std::size_t((n * 2 + c) * 4 + p)] - m, 2);
+    EXPECT_NEAR(bn.running_mean()[std::size_t(c)], 0.25 * m, 1e-12);
+    EXPECT_NEAR(bn.running_var()[std::size_t(c)], 0.75 + 0.25 * v / 11, 1e-12);
+  }
+  bn.forward({.backend = Backend::kRef, .train = false}, {x.data()}, y.data());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const std::size_t c = (i / 4) % 2;
+    EXPECT_NEAR(y[i], gamma[c] * (x[i] - bn.running_mean()[c]) / std::sqrt(bn.running_var()[c] + 1e-5) + beta[c], 1e-12);
+  }
+  std::vector<double> dy(x.size(), 1.0), dx(x.size());
+  EXPECT_THROW(bn.backward({.backend = Backend::kRef, .train = false}, {x.data()}, y.data(), dy.data(), {dx.data()}),
+               Error);
+  BatchNormLayer<float> one("bn1", {});
+  one.setup({{1, 2, 1, 1}});
+  std::vector<float> xf(2), yf(2), g1{1, 1}, b1{0, 0}, dg1(2), db1(2);
+  one.bind({g1.data(), b1.data()}, {dg1.data(), db1.data()});
+  EXPECT_THROW(one.forward({.train = true}, {xf.data()}, yf.data()), ConfigError);  // one value per channel
 }
 
 TEST(Layers, BadShapesNameTheLayer) {

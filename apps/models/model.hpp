@@ -13,6 +13,7 @@
 #include "apps/layers/eltwise_layers.hpp"
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
+#include "apps/layers/norm_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
 
 namespace dls {
@@ -23,6 +24,7 @@ struct ModelOptions {
   double width = 1.0;  // channel / hidden-size multiplier
   int classes = 0;     // 0: the model's own
   int channels = 0;    // input channels; 0: the model's own
+  bool aux = true;     // GoogLeNet / Inception-v3 auxiliary classifiers (the training graphs)
   // the scaled count, at least 1
   int w(int channels_at_full_width) const;
 };
@@ -43,6 +45,9 @@ template <class T> std::unique_ptr<Net<T>> make_cifar10_full(const ModelOptions&
 template <class T> std::unique_ptr<Net<T>> make_caffenet(const ModelOptions& o);
 template <class T> std::unique_ptr<Net<T>> make_alexnet(const ModelOptions& o);
 template <class T> std::unique_ptr<Net<T>> make_vgg16(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_googlenet(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_resnet50(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_inception_v3(const ModelOptions& o);
 
 // Short-hands for the factories: add one layer reading `in` (default: the last output).
 template <class T>
@@ -73,5 +78,21 @@ template <class T>
 const std::string& softmax_loss(Net<T>& n, std::string name, float weight = 1, std::vector<std::string> in = {}) {
   return n.add(std::make_unique<SoftmaxLossLayer<T>>(std::move(name)), std::move(in), weight);
 }
+
+template <class T>
+const std::string& bnorm(Net<T>& n, std::string name, BatchNormOptions o = {}, std::vector<std::string> in = {}) {
+  return n.add(std::make_unique<BatchNormLayer<T>>(std::move(name), o), std::move(in));
+}
+template <class T>
+const std::string& sum(Net<T>& n, std::string name, std::vector<std::string> in) {
+  return n.add(std::make_unique<AddLayer<T>>(std::move(name)), std::move(in));
+}
+template <class T>
+const std::string& concat(Net<T>& n, std::string name, std::vector<std::string> in) {
+  return n.add(std::make_unique<ConcatLayer<T>>(std::move(name)), std::move(in));
+}
+
+// The full-size default of an option that is 0.
+inline int or_default(int v, int full) { return v > 0 ? v : full; }
 
 }  // namespace dls

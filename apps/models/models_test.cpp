@@ -20,6 +20,7 @@ namespace {
 struct Oracle {
   const char* name;
   long params, macs;
+  bool aux = true;
 };
 
 TEST(Models, FullSizeCountsEqualTheOracleTable) {
@@ -27,6 +28,8 @@ TEST(Models, FullSizeCountsEqualTheOracleTable) {
       {"cifar10_quick", 145578, 12354176},       {"cifar10_full", 89578, 12298240},
       {"caffenet", 60965224, 724406816},         {"alexnet", 60965224, 724406816},
       {"vgg16", 138357544, 15470264320L},
+      {"googlenet", 13378280, 1591044096},       {"resnet50", 25557032, 4089184256L},
+      {"inception_v3", 27161264, 5718899296L},
   };
   for (const Oracle& o : table) {
     auto net = build_model<float>(o.name, {});
@@ -34,6 +37,12 @@ TEST(Models, FullSizeCountsEqualTheOracleTable) {
     EXPECT_EQ(net->forward_macs_per_image(), o.macs) << o.name;
   }
   EXPECT_EQ(std::size(table), model_table().size()) << "a registered model without an oracle row";
+  // without the auxiliary classifiers: GoogLeNet's deploy graph, Inception-v3's eval graph
+  for (const Oracle& o : {Oracle{"googlenet", 6998552, 1582671872}, Oracle{"inception_v3", 23834568, 5713216096L}}) {
+    auto net = build_model<float>(o.name, {.aux = false});
+    EXPECT_EQ(net->parameters(), o.params) << o.name << " without aux";
+    EXPECT_EQ(net->forward_macs_per_image(), o.macs) << o.name << " without aux";
+  }
 }
 
 TEST(Models, UnknownNameAndBadOptionsAreClearErrors) {
@@ -48,6 +57,9 @@ ModelOptions tiny(const std::string& name, int batch) {
   o.classes = 5;
   if (name.rfind("cifar", 0) == 0) o.image = 16, o.width = 0.25;
   else if (name == "vgg16") o.image = 32, o.width = 1.0 / 8;
+  else if (name == "googlenet") o.image = 80, o.width = 1.0 / 16;  // 40, 20, 10, 5 (aux pool 5x5/3 -> 1), 3
+  else if (name == "resnet50") o.image = 64, o.width = 1.0 / 16;   // 32, 16, 16, 8, 4, 2
+  else if (name == "inception_v3") o.image = 75, o.width = 1.0 / 16, o.aux = false;  // 7 at Mixed_5b; aux needs 299
   else o.image = 67, o.width = 1.0 / 16;  // caffenet, alexnet: 67 -> 15 -> 7 -> 3 -> 1
   return o;
 }
@@ -107,6 +119,7 @@ TEST(Models, TinyNetGradientMatchesFiniteDifferences) {
     }
     EXPECT_EQ(failed, 0);
     EXPECT_GE(checked, 190) << kinks << " kinks";
+    std::printf("%s: %d coordinates checked, %d kinks skipped\n", m.name.c_str(), checked, kinks);
   }
 }
 
@@ -119,7 +132,8 @@ TEST(Models, TinyNetOverfitsOneBatch) {
     order_one_init(*net);
     std::vector<int> labels;
     fill_batch(*net, labels, 5);
-    Context ctx{.backend = Backend::kOpenBlas, .train = false, .labels = labels.data(), .seed = 1};
+    // training mode (batch statistics); one seed for every step: the same dropout masks
+    Context ctx{.backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 1};
     std::vector<float> v(net->weights().size(), 0.0f);
     OptimParams p;
     p.lr = 0.01, p.momentum = 0.9, p.weight_decay = 0;

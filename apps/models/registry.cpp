@@ -31,6 +31,9 @@ const std::vector<Entry<T>>& factories() {
       {"caffenet", &make_caffenet<T>},
       {"alexnet", &make_alexnet<T>},
       {"vgg16", &make_vgg16<T>},
+      {"googlenet", &make_googlenet<T>},
+      {"resnet50", &make_resnet50<T>},
+      {"inception_v3", &make_inception_v3<T>},
   };
   return v;
 }
@@ -44,6 +47,9 @@ const std::vector<ModelInfo>& model_table() {
       {"caffenet", "BVLC reference CaffeNet (seed 002)", 227, 3, 1000},
       {"alexnet", "BVLC AlexNet: LRN before pooling (seed 002)", 227, 3, 1000},
       {"vgg16", "VGG-16, torchvision cfg D (seed 001)", 224, 3, 1000},
+      {"googlenet", "BVLC GoogLeNet, auxiliary heads optional (seed 002)", 224, 3, 1000},
+      {"resnet50", "ResNet-50 v1.5, torchvision (seeds 003, 004)", 224, 3, 1000},
+      {"inception_v3", "Inception-v3, torchvision, AuxLogits optional (seed 003)", 299, 3, 1000},
   };
   return v;
 }

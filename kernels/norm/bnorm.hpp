@@ -36,6 +36,14 @@ struct BnormGradsRef {
 template <class T>
 void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy, const BnormGradsRef& g);
 
+// Inference: the given (running) statistics instead of the batch's:
+//   y = gamma (x - mean) / sqrt(var + eps) + beta
+template <class T>
+void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean, const T* var,
+                     double* y);
+void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
+                     const float* var, float* y);
+
 // Optimised: OpenMP over channels; per-channel sums in double (a float sum of M = 16*56*56
 // values loses ~ 2^-24 * M relative); the per-element work is one fused multiply-add in float.
 void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y,

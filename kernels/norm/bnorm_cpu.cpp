@@ -49,6 +49,21 @@ void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, cons
   }
 }
 
+void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
+                     const float* var, float* y) {
+  const TensorShape& t = s.t;
+  const long hw = long(t.h) * t.w;
+#pragma omp parallel for collapse(2)
+  for (int n = 0; n < t.n; ++n)
+    for (int c = 0; c < t.c; ++c) {
+      const double inv = 1.0 / std::sqrt(double(var[c]) + s.eps);
+      const float a = float(gamma[c] * inv), b = float(beta[c] - gamma[c] * mean[c] * inv);
+      const long o = (long(n) * t.c + c) * hw;
+#pragma omp simd
+      for (long p = 0; p < hw; ++p) y[o + p] = a * x[o + p] + b;
+    }
+}
+
 void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* mean, const float* var,
                    const float* dy, float* dx, float* dgamma, float* dbeta) {
   const TensorShape& t = s.t;

@@ -84,7 +84,17 @@ void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy,
   }
 }
 
+template <class T>
+void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean, const T* var,
+                     double* y) {
+  for (int c = 0; c < s.t.c; ++c) {
+    const double inv = 1.0 / std::sqrt(double(var[c]) + s.eps);
+    each_in_channel(s.t, c, [&](long i) { y[i] = double(gamma[c]) * (double(x[i]) - double(mean[c])) * inv + double(beta[c]); });
+  }
+}
+
 #define DLS_INSTANTIATE(T) \
+  template void bnorm_infer_ref<T>(const BnormShape&, const T*, const T*, const T*, const T*, const T*, double*); \
   template void bnorm_fwd_ref<T>(const BnormShape&, const T*, const T*, const T*, double*, double*, double*, \
                                  double*);                                                       \
   template void bnorm_bwd_ref<T>(const BnormShape&, const T*, const T*, const T*, const BnormGradsRef&);

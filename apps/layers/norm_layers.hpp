@@ -1,0 +1,43 @@
+// Batch normalisation layer over kernels/norm/bnorm (torchvision's BatchNorm2d):
+//   training   normalise with the batch's statistics (biased variance) and update the running
+//              statistics: running = (1 - momentum) running + momentum batch, the variance
+//              unbiased (x M/(M-1)), as PyTorch does
+//   inference  normalise with the running statistics (an affine map per channel)
+// gamma and beta are parameters (in the net's buffers, allreduced); the running mean and
+// variance are buffers owned by the layer (never gradients, not counted as parameters).
+#pragma once
+
+#include "apps/core/layer.hpp"
+#include "kernels/norm/bnorm.hpp"
+
+namespace dls {
+
+struct BatchNormOptions {
+  double eps = 1e-5, momentum = 0.1;
+  bool zero_gamma = false;  // torchvision's zero_init_residual (Goyal et al.) for a block's last BN
+  float decay_mult = 1;     // 0: no weight decay on gamma and beta
+};
+
+template <class T>
+class BatchNormLayer : public Layer<T> {
+ public:
+  BatchNormLayer(std::string name, BatchNormOptions o) : Layer<T>(std::move(name)), o_(o) {}
+  std::string type() const override { return "batchnorm"; }
+  Dims setup(const std::vector<Dims>& in) override;
+  void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
+  // Training mode only: the inference map is not trained through (throws Error).
+  void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                const std::vector<T*>& dx) override;
+  std::vector<T>& running_mean() { return run_mean_; }
+  std::vector<T>& running_var() { return run_var_; }
+
+ private:
+  BatchNormOptions o_;
+  BnormShape sh_;
+  std::vector<T> run_mean_, run_var_;
+  std::vector<float> mean_, var_, dg_, db_, dx_;  // float path: batch statistics, gradient scratch
+  std::vector<double> tmp_, dmean_, dvar_, dgd_, dbd_;
+  bool trained_ = false;  // the last forward was in training mode
+};
+
+}  // namespace dls
