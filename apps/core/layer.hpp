@@ -34,7 +34,8 @@ Backend parse_backend(const std::string& name);  // throws ConfigError
 struct Filler {
   // kTorchDefault: torch's nn.Linear / nn.Conv2d reset_parameters, U(+-1/sqrt(fan_in)) for the
   // weight and for the bias
-  enum Kind { kConstant, kGaussian, kXavier, kKaimingFanOut, kTorchDefault } kind = kConstant;
+  // kGlorotUniform: Keras's default, U(+-sqrt(6 / (fan_in + fan_out)))
+  enum Kind { kConstant, kGaussian, kXavier, kKaimingFanOut, kTorchDefault, kGlorotUniform } kind = kConstant;
   double value = 0;  // constant value, or the Gaussian's standard deviation
 };
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <numbers>
 
 #include <fmt/format.h>
 
@@ -37,11 +36,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 template <class T>
 void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
   const std::uint64_t s = mix64(seed ^ mix64(std::hash<std::string>{}(b.layer + "/" + b.name)));
-  auto normal = [&](long i) {  // Box-Muller on two counter draws
-    const double u1 = (double(rng_bits(s, 2 * std::uint64_t(i)) >> 11) + 1.0) / 9007199254740993.0;
-    const double u2 = double(rng_bits(s, 2 * std::uint64_t(i) + 1) >> 11) / 9007199254740992.0;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  };
+  auto normal = [&](long i) { return rng_normal(s, std::uint64_t(i)); };
   switch (b.filler.kind) {
     case Filler::kConstant:
       std::fill(w, w + b.count, T(b.filler.value));
@@ -56,6 +51,11 @@ void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
     }
     case Filler::kTorchDefault: {  // kaiming_uniform(a = sqrt(5)) = U(+-1/sqrt(fan_in)); the bias alike
       const double a = 1.0 / std::sqrt(double(b.fan_in));
+      for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
+      break;
+    }
+    case Filler::kGlorotUniform: {
+      const double a = std::sqrt(6.0 / double(b.fan_in + b.fan_out));
       for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
       break;
     }

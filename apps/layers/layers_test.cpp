@@ -10,6 +10,9 @@
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
 #include "apps/layers/norm_layers.hpp"
+#include "apps/layers/deconv2d_layer.hpp"
+#include "apps/layers/vae_layers.hpp"
+#include "kernels/core/rng.hpp"
 #include "apps/layers/spatial_layers.hpp"
 #include "kernels/core/check.hpp"
 
@@ -124,6 +127,77 @@ TEST(Layers, BatchNormRunningStatisticsAndInference) {
   std::vector<float> xf(2), yf(2), g1{1, 1}, b1{0, 0}, dg1(2), db1(2);
   one.bind({g1.data(), b1.data()}, {dg1.data(), db1.data()});
   EXPECT_THROW(one.forward({.train = true}, {xf.data()}, yf.data()), ConfigError);  // one value per channel
+}
+
+TEST(Layers, TransposedConvolution) {
+  for (int stride : {1, 2}) {
+    SCOPED_TRACE(stride);
+    DeconvOptions o{.out = 3, .kernel = 3, .stride = stride, .pad = 1, .output_padding = stride - 1};
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<Deconv2dLayer<decltype(t)>>("deconv", o); }, {{2, 4, 3, 4}}));
+  }
+}
+
+// The transposed convolution is the adjoint of the convolution with the same weights:
+// <conv(u), v> = <u, deconv(v)> for all u, v.
+TEST(Layers, TransposedConvolutionIsTheAdjointOfConvolution) {
+  const Dims u{2, 3, 7, 7};  // conv: 3x7x7 -> 4x4x4 (stride 2, pad 1); deconv back with output_padding 0
+  Conv2dLayer<double> conv("c", {.out = 4, .kernel = 3, .stride = 2, .pad = 1, .bias = false});
+  Deconv2dLayer<double> deconv("d", {.out = 3, .kernel = 3, .stride = 2, .pad = 1, .output_padding = 0, .bias = false});
+  const Dims v = conv.setup({u});
+  ASSERT_EQ(deconv.setup({v}), u);
+  std::vector<double> w(4 * 3 * 9), dw(w.size()), x(std::size_t(u.count())), y(std::size_t(v.count()));
+  std::vector<double> a(x.size()), b(y.size());
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = rng_uniform(1, i, -1, 1);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = rng_uniform(2, i, -1, 1);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = rng_uniform(3, i, -1, 1);
+  conv.bind({w.data()}, {dw.data()});
+  deconv.bind({w.data()}, {dw.data()});
+  const Context ref{.backend = Backend::kRef};
+  conv.forward(ref, {x.data()}, y.data());
+  deconv.forward(ref, {b.data()}, a.data());
+  double lhs = 0, rhs = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) lhs += y[i] * b[i];
+  for (std::size_t i = 0; i < x.size(); ++i) rhs += x[i] * a[i];
+  EXPECT_NEAR(lhs, rhs, 1e-12 * (1 + std::fabs(lhs)));
+}
+
+TEST(Layers, ReshapeAndReparameterisation) {
+  expect_ok(gradcheck([](auto t) { return std::make_unique<ReshapeLayer<decltype(t)>>("r", 2, 3, 2); }, {{2, 12, 1, 1}}));
+  for (bool half : {false, true}) {
+    VaeConventions v{.half_logvar_sampling = half};
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<ReparamLayer<decltype(t)>>("z", v); }, {{3, 4, 1, 1}, {3, 4, 1, 1}}));
+  }
+  // the convention: with logvar = ln 4, z - mu is 4 eps (the public code) or 2 eps (textbook)
+  for (bool half : {false, true}) {
+    ReparamLayer<double> z("z", {.half_logvar_sampling = half});
+    z.setup({{1, 2000, 1, 1}, {1, 2000, 1, 1}});
+    std::vector<double> mu(2000, 0.5), lv(2000, std::log(4.0)), out(2000);
+    z.forward({.train = true, .seed = 9}, {mu.data(), lv.data()}, out.data());
+    double sq = 0;
+    for (double v : out) sq += (v - 0.5) * (v - 0.5);
+    EXPECT_NEAR(std::sqrt(sq / 2000), half ? 2.0 : 4.0, 0.25) << "sample standard deviation";
+    z.forward({.train = false}, {mu.data(), lv.data()}, out.data());
+    EXPECT_EQ(out[7], 0.5);  // inference: the mean
+  }
+}
+
+TEST(Layers, CvaeLossBothKlConventions) {
+  for (bool sum : {false, true}) {
+    SCOPED_TRACE(sum);
+    VaeConventions v{.kl_sum = sum};
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<CvaeLossLayer<decltype(t)>>("loss", v); },
+                        {{2, 1, 3, 3}, {2, 1, 3, 3}, {2, 3, 1, 1}, {2, 3, 1, 1}}));
+  }
+  // KL of mu = 1, logvar = 0 in each of L = 3 dims: 0.5 per dim; mean over dims 0.5, sum 1.5
+  for (bool sum : {false, true}) {
+    CvaeLossLayer<double> loss("loss", {.kl_sum = sum});
+    loss.setup({{1, 1, 1, 2}, {1, 1, 1, 2}, {1, 3, 1, 1}, {1, 3, 1, 1}});
+    std::vector<double> l{0.0, 0.0}, x{1.0, 0.0}, mu(3, 1.0), lv(3, 0.0), y(1);
+    loss.forward({}, {l.data(), x.data(), mu.data(), lv.data()}, y.data());
+    EXPECT_NEAR(loss.kl(), sum ? 1.5 : 0.5, 1e-15);
+    EXPECT_NEAR(loss.reconstruction(), 2 * std::log(2.0), 1e-15);  // two pixels at p = 1/2
+    EXPECT_NEAR(loss.squared_error(), 0.5, 1e-15);
+  }
 }
 
 TEST(Layers, BadShapesNameTheLayer) {

@@ -14,6 +14,8 @@
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
 #include "apps/layers/norm_layers.hpp"
+#include "apps/layers/vae_layers.hpp"
+#include "apps/layers/deconv2d_layer.hpp"
 #include "apps/layers/spatial_layers.hpp"
 
 namespace dls {
@@ -25,6 +27,8 @@ struct ModelOptions {
   int classes = 0;     // 0: the model's own
   int channels = 0;    // input channels; 0: the model's own
   bool aux = true;     // GoogLeNet / Inception-v3 auxiliary classifiers (the training graphs)
+  int latent = 0;      // CVAE latent dimensions; 0: 3
+  VaeConventions vae;  // CVAE sampling and KL conventions (default: the public code's)
   // the scaled count, at least 1
   int w(int channels_at_full_width) const;
 };
@@ -48,6 +52,8 @@ template <class T> std::unique_ptr<Net<T>> make_vgg16(const ModelOptions& o);
 template <class T> std::unique_ptr<Net<T>> make_googlenet(const ModelOptions& o);
 template <class T> std::unique_ptr<Net<T>> make_resnet50(const ModelOptions& o);
 template <class T> std::unique_ptr<Net<T>> make_inception_v3(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_cvae(const ModelOptions& o);
+template <class T> std::unique_ptr<Net<T>> make_cvae_molecules(const ModelOptions& o);
 
 // Short-hands for the factories: add one layer reading `in` (default: the last output).
 template <class T>

@@ -34,6 +34,8 @@ const std::vector<Entry<T>>& factories() {
       {"googlenet", &make_googlenet<T>},
       {"resnet50", &make_resnet50<T>},
       {"inception_v3", &make_inception_v3<T>},
+      {"cvae", &make_cvae<T>},
+      {"cvae_molecules", &make_cvae_molecules<T>},
   };
   return v;
 }
@@ -50,6 +52,8 @@ const std::vector<ModelInfo>& model_table() {
       {"googlenet", "BVLC GoogLeNet, auxiliary heads optional (seed 002)", 224, 3, 1000},
       {"resnet50", "ResNet-50 v1.5, torchvision (seeds 003, 004)", 224, 3, 1000},
       {"inception_v3", "Inception-v3, torchvision, AuxLogits optional (seed 003)", 299, 3, 1000},
+      {"cvae", "contact-map CVAE, DEEPEX variant: 3 conv 128, latent 3 (seed 004)", 28, 1, 0},
+      {"cvae_molecules", "contact-map CVAE, molecules/DeepDriveMD variant: 4 conv 64, strides 1,2,1,1", 28, 1, 0},
   };
   return v;
 }

@@ -3,6 +3,7 @@
 // The mixer is SplitMix64's finaliser (Steele, Lea, Flood 2014), applied to seed and index.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -28,6 +29,13 @@ inline float rng_uniform01(std::uint64_t seed, std::uint64_t index) {
 // Uniform in [lo, hi).
 inline float rng_uniform(std::uint64_t seed, std::uint64_t index, float lo, float hi) {
   return lo + (hi - lo) * rng_uniform01(seed, index);
+}
+
+// A standard normal from the two draws 2 index and 2 index + 1 (Box-Muller).
+inline double rng_normal(std::uint64_t seed, std::uint64_t index) {
+  const double u1 = (double(rng_bits(seed, 2 * index) >> 11) + 1.0) / 9007199254740993.0;  // (0, 1]
+  const double u2 = double(rng_bits(seed, 2 * index + 1) >> 11) / 9007199254740992.0;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
 }
 
 // Fills x[i] = uniform(seed, i) in [lo, hi).
