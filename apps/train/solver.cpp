@@ -1,0 +1,51 @@
+// The optimizer over a net's blobs (see solver.hpp).
+#include "apps/train/solver.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+
+namespace dls {
+
+Optim parse_optim(const std::string& name) {
+  if (name == "sgd" || name == "sgd_caffe") return Optim::kSgdCaffe;
+  if (name == "sgd_torch") return Optim::kSgdTorch;
+  if (name == "nesterov") return Optim::kNesterov;
+  if (name == "rmsprop") return Optim::kRmsprop;
+  if (name == "adam") return Optim::kAdam;
+  if (name == "lars") return Optim::kLars;
+  throw ConfigError(fmt::format("unknown optimizer '{}' (sgd, sgd_torch, nesterov, rmsprop, adam, lars)", name));
+}
+
+template <class T>
+Solver<T>::Solver(Net<T>& net, SolverOptions o) : net_(net), o_(std::move(o)) {
+  o_.schedule.validate();
+  if (net.weights().empty()) throw Error("solver: the net is not allocated");
+  s1_.assign(net.weights().size(), T(0));
+  if (o_.optim == Optim::kAdam) s2_.assign(net.weights().size(), T(0));
+}
+
+template <class T>
+double Solver<T>::step(long t) {
+  const double rate = o_.schedule.rate(t);
+  OptimParams p = o_.params;
+  p.step = int(t + 1);
+  T* w = net_.weights().data();
+  const T* g = net_.grads().data();
+  for (const ParamBlob& b : net_.blobs()) {
+    p.lr = rate * b.lr_mult;
+    p.weight_decay = o_.params.weight_decay * b.decay_mult;
+    T* s2 = s2_.empty() ? nullptr : s2_.data() + b.offset;
+    if constexpr (std::is_same_v<T, float>) {
+      optim_update_cpu(o_.optim, p, w + b.offset, g + b.offset, s1_.data() + b.offset, s2, b.count);
+    } else {
+      optim_update_ref(o_.optim, p, w + b.offset, g + b.offset, s1_.data() + b.offset, s2, b.count);
+    }
+  }
+  return rate;
+}
+
+template class Solver<float>;
+template class Solver<double>;
+
+}  // namespace dls

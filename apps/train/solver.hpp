@@ -1,0 +1,39 @@
+// The optimizer over a net's parameter buffer: one kernels/optim update per blob, with Caffe's
+// per-blob multipliers (rate x lr_mult, weight decay x decay_mult; §3.7), so LARS computes its
+// trust ratio per blob (per layer weight or bias, as apex's LARC does per tensor). The state
+// (momentum, RMSprop and Adam moments) is one buffer per kind, laid out like the weights.
+// Float nets run the optimised kernel, double nets the reference.
+#pragma once
+
+#include <vector>
+
+#include "apps/core/net.hpp"
+#include "apps/train/schedule.hpp"
+#include "kernels/optim/optim.hpp"
+
+namespace dls {
+
+struct SolverOptions {
+  Optim optim = Optim::kSgdCaffe;
+  OptimParams params;  // lr is ignored: the schedule gives it
+  LrSchedule schedule;
+};
+
+template <class T>
+class Solver {
+ public:
+  Solver(Net<T>& net, SolverOptions o);
+  // One update from the net's gradients at iteration t (from 0); returns the rate used.
+  double step(long t);
+  const SolverOptions& options() const { return o_; }
+  std::vector<T>& state1() { return s1_; }  // momentum / first moment (local SGD, EASGD average or reset it)
+
+ private:
+  Net<T>& net_;
+  SolverOptions o_;
+  std::vector<T> s1_, s2_;
+};
+
+Optim parse_optim(const std::string& name);  // sgd (Caffe), sgd_torch, nesterov, rmsprop, adam, lars
+
+}  // namespace dls
