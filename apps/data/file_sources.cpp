@@ -1,0 +1,207 @@
+// Synthetic, IDX and CIFAR-10 sources and the held-out split (see data_source.hpp).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "apps/data/data_source.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
+
+namespace dls {
+namespace {
+
+// ---- synthetic ----------------------------------------------------------------------------
+// Class k's prototype is a smooth random pattern (a few random sinusoids per channel); a sample is
+// its prototype plus independent noise, so a classifier can learn it and the Bayes error is
+// set by `noise`. Unlabelled (classes 0): binary maps with a band |i - j| <= 1 and a
+// per-sample random 10 % of other contacts.
+class Synthetic : public DataSource {
+ public:
+  explicit Synthetic(SyntheticOptions o) : o_(o) {}
+  std::string describe() const override {
+    return fmt::format("synthetic {}x{}x{}, {} samples, {} classes, seed {}", o_.dims.c, o_.dims.h, o_.dims.w, o_.size,
+                       o_.classes, o_.seed);
+  }
+  SampleDims dims() const override { return o_.dims; }
+  long size() const override { return o_.size; }
+  int classes() const override { return o_.classes; }
+  void read(long index, float* x, int* label) override {
+    const auto i = std::uint64_t(index);
+    const long per = o_.dims.count();
+    if (o_.classes == 0) {
+      for (long p = 0; p < per; ++p) {
+        const long r = (p / o_.dims.w) % o_.dims.h, c = p % o_.dims.w;
+        x[p] = (std::abs(r - c) <= 1 || rng_uniform01(mix64(o_.seed ^ i), std::uint64_t(p)) < 0.1f) ? 1.0f : 0.0f;
+      }
+      *label = 0;
+      return;
+    }
+    const int k = int(rng_bits(o_.seed, i) % std::uint64_t(o_.classes));
+    *label = k;
+    for (long p = 0; p < per; ++p)
+      x[p] = float(prototype(k, p) + o_.noise * rng_normal(mix64(o_.seed + 1) ^ i, std::uint64_t(p)));
+  }
+
+ private:
+  double prototype(int k, long p) const {
+    const int ch = int(p / (long(o_.dims.h) * o_.dims.w));
+    const double r = double((p / o_.dims.w) % o_.dims.h) / o_.dims.h, c = double(p % o_.dims.w) / o_.dims.w;
+    double v = 0;
+    for (int j = 0; j < 3; ++j) {
+      const std::uint64_t s = mix64(o_.seed * 1000003 + std::uint64_t(k) * 97 + std::uint64_t(ch) * 7 + std::uint64_t(j));
+      const double fr = 1 + 3 * rng_uniform01(s, 0), fc = 1 + 3 * rng_uniform01(s, 1), ph = 6.283 * rng_uniform01(s, 2);
+      v += std::sin(6.283 * (fr * r + fc * c) + ph);
+    }
+    return v / std::sqrt(1.5);  // unit variance
+  }
+  SyntheticOptions o_;
+};
+
+// ---- files --------------------------------------------------------------------------------
+std::vector<unsigned char> read_all(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
+  if (!f) throw ConfigError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+  std::vector<unsigned char> out;
+  unsigned char buf[1 << 16];
+  for (;;) {
+    const int n = gzread(f, buf, sizeof buf);
+    if (n < 0) {
+      int code = 0;
+      const std::string msg = gzerror(f, &code);
+      gzclose(f);
+      throw ConfigError(fmt::format("{}: corrupt compressed data ({})", path, msg));
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
+  }
+  // a gzip stream cut short reads as a clean end; gzclose reports it
+  const int rc = gzclose(f);
+  if (rc != Z_OK) throw ConfigError(fmt::format("{}: truncated or corrupt compressed file (zlib error {})", path, rc));
+  return out;
+}
+
+std::uint32_t be32(const std::vector<unsigned char>& b, std::size_t at) {
+  return std::uint32_t(b[at]) << 24 | std::uint32_t(b[at + 1]) << 16 | std::uint32_t(b[at + 2]) << 8 | b[at + 3];
+}
+
+class Idx : public DataSource {
+ public:
+  Idx(const std::string& images, const std::string& labels) : images_path_(images) {
+    img_ = read_all(images);
+    if (img_.size() < 16 || be32(img_, 0) != 2051)
+      throw ConfigError(fmt::format("{}: not an IDX image file (expected magic 2051 in a 16-byte header)", images));
+    n_ = be32(img_, 4), rows_ = int(be32(img_, 8)), cols_ = int(be32(img_, 12));
+    if (rows_ < 1 || cols_ < 1 || rows_ > 4096 || cols_ > 4096)
+      throw ConfigError(fmt::format("{}: implausible image size {}x{}", images, rows_, cols_));
+    const std::size_t want = 16 + std::size_t(n_) * std::size_t(rows_) * std::size_t(cols_);
+    if (img_.size() != want)
+      throw ConfigError(fmt::format("{}: header says {} images of {}x{} ({} bytes) but the file has {} bytes{}", images, n_,
+                                    rows_, cols_, want, img_.size(), img_.size() < want ? " (truncated)" : ""));
+    lab_ = read_all(labels);
+    if (lab_.size() < 8 || be32(lab_, 0) != 2049)
+      throw ConfigError(fmt::format("{}: not an IDX label file (expected magic 2049 in an 8-byte header)", labels));
+    if (be32(lab_, 4) != n_ || lab_.size() != 8 + std::size_t(n_))
+      throw ConfigError(fmt::format("{}: {} labels in {} bytes, but {} has {} images", labels, be32(lab_, 4), lab_.size(),
+                                    images, n_));
+    for (std::size_t i = 8; i < lab_.size(); ++i) classes_ = std::max(classes_, int(lab_[i]) + 1);
+  }
+  std::string describe() const override { return fmt::format("idx {} ({} images {}x{})", images_path_, n_, rows_, cols_); }
+  SampleDims dims() const override { return {1, rows_, cols_}; }
+  long size() const override { return long(n_); }
+  int classes() const override { return std::max(classes_, 10); }
+  void read(long index, float* x, int* label) override {
+    const long per = long(rows_) * cols_;
+    const unsigned char* p = img_.data() + 16 + std::size_t(index * per);
+    for (long i = 0; i < per; ++i) x[i] = float(p[i]) / 255.0f;
+    *label = lab_[8 + std::size_t(index)];
+  }
+
+ private:
+  std::string images_path_;
+  std::vector<unsigned char> img_, lab_;
+  std::uint32_t n_ = 0;
+  int rows_ = 0, cols_ = 0, classes_ = 0;
+};
+
+// CIFAR-10: records are read from the files with pread when first asked for (the loader caches).
+class Cifar10 : public DataSource {
+ public:
+  static constexpr long kRecord = 3073;
+  explicit Cifar10(const std::vector<std::string>& files) {
+    if (files.empty()) throw ConfigError("cifar10: no batch files given");
+    for (const auto& f : files) {
+      const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) throw ConfigError(fmt::format("{}: cannot open ({})", f, std::strerror(errno)));
+      struct stat st {};
+      ::fstat(fd, &st);
+      if (st.st_size == 0 || st.st_size % kRecord)
+        throw ConfigError(fmt::format("{}: {} bytes is not a whole number of 3,073-byte CIFAR-10 records (truncated?)", f,
+                                      long(st.st_size)));
+      files_.push_back({f, fd, long(st.st_size) / kRecord, total_});
+      total_ += long(st.st_size) / kRecord;
+    }
+  }
+  ~Cifar10() override {
+    for (auto& f : files_) ::close(f.fd);
+  }
+  std::string describe() const override {
+    return fmt::format("cifar10 {}{} ({} images)", files_.front().path, files_.size() > 1 ? " ..." : "", total_);
+  }
+  SampleDims dims() const override { return {3, 32, 32}; }
+  long size() const override { return total_; }
+  int classes() const override { return 10; }
+  void read(long index, float* x, int* label) override {
+    const File* f = &files_.front();
+    for (const File& g : files_)
+      if (index >= g.first) f = &g;
+    unsigned char rec[kRecord];
+    const long at = (index - f->first) * kRecord;
+    if (::pread(f->fd, rec, kRecord, at) != kRecord)
+      throw Error(fmt::format("{}: short read of record {} (file changed?)", f->path, index - f->first));
+    if (rec[0] > 9) throw ConfigError(fmt::format("{}: record {} has label {} (CIFAR-10 labels are 0..9)", f->path, index - f->first, int(rec[0])));
+    *label = rec[0];
+    for (long i = 0; i < 3072; ++i) x[i] = float(rec[1 + i]) / 255.0f;
+  }
+
+ private:
+  struct File {
+    std::string path;
+    int fd;
+    long records, first;
+  };
+  std::vector<File> files_;
+  long total_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o) {
+  if (o.size < 1 || o.classes < 0 || o.dims.count() < 1) throw ConfigError("synthetic data: size and dims must be positive");
+  return std::make_unique<Synthetic>(o);
+}
+std::unique_ptr<DataSource> open_idx(const std::string& images, const std::string& labels) {
+  return std::make_unique<Idx>(images, labels);
+}
+std::unique_ptr<DataSource> open_cifar10(const std::vector<std::string>& files) { return std::make_unique<Cifar10>(files); }
+
+Split holdout_split(long size, double fraction, std::uint64_t seed) {
+  if (!(fraction >= 0 && fraction < 1)) throw ConfigError(fmt::format("held-out fraction {} must be in [0, 1)", fraction));
+  auto idx = std::vector<long>(std::size_t(size));
+  for (long i = 0; i < size; ++i) idx[std::size_t(i)] = i;
+  for (long i = size - 1; i > 0; --i) std::swap(idx[std::size_t(i)], idx[rng_bits(seed, std::uint64_t(i)) % std::uint64_t(i + 1)]);
+  const long test = long(std::llround(double(size) * fraction));
+  Split s;
+  s.train.assign(idx.begin(), idx.end() - test);
+  s.test.assign(idx.end() - test, idx.end());
+  return s;
+}
+
+}  // namespace dls

@@ -1,0 +1,168 @@
+// Image-folder source (see data_source.hpp): root/<class>/*.png|*.jpg|*.jpeg, classes in sorted
+// order (as Caffe's synsets), decoded with libpng's simplified API or libjpeg(-turbo), then the
+// short side resized and the centre square cropped to h x w by bilinear sampling; pixels / 255.
+// A file that does not decode is a ConfigError naming it (libjpeg's fatal errors are turned into
+// exceptions through its error manager, never exit()).
+#include <cstddef>
+#include <cstdio>
+
+#include <jpeglib.h>
+#include <png.h>
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "apps/data/data_source.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Rgb {
+  int h = 0, w = 0;
+  std::vector<unsigned char> px;  // h x w x 3
+};
+
+Rgb decode_png(const std::string& path) {
+  png_image img{};
+  img.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&img, path.c_str()))
+    throw ConfigError(fmt::format("{}: not a readable PNG ({})", path, img.message));
+  img.format = PNG_FORMAT_RGB;
+  Rgb out;
+  out.h = int(img.height), out.w = int(img.width);
+  out.px.resize(PNG_IMAGE_SIZE(img));
+  if (!png_image_finish_read(&img, nullptr, out.px.data(), 0, nullptr)) {
+    const std::string msg = img.message;
+    png_image_free(&img);
+    throw ConfigError(fmt::format("{}: corrupt PNG ({})", path, msg));
+  }
+  return out;
+}
+
+struct JpegError {
+  jpeg_error_mgr mgr;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void jpeg_error_exit(j_common_ptr cinfo) {
+  auto* e = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, e->message);
+  std::longjmp(e->jump, 1);
+}
+
+Rgb decode_jpeg(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw ConfigError(fmt::format("{}: cannot open", path));
+  jpeg_decompress_struct cinfo{};
+  JpegError err{};
+  cinfo.err = jpeg_std_error(&err.mgr);
+  err.mgr.error_exit = jpeg_error_exit;
+  Rgb out;  // declared before setjmp: nothing with a destructor is created between it and longjmp
+  if (setjmp(err.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    std::fclose(f);
+    throw ConfigError(fmt::format("{}: corrupt JPEG ({})", path, err.message));
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_stdio_src(&cinfo, f);
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  out.h = int(cinfo.output_height), out.w = int(cinfo.output_width);
+  out.px.resize(std::size_t(out.h) * std::size_t(out.w) * 3);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = out.px.data() + std::size_t(cinfo.output_scanline) * std::size_t(out.w) * 3;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  const bool warned = cinfo.err->num_warnings > 0;  // e.g. premature end of data: a truncated file
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  std::fclose(f);
+  if (warned) throw ConfigError(fmt::format("{}: corrupt or truncated JPEG", path));
+  return out;
+}
+
+class ImageFolder : public DataSource {
+ public:
+  ImageFolder(const std::string& root, SampleDims fit) : root_(root), fit_(fit) {
+    if (fit.c != 1 && fit.c != 3) throw ConfigError(fmt::format("image folder {}: models with {} input channels take no images", root, fit.c));
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) throw ConfigError(fmt::format("image folder {}: not a directory", root));
+    std::vector<fs::path> classes;
+    for (const auto& e : fs::directory_iterator(root))
+      if (e.is_directory()) classes.push_back(e.path());
+    std::sort(classes.begin(), classes.end());
+    for (std::size_t k = 0; k < classes.size(); ++k) {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(classes[k])) {
+        std::string ext = e.path().extension().string();
+        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg")) files.push_back(e.path());
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& p : files) items_.push_back({p.string(), int(k)});
+    }
+    classes_ = int(classes.size());
+    if (items_.empty()) throw ConfigError(fmt::format("image folder {}: no <class>/*.png|jpg files", root));
+  }
+  std::string describe() const override {
+    return fmt::format("images {} ({} files, {} classes, fitted to {}x{}x{})", root_, items_.size(), classes_, fit_.c, fit_.h, fit_.w);
+  }
+  SampleDims dims() const override { return fit_; }
+  long size() const override { return long(items_.size()); }
+  int classes() const override { return classes_; }
+  void read(long index, float* x, int* label) override {
+    const Item& it = items_[std::size_t(index)];
+    std::string ext = fs::path(it.path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    const Rgb img = ext == ".png" ? decode_png(it.path) : decode_jpeg(it.path);
+    if (img.h < 1 || img.w < 1) throw ConfigError(fmt::format("{}: empty image", it.path));
+    // centre square of the source, bilinear-sampled to fit_.h x fit_.w
+    const int side = std::min(img.h, img.w);
+    const double y0 = (img.h - side) / 2.0, x0 = (img.w - side) / 2.0;
+    const long plane = long(fit_.h) * fit_.w;
+    for (int oy = 0; oy < fit_.h; ++oy)
+      for (int ox = 0; ox < fit_.w; ++ox) {
+        const double sy = std::clamp(y0 + (oy + 0.5) * side / fit_.h - 0.5, 0.0, double(img.h - 1));
+        const double sx = std::clamp(x0 + (ox + 0.5) * side / fit_.w - 0.5, 0.0, double(img.w - 1));
+        const int iy = int(sy), ix = int(sx), iy1 = std::min(iy + 1, img.h - 1), ix1 = std::min(ix + 1, img.w - 1);
+        const double fy = sy - iy, fx = sx - ix;
+        double rgb[3];
+        for (int c = 0; c < 3; ++c) {
+          auto at = [&](int y, int xx) { return double(img.px[(std::size_t(y) * std::size_t(img.w) + std::size_t(xx)) * 3 + std::size_t(c)]); };
+          rgb[c] = (1 - fy) * ((1 - fx) * at(iy, ix) + fx * at(iy, ix1)) + fy * ((1 - fx) * at(iy1, ix) + fx * at(iy1, ix1));
+        }
+        const long p = long(oy) * fit_.w + ox;
+        if (fit_.c == 1) x[p] = float((rgb[0] + rgb[1] + rgb[2]) / (3 * 255.0));
+        else
+          for (int c = 0; c < 3; ++c) x[c * plane + p] = float(rgb[c] / 255.0);
+      }
+    *label = it.label;
+  }
+
+ private:
+  struct Item {
+    std::string path;
+    int label;
+  };
+  std::string root_;
+  SampleDims fit_;
+  std::vector<Item> items_;
+  int classes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<DataSource> open_image_folder(const std::string& root, SampleDims fit) {
+  return std::make_unique<ImageFolder>(root, fit);
+}
+
+}  // namespace dls

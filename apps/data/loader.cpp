@@ -1,0 +1,72 @@
+// The loader (see loader.hpp).
+#include "apps/data/loader.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
+
+namespace dls {
+
+Loader::Loader(DataSource& src, std::vector<long> indices, LoaderOptions o) : src_(src), idx_(std::move(indices)), o_(o) {
+  if (o_.batch < 1) throw ConfigError(fmt::format("batch {} must be at least 1", o_.batch));
+  if (idx_.empty()) throw ConfigError(fmt::format("{}: no samples to load", src.describe()));
+  if (o_.shuffle && long(idx_.size()) < o_.batch)
+    throw ConfigError(fmt::format("{}: {} samples make no full batch of {}", src.describe(), idx_.size(), o_.batch));
+  per_ = src.dims().count();
+  cache_on_ = o_.cache_bytes > 0 && double(idx_.size()) * double(per_) * 4 <= double(o_.cache_bytes);
+}
+
+long Loader::batches_per_epoch() const {
+  const long n = long(idx_.size());
+  return o_.shuffle ? n / o_.batch : (n + o_.batch - 1) / o_.batch;
+}
+
+void Loader::read(long k, float* x, int* label) {
+  if (cache_on_) {
+    if (cached_.empty()) {
+      cache_.resize(idx_.size() * std::size_t(per_));
+      cache_label_.resize(idx_.size());
+      cached_.assign(idx_.size(), 0);
+    }
+    float* c = cache_.data() + k * per_;
+    if (cached_[std::size_t(k)]) {
+      std::copy(c, c + per_, x);
+      *label = cache_label_[std::size_t(k)];
+      ++hits_;
+      return;
+    }
+    src_.read(idx_[std::size_t(k)], c, &cache_label_[std::size_t(k)]);
+    ++reads_;
+    cached_[std::size_t(k)] = 1;
+    std::copy(c, c + per_, x);
+    *label = cache_label_[std::size_t(k)];
+    return;
+  }
+  src_.read(idx_[std::size_t(k)], x, label);
+  ++reads_;
+}
+
+void Loader::fill(long b, BatchBuffer& out) {
+  const long bpe = batches_per_epoch(), epoch = b / bpe, first = (b % bpe) * o_.batch;
+  const long n = long(idx_.size());
+  if (o_.shuffle && epoch != perm_epoch_) {  // Fisher-Yates on the counter RNG keyed by the epoch
+    perm_.resize(idx_.size());
+    for (long i = 0; i < n; ++i) perm_[std::size_t(i)] = i;
+    const std::uint64_t s = mix64(o_.seed ^ mix64(std::uint64_t(epoch) + 1));
+    for (long i = n - 1; i > 0; --i) std::swap(perm_[std::size_t(i)], perm_[rng_bits(s, std::uint64_t(i)) % std::uint64_t(i + 1)]);
+    perm_epoch_ = epoch;
+  }
+  out.x.resize(std::size_t(o_.batch * per_));
+  out.labels.resize(std::size_t(o_.batch));
+  out.valid = int(std::min<long>(o_.batch, n - first));
+  for (int i = 0; i < o_.batch; ++i) {
+    const long pos = first + std::min<long>(i, out.valid - 1);  // a partial batch repeats its last sample
+    const long k = o_.shuffle ? perm_[std::size_t(pos)] : pos;
+    read(k, out.x.data() + long(i) * per_, &out.labels[std::size_t(i)]);
+  }
+}
+
+}  // namespace dls

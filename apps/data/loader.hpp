@@ -1,0 +1,47 @@
+// The loader: batches of a source's samples (a subset given by indices) in a seeded order that
+// changes every epoch, with an in-memory cache (seed 004: the input is read from its files in
+// the first epoch and from memory after). fill() is what the prefetcher calls; it runs in one
+// thread at a time. Epochs have floor(n / batch) full batches (the remainder is dropped, as
+// in Caffe and torch's drop_last) when shuffling; without shuffling (evaluation) the last
+// partial batch is padded with repeats and its `valid` count says how many samples are real.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "apps/data/data_source.hpp"
+#include "apps/data/prefetcher.hpp"
+
+namespace dls {
+
+struct LoaderOptions {
+  int batch = 1;
+  bool shuffle = true;
+  std::uint64_t seed = 1;
+  long cache_bytes = 4L << 30;  // cache the subset only if it fits; 0: never
+};
+
+class Loader {
+ public:
+  Loader(DataSource& src, std::vector<long> indices, LoaderOptions o);
+  long batches_per_epoch() const;
+  long samples() const { return long(idx_.size()); }
+  // Batch b of the run (epoch b / batches_per_epoch()).
+  void fill(long b, BatchBuffer& out);
+  bool caching() const { return cache_on_; }
+  long cache_hits() const { return hits_; }
+  long reads() const { return reads_; }
+
+ private:
+  void read(long k, float* x, int* label);  // k: position in idx_
+  DataSource& src_;
+  std::vector<long> idx_, perm_;
+  LoaderOptions o_;
+  long perm_epoch_ = -1, per_ = 0, hits_ = 0, reads_ = 0;
+  bool cache_on_ = false;
+  std::vector<float> cache_;
+  std::vector<int> cache_label_;
+  std::vector<unsigned char> cached_;
+};
+
+}  // namespace dls
