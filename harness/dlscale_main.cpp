@@ -1,6 +1,7 @@
 // The dlscale command: one binary, one subcommand per part.
 //   dlscale kernels ...      kernel microbenchmarks (kernels/bench)
 //   dlscale collectives ...  allreduce sweeps under mpirun/srun (collectives/)
+//   dlscale train ...        one training run of a registered model (apps/)
 // Library code throws; this is the only place that turns errors into exit codes
 // (0 ok, 1 check failed, 2 usage/config, 3 runtime).
 #include <signal.h>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/train/train_main.hpp"
 #include "kernels/bench/kernels_main.hpp"
 #include "kernels/core/check.hpp"
 
@@ -25,7 +27,8 @@ void usage(std::FILE* f) {
              "usage: dlscale <command> [options]\n\n"
              "commands:\n"
              "  kernels       check and time kernels (GEMM, convolution, ...) named by descriptors\n"
-             "  collectives   allreduce algorithms side by side over message sizes (under mpirun/srun)\n\n"
+             "  collectives   allreduce algorithms side by side over message sizes (under mpirun/srun)\n"
+             "  train         train a registered model (CaffeNet ... ResNet-50, the CVAE) with per-phase timing\n\n"
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "kernels") return dls::kernels_main(argc - 1, argv + 1);
     if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
+    if (cmd == "train") return dls::train_main(argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
     return dls::kExitUsage;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/core/backend.hpp"
+
 namespace dls {
 
 struct Dims {
@@ -26,9 +28,6 @@ struct Dims {
   bool operator==(const Dims&) const = default;
 };
 
-enum class Backend { kRef, kOpenBlas, kOneDnn };
-std::string backend_name(Backend b);
-Backend parse_backend(const std::string& name);  // throws ConfigError
 
 // How a parameter blob is initialised (Caffe's fillers and torchvision's init).
 struct Filler {
@@ -68,6 +67,11 @@ class Layer {
   virtual Dims setup(const std::vector<Dims>& in) = 0;
   const std::vector<ParamSpec>& params() const { return params_; }
   virtual long forward_macs_per_image() const { return 0; }  // conv/FC/deconv only (reference §1)
+  // Memory planning (Net::allocate): may y share x's buffer (y = f(x) element-wise, backward
+  // correct with x overwritten by y: ReLU)? Does backward read this layer's own output y (then
+  // no later layer may overwrite it in place)?
+  virtual bool in_place_ok() const { return false; }
+  virtual bool backward_reads_output() const { return true; }
   virtual void forward(const Context& ctx, const std::vector<const T*>& x, T* y) = 0;
   virtual void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                         const std::vector<T*>& dx) = 0;

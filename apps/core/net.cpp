@@ -69,7 +69,7 @@ void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
 
 template <class T>
 Net<T>::Net(std::string name, Dims input) : name_(std::move(name)) {
-  tensors_.push_back({"data", input, {}, {}, false});
+  tensors_.push_back({"data", input, nullptr, nullptr, false, 0});
   by_name_["data"] = 0;
 }
 
@@ -107,7 +107,7 @@ const std::string& Net<T>::add(std::unique_ptr<Layer<T>> layer, std::vector<std:
     parameters_ += p.count;
   }
   node.out = tensors_.size();
-  tensors_.push_back({lname, out, {}, {}, false});
+  tensors_.push_back({lname, out, nullptr, nullptr, false, nodes_.size() + 1});
   by_name_[lname] = node.out;
   nodes_.push_back(std::move(node));
   return tensors_.back().name;
@@ -136,33 +136,113 @@ Layer<T>& Net<T>::layer(const std::string& name) {
 }
 
 template <class T>
+std::vector<std::string> Net<T>::inputs_of(const std::string& name) const {
+  for (const Node& n : nodes_)
+    if (n.layer->name() == name) {
+      std::vector<std::string> v;
+      for (std::size_t t : n.in) v.push_back(tensors_[t].name);
+      return v;
+    }
+  throw ConfigError(fmt::format("net '{}': no layer named '{}'", name_, name));
+}
+
+template <class T>
 void Net<T>::allocate(std::uint64_t seed) {
   if (loss_layers().empty()) throw ConfigError(fmt::format("net '{}' has no loss layer", name_));
   w_.assign(std::size_t(buffer_), T(0));
   dw_.assign(std::size_t(buffer_), T(0));
   for (const ParamBlob& b : blobs_) fill_blob(b, seed, w_.data() + b.offset);
-  std::size_t max_in = 0;
-  long max_count = 0;
-  for (std::size_t t = 0; t < tensors_.size(); ++t) {
-    tensors_[t].value.assign(std::size_t(tensors_[t].dims.count()), T(0));
-    if (t > 0) tensors_[t].grad.assign(std::size_t(tensors_[t].dims.count()), T(0));
-    max_count = std::max(max_count, tensors_[t].dims.count());
-  }
   for (Node& n : nodes_) {
     std::vector<T*> w, dw;
     for (std::size_t b : n.blob) w.push_back(w_.data() + blobs_[b].offset), dw.push_back(dw_.data() + blobs_[b].offset);
     n.layer->bind(std::move(w), std::move(dw));
-    max_in = std::max(max_in, n.in.size());
   }
-  scratch_.assign(max_in, std::vector<T>(std::size_t(max_count)));
+  plan_memory();
   fwd_s_.assign(nodes_.size(), 0.0);
   bwd_s_.assign(nodes_.size(), 0.0);
   allocated_ = true;
 }
 
 template <class T>
+void Net<T>::plan_memory() {
+  const std::size_t nt = tensors_.size(), nn = nodes_.size();
+  std::vector<int> readers(nt, 0);
+  std::vector<std::size_t> last_reader(nt, 0);  // node index + 1
+  for (std::size_t i = 0; i < nn; ++i)
+    for (std::size_t t : nodes_[i].in) ++readers[t], last_reader[t] = i + 1;
+  // values: one buffer each, except in-place ReLUs
+  values_.clear();
+  std::vector<std::size_t> value_buf(nt);
+  for (std::size_t t = 0; t < nt; ++t) {
+    const std::size_t p = tensors_[t].producer;
+    if (p > 0) {
+      const Node& n = nodes_[p - 1];
+      const std::size_t in = n.in.size() == 1 ? n.in[0] : 0;
+      if (n.layer->in_place_ok() && in > 0 && readers[in] == 1 &&
+          !nodes_[tensors_[in].producer - 1].layer->backward_reads_output()) {
+        value_buf[t] = value_buf[in];
+        continue;
+      }
+    }
+    value_buf[t] = values_.size();
+    values_.emplace_back(std::size_t(tensors_[t].dims.count()));
+  }
+  for (std::size_t t = 0; t < nt; ++t) tensors_[t].value = values_[value_buf[t]].data();
+  // gradients: interval colouring in backward order (step s = nn - node index); a tensor's
+  // gradient is live from the backward of its last reader to the backward of its producer
+  struct Live {
+    long start, end;
+    std::size_t t;
+  };
+  std::vector<Live> live;
+  for (std::size_t t = 1; t < nt; ++t) {
+    const bool loss = nodes_[tensors_[t].producer - 1].loss_weight != 0;
+    if (readers[t] == 0 && !loss) continue;  // nothing flows back into it
+    const long start = loss ? long(nn - (tensors_[t].producer - 1)) : long(nn - (last_reader[t] - 1));
+    live.push_back({start, long(nn - (tensors_[t].producer - 1)), t});
+  }
+  std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.start < b.start; });
+  std::vector<long> size, busy_until;  // per gradient buffer
+  std::vector<std::size_t> grad_buf(nt, 0);
+  for (const Live& l : live) {
+    const long need = tensors_[l.t].dims.count();
+    long best = -1;
+    for (std::size_t b = 0; b < size.size(); ++b)  // a free buffer: the smallest that fits, else the largest
+      if (busy_until[b] < l.start) {
+        if (best < 0) best = long(b);
+        const bool fits = size[b] >= need, best_fits = size[std::size_t(best)] >= need;
+        if ((fits && (!best_fits || size[b] < size[std::size_t(best)])) || (!fits && !best_fits && size[b] > size[std::size_t(best)]))
+          best = long(b);
+      }
+    if (best < 0) best = long(size.size()), size.push_back(0), busy_until.push_back(0);
+    size[std::size_t(best)] = std::max(size[std::size_t(best)], need);
+    busy_until[std::size_t(best)] = l.end;
+    grad_buf[l.t] = std::size_t(best);
+  }
+  grads_.clear();
+  for (long sz : size) grads_.emplace_back(std::size_t(sz));
+  for (std::size_t t = 0; t < nt; ++t) tensors_[t].grad = nullptr;
+  for (const Live& l : live) tensors_[l.t].grad = grads_[grad_buf[l.t]].data();
+  // scratch for the second and later gradients of a tensor with several readers
+  long fan = 0;
+  std::size_t max_in = 0;
+  for (std::size_t t = 1; t < nt; ++t)
+    if (readers[t] > 1) fan = std::max(fan, tensors_[t].dims.count());
+  for (const Node& n : nodes_) max_in = std::max(max_in, n.in.size());
+  scratch_.assign(fan > 0 ? max_in : 0, std::vector<T>(std::size_t(fan)));
+}
+
+template <class T>
+long Net<T>::activation_bytes() const {
+  long b = 0;
+  for (const auto& v : values_) b += long(v.size() * sizeof(T));
+  for (const auto& g : grads_) b += long(g.size() * sizeof(T));
+  return b;
+}
+
+template <class T>
 const T* Net<T>::output(const std::string& name) const {
-  return tensors_[tensor(name)].value.data();
+  return tensors_[tensor(name)].value;
 }
 
 template <class T>
@@ -173,9 +253,9 @@ double Net<T>::forward(const Context& ctx) {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
     xs.clear();
-    for (std::size_t t : n.in) xs.push_back(tensors_[t].value.data());
+    for (std::size_t t : n.in) xs.push_back(tensors_[t].value);
     const auto t0 = std::chrono::steady_clock::now();
-    n.layer->forward(ctx, xs, tensors_[n.out].value.data());
+    n.layer->forward(ctx, xs, tensors_[n.out].value);
     fwd_s_[i] = seconds_since(t0);
     if (n.loss_weight != 0) objective += double(n.loss_weight) * double(tensors_[n.out].value[0]);
   }
@@ -188,6 +268,7 @@ void Net<T>::backward(const Context& ctx) {
   std::vector<const T*> xs;
   std::vector<T*> dx;
   std::vector<std::size_t> claimed;
+  std::vector<char> added;  // dx[j] went to scratch: add it to the gradient
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     Node& n = nodes_[i];
     Tensor& out = tensors_[n.out];
@@ -196,22 +277,23 @@ void Net<T>::backward(const Context& ctx) {
       bwd_s_[i] = 0;
       continue;
     }
-    xs.clear(), dx.clear(), claimed.clear();
+    xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0);
     for (std::size_t j = 0; j < n.in.size(); ++j) {
       const std::size_t t = n.in[j];
-      xs.push_back(tensors_[t].value.data());
+      xs.push_back(tensors_[t].value);
       if (t == 0) dx.push_back(nullptr);  // the data needs no gradient
       else if (!tensors_[t].grad_ready && std::find(claimed.begin(), claimed.end(), t) == claimed.end()) {
-        dx.push_back(tensors_[t].grad.data());  // the first gradient overwrites
+        dx.push_back(tensors_[t].grad);  // the first gradient overwrites
         claimed.push_back(t);
       } else {
         dx.push_back(scratch_[j].data());  // later ones are added to it
+        added[j] = 1;
       }
     }
     const auto t0 = std::chrono::steady_clock::now();
-    n.layer->backward(ctx, xs, out.value.data(), out.grad.data(), dx);
+    n.layer->backward(ctx, xs, out.value, out.grad, dx);
     for (std::size_t j = 0; j < n.in.size(); ++j)
-      if (dx[j] == scratch_[j].data()) accumulate(dx[j], tensors_[n.in[j]].grad.data(), tensors_[n.in[j]].dims.count());
+      if (added[j]) accumulate(dx[j], tensors_[n.in[j]].grad, tensors_[n.in[j]].dims.count());
     bwd_s_[i] = seconds_since(t0);
     for (std::size_t t : claimed) tensors_[t].grad_ready = true;
   }

@@ -6,6 +6,11 @@
 // at a 64-byte aligned offset, so one allreduce (or a few fused buckets) moves them.
 // Shapes are checked as layers are added; nothing is allocated until allocate(), so the full-size
 // models can be counted (parameters, forward MACs) without their memory.
+// Memory plan (allocate): a ReLU whose input has no other reader, and whose producer's backward
+// does not read its own output, works in place (its output is its input's buffer: output() of
+// that input then shows the ReLU'd values). Gradient buffers are shared between tensors whose
+// gradients are never live at the same time in the backward pass (a gradient lives from the
+// backward of its last reader to the backward of its producer), so a chain needs two.
 #pragma once
 
 #include <cstdint>
@@ -48,11 +53,12 @@ class Net {
   const std::vector<ParamBlob>& blobs() const { return blobs_; }
   std::vector<std::string> loss_layers() const;
   Layer<T>& layer(const std::string& name);
+  std::vector<std::string> inputs_of(const std::string& layer) const;  // the tensors a layer reads
   std::size_t size() const { return nodes_.size(); }
 
   // Allocates parameters (filled by their fillers from `seed`), gradients and activations.
   void allocate(std::uint64_t seed);
-  T* input() { return tensors_.front().value.data(); }
+  T* input() { return tensors_.front().value; }
   const T* output(const std::string& tensor) const;
   std::vector<T>& weights() { return w_; }
   std::vector<T>& grads() { return dw_; }
@@ -61,6 +67,8 @@ class Net {
   // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
   void backward(const Context& ctx);
   void zero_grad();
+  // Bytes of activations and activation gradients after planning (allocate()).
+  long activation_bytes() const;
   // Per-layer forward and backward seconds of the last pass, in node order.
   const std::vector<double>& forward_seconds() const { return fwd_s_; }
   const std::vector<double>& backward_seconds() const { return bwd_s_; }
@@ -70,9 +78,12 @@ class Net {
   struct Tensor {
     std::string name;
     Dims dims;
-    std::vector<T> value, grad;
+    T* value = nullptr;
+    T* grad = nullptr;        // null: no gradient flows into it
     bool grad_ready = false;  // some consumer has written its gradient in this backward pass
+    std::size_t producer = 0;  // node index + 1 (0: the data)
   };
+  void plan_memory();
   struct Node {
     std::unique_ptr<Layer<T>> layer;
     std::vector<std::size_t> in;
@@ -89,6 +100,7 @@ class Net {
   std::vector<ParamBlob> blobs_;
   long parameters_ = 0, buffer_ = 0;
   std::vector<T> w_, dw_;
+  std::vector<std::vector<T>> values_, grads_;  // the planned buffers the tensors point into
   std::vector<std::vector<T>> scratch_;
   std::vector<double> fwd_s_, bwd_s_;
   bool allocated_ = false;

@@ -23,6 +23,7 @@ class Conv2dLayer : public Layer<T> {
  public:
   Conv2dLayer(std::string name, ConvOptions o);
   ~Conv2dLayer() override;
+  bool backward_reads_output() const override { return false; }
   std::string type() const override { return "conv2d"; }
   Dims setup(const std::vector<Dims>& in) override;
   long forward_macs_per_image() const override;

@@ -25,6 +25,7 @@ template <class T>
 class Deconv2dLayer : public Layer<T> {
  public:
   Deconv2dLayer(std::string name, DeconvOptions o) : Layer<T>(std::move(name)), o_(o) {}
+  bool backward_reads_output() const override { return false; }
   std::string type() const override { return "deconv2d"; }
   Dims setup(const std::vector<Dims>& in) override;
   long forward_macs_per_image() const override { return sh_.w_count() * sh_.p() * sh_.q(); }

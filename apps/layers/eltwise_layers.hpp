@@ -15,6 +15,8 @@ class ActLayer : public Layer<T> {
  public:
   ActLayer(std::string name, Act a) : Layer<T>(std::move(name)), a_(a) {}
   std::string type() const override { return act_name(a_); }
+  bool in_place_ok() const override { return a_ == Act::kRelu; }  // relu'(x) = relu'(relu(x)); sigmoid/tanh read y
+  bool backward_reads_output() const override { return a_ != Act::kRelu; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
@@ -50,6 +52,7 @@ class AddLayer : public Layer<T> {
  public:
   explicit AddLayer(std::string name) : Layer<T>(std::move(name)) {}
   std::string type() const override { return "add"; }
+  bool backward_reads_output() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,

@@ -18,6 +18,7 @@ template <class T>
 class LinearLayer : public Layer<T> {
  public:
   LinearLayer(std::string name, LinearOptions o) : Layer<T>(std::move(name)), o_(o) {}
+  bool backward_reads_output() const override { return false; }
   std::string type() const override { return "linear"; }
   Dims setup(const std::vector<Dims>& in) override;
   long forward_macs_per_image() const override { return long(sh_.in) * sh_.out; }

@@ -22,6 +22,7 @@ template <class T>
 class BatchNormLayer : public Layer<T> {
  public:
   BatchNormLayer(std::string name, BatchNormOptions o) : Layer<T>(std::move(name)), o_(o) {}
+  bool backward_reads_output() const override { return false; }
   std::string type() const override { return "batchnorm"; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;

@@ -28,7 +28,7 @@ struct ModelOptions {
   int channels = 0;    // input channels; 0: the model's own
   bool aux = true;     // GoogLeNet / Inception-v3 auxiliary classifiers (the training graphs)
   int latent = 0;      // CVAE latent dimensions; 0: 3
-  VaeConventions vae;  // CVAE sampling and KL conventions (default: the public code's)
+  VaeConventions vae = {};  // CVAE sampling and KL conventions (default: the public code's)
   // the scaled count, at least 1
   int w(int channels_at_full_width) const;
 };

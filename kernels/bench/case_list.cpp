@@ -47,7 +47,7 @@ std::vector<CaseEntry> build_cases(const CaseRequest& req) {
     for (auto& o : expand_op(op)) wanted.push_back(std::move(o));
   std::vector<Backend> backends;
   for (const auto& b : req.backends) backends.push_back(parse_backend(b));
-  if (backends.empty()) backends.push_back(Backend::kOpenblas);
+  if (backends.empty()) backends.push_back(Backend::kOpenBlas);
   const std::vector<int> threads = req.threads.empty() ? std::vector<int>{0} : req.threads;
   for (int t : threads)
     if (t < 0 || t > 4096) throw ConfigError(fmt::format("--threads {}: expected 1..4096", t));

@@ -26,7 +26,7 @@ struct CaseRequest {
 
 struct CaseEntry {
   std::string op, descriptor, source;    // source: "--shape" or "file:line"
-  Backend backend = Backend::kOpenblas;
+  Backend backend = Backend::kOpenBlas;
   int threads = 1, mb = 0;
   std::unique_ptr<KernelCase> kcase;
   std::string unsupported;               // non-empty: skipped, with this reason

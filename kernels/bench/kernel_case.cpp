@@ -10,24 +10,6 @@
 
 namespace dls {
 
-std::string backend_name(Backend b) {
-  switch (b) {
-    case Backend::kRef: return "ref";
-    case Backend::kOpenblas: return "openblas";
-    case Backend::kOnednn: return "onednn";
-    case Backend::kCudnn: return "cudnn";
-  }
-  return "?";
-}
-
-Backend parse_backend(std::string_view name) {
-  if (name == "ref") return Backend::kRef;
-  if (name == "openblas" || name == "cpu") return Backend::kOpenblas;
-  if (name == "onednn") return Backend::kOnednn;
-  if (name == "cudnn") return Backend::kCudnn;
-  throw ConfigError(fmt::format("--backend '{}': unknown backend (expected ref, openblas, onednn or cudnn)", name));
-}
-
 nlohmann::json CheckOutcome::to_json() const {
   nlohmann::json j = {{"status", status}};
   if (!reason.empty()) j["reason"] = reason;
@@ -43,7 +25,7 @@ nlohmann::json CheckOutcome::to_json() const {
 }
 
 std::string KernelCase::supports(Backend b) const {
-  if (b == Backend::kRef || b == Backend::kOpenblas) return "";
+  if (b == Backend::kRef || b == Backend::kOpenBlas) return "";
   return fmt::format("no {} implementation of {}", backend_name(b), op());
 }
 

@@ -9,6 +9,8 @@
 // per-element function so a sampled check is the same maths as a full one.
 #pragma once
 
+#include "kernels/core/backend.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -22,9 +24,6 @@
 
 namespace dls {
 
-enum class Backend { kRef, kOpenblas, kOnednn, kCudnn };
-std::string backend_name(Backend b);
-Backend parse_backend(std::string_view name);  // ref | openblas (alias cpu) | onednn | cudnn
 
 struct CheckOutcome {
   std::string status = "skipped";  // passed | failed | sampled | skipped
@@ -66,7 +65,7 @@ class TensorCase : public KernelCase {
     std::span<const float> got;
     Bound bound;
   };
-  Backend backend_ = Backend::kOpenblas;
+  Backend backend_ = Backend::kOpenBlas;
 
   virtual void run_backend() = 0;                   // the timed call for backend_ != kRef
   virtual std::vector<OutputView> outputs() = 0;    // results of the last run()

@@ -31,7 +31,7 @@ class ConvCase final : public TensorCase {
     return 4.0 * double(sh_.x_count() + sh_.w_count() + sh_.y_count());
   }
   std::string supports(Backend b) const override {
-    if (b == Backend::kOnednn) return onednn_version().empty() ? "built without oneDNN" : "";
+    if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
     return KernelCase::supports(b);
   }
   void setup(Backend b) override {
@@ -41,7 +41,7 @@ class ConvCase final : public TensorCase {
     if (dir_ != Dir::kBwdFilter) w_ = case_input(sh_.w_count(), 2);
     if (dir_ != Dir::kFwd) dy_ = case_input(sh_.y_count(), 3);
     out_.assign(dir_ == Dir::kFwd ? sh_.y_count() : dir_ == Dir::kBwdData ? sh_.x_count() : sh_.w_count(), 0.0f);
-    if (b == Backend::kOnednn) {
+    if (b == Backend::kOneDnn) {
       dnn_ = std::make_unique<Conv2dOnednn>(sh_);
       if (!x_.empty()) dnn_->set_x(x_.data());
       if (!w_.empty()) dnn_->set_w(w_.data());
@@ -56,7 +56,7 @@ class ConvCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (backend_ == Backend::kOnednn) {
+    if (backend_ == Backend::kOneDnn) {
       if (dir_ == Dir::kFwd) dnn_->forward();
       else if (dir_ == Dir::kBwdData) dnn_->backward_data();
       else dnn_->backward_filter();
@@ -67,7 +67,7 @@ class ConvCase final : public TensorCase {
     else conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
   }
   std::vector<OutputView> outputs() override {
-    if (backend_ == Backend::kOnednn) {  // reorder oneDNN's layout back to NCHW (untimed)
+    if (backend_ == Backend::kOneDnn) {  // reorder oneDNN's layout back to NCHW (untimed)
       if (dir_ == Dir::kFwd) dnn_->get_y(out_.data());
       else if (dir_ == Dir::kBwdData) dnn_->get_dx(out_.data());
       else dnn_->get_dw(out_.data());

@@ -67,7 +67,7 @@ TEST(Conv2dReference, HandComputedExample) {
   EXPECT_EQ(y, (std::vector<double>{12, 16, 24, 28}));
 }
 
-enum class Which { kOpenblas, kOnednn };
+enum class Which { kOpenBlas, kOneDnn };
 
 void check_backend(Which which) {
   for (const auto& sh : small_shapes()) {
@@ -77,7 +77,7 @@ void check_backend(Which which) {
     const auto dy = random_vector(sh.y_count(), 23);
     const auto r = run_ref(sh, x, w, dy);
     std::vector<float> y(sh.y_count(), NAN), dx(sh.x_count(), NAN), dw(sh.w_count(), NAN);
-    if (which == Which::kOpenblas) {
+    if (which == Which::kOpenBlas) {
       ConvWorkspace ws;
       conv2d_fwd_openblas(sh, x.data(), w.data(), y.data(), ws);
       conv2d_bwd_data_openblas(sh, dy.data(), w.data(), dx.data(), ws);
@@ -104,8 +104,8 @@ void check_backend(Which which) {
   }
 }
 
-TEST(Conv2d, OpenblasMatchesReference) { check_backend(Which::kOpenblas); }
-TEST(Conv2d, OnednnMatchesReference) { check_backend(Which::kOnednn); }
+TEST(Conv2d, OpenblasMatchesReference) { check_backend(Which::kOpenBlas); }
+TEST(Conv2d, OnednnMatchesReference) { check_backend(Which::kOneDnn); }
 
 TEST(Conv2d, OpenblasBackwardFilterAccumulatesWithBetaOne) {
   const Conv2dShape sh = Conv2dShape::parse("mb3ic2ih5oc3kh3ph1");

@@ -22,7 +22,7 @@ class GemmCase final : public TensorCase {
     return 4.0 * (double(sh_.m) * sh_.k + double(sh_.k) * sh_.n + double(sh_.m) * sh_.n);
   }
   std::string supports(Backend b) const override {
-    if (b == Backend::kOnednn) return onednn_version().empty() ? "built without oneDNN" : "";
+    if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
     return KernelCase::supports(b);
   }
   void setup(Backend b) override {
@@ -35,7 +35,7 @@ class GemmCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (backend_ == Backend::kOnednn) gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
+    if (backend_ == Backend::kOneDnn) gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
     else gemm_openblas(sh_, a_.data(), b_.data(), c_.data());
   }
   std::vector<OutputView> outputs() override { return {{"c", c_, dot_bound(sh_.k)}}; }

@@ -1,0 +1,68 @@
+// One training run of a registered model (the single-process engine; the distributed schemes
+// call it with hooks). Per step the DEEPEX phases are timed: input (waiting for the prefetched
+// batch and copying it into the net), forward, backward, sync (the hooks' gradient or weight
+// exchange; 0 alone), update. The first `warmup_steps` are excluded from throughput and from
+// the phase and per-layer means (and counted in the record). Every `eval_every` epochs (and at
+// the end) the held-out set is evaluated: loss and top-1 accuracy for classifiers, loss and
+// reconstruction RMSE for the CVAE. A NaN or Inf loss ends the run with status "diverged"; a
+// target (loss <= x, accuracy >= x, rmse <= x on the held-out set) ends it with the time and
+// epochs it took.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/core/layer.hpp"
+#include "apps/models/model.hpp"
+#include "apps/train/solver.hpp"
+
+namespace dls {
+
+struct Target {
+  enum class Metric { kNone, kLoss, kAccuracy, kRmse } metric = Metric::kNone;
+  double value = 0;
+  bool met(double loss, double accuracy, double rmse) const;
+  std::string str() const;
+  static Target parse(const std::string& text);  // "accuracy=0.85", "loss=0.3", "rmse=0.2"
+};
+
+struct TrainOptions {
+  std::string model = "cifar10_quick";
+  ModelOptions model_options;  // image / channels / classes 0: from the data
+  std::string data = "synthetic";
+  double holdout = 0.1;
+  long train_samples = 0;
+  long steps = 0;     // > 0: stop after this many steps
+  double epochs = 1;  // else after this many epochs (fractions allowed)
+  long warmup_steps = 3;
+  double eval_every = 1;  // epochs; 0: only at the end; < 0: never
+  long eval_samples = 0;  // > 0: evaluate on at most this many held-out samples
+  Target target;
+  SolverOptions solver;
+  Backend backend = Backend::kOpenBlas;
+  int threads = 0;  // 0: leave as configured
+  std::uint64_t seed = 1;
+  long cache_bytes = 4L << 30;
+  bool quiet = false;  // no progress lines
+};
+
+// What the distributed schemes plug in (issue 5). Empty functions are skipped.
+struct TrainHooks {
+  int rank = 0, ranks = 1;
+  std::function<void(Net<float>&)> after_allocate;    // e.g. broadcast the initial weights
+  std::function<void(Net<float>&, long step)> sync;   // after backward, before the update
+  std::function<void(Net<float>&, long step)> after_update;
+  std::function<double(double)> reduce_mean;          // average a scalar over ranks (metrics)
+};
+
+struct TrainResult {
+  std::string status = "ok", error;
+  nlohmann::json params, metrics;
+};
+
+TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks = {});
+
+}  // namespace dls

@@ -1,0 +1,28 @@
+// Backend names (see backend.hpp).
+#include "kernels/core/backend.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+
+namespace dls {
+
+std::string backend_name(Backend b) {
+  switch (b) {
+    case Backend::kRef: return "ref";
+    case Backend::kOpenBlas: return "openblas";
+    case Backend::kOneDnn: return "onednn";
+    case Backend::kCudnn: return "cudnn";
+  }
+  return "?";
+}
+
+Backend parse_backend(std::string_view name) {
+  if (name == "ref") return Backend::kRef;
+  if (name == "openblas" || name == "cpu") return Backend::kOpenBlas;
+  if (name == "onednn") return Backend::kOneDnn;
+  if (name == "cudnn") return Backend::kCudnn;
+  throw ConfigError(fmt::format("--backend '{}': unknown backend (expected ref, openblas, onednn or cudnn)", name));
+}
+
+}  // namespace dls

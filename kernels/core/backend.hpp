@@ -1,0 +1,17 @@
+// The compute backends, one enum for the kernel benchmarks and the training engine.
+//   ref       the double-precision reference loops
+//   openblas  the CPU kernels (im2col + OpenBLAS GEMM, OpenMP loops); alias "cpu"
+//   onednn    oneDNN primitives where present (conv, GEMM), the CPU kernels elsewhere
+//   cudnn     the GPU backend (cuDNN, cuBLAS), in builds with CUDA
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace dls {
+
+enum class Backend { kRef, kOpenBlas, kOneDnn, kCudnn };
+std::string backend_name(Backend b);
+Backend parse_backend(std::string_view name);  // throws ConfigError naming --backend
+
+}  // namespace dls
