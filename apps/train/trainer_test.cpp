@@ -1,0 +1,83 @@
+// The trainer on tiny models: a learnable synthetic task reaches its target and is recorded as
+// such; a huge learning rate ends as "diverged"; the CVAE's held-out RMSE falls on chain-model
+// contact maps; bad arguments are ConfigErrors naming them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "apps/train/trainer.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+TrainOptions tiny_classifier() {
+  TrainOptions o;
+  o.model = "cifar10_quick";
+  o.model_options.batch = 16, o.model_options.image = 16;  // full width: Caffe's N(0, 1e-4) conv1 starts slowly
+  o.data = "synthetic:640";
+  o.epochs = 12, o.quiet = true, o.threads = 1;
+  o.solver.optim = Optim::kSgdTorch;
+  o.solver.params.weight_decay = 0;
+  o.solver.schedule.base = 0.01;
+  return o;
+}
+
+TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
+  TrainOptions o = tiny_classifier();
+  o.target = Target::parse("accuracy=0.9");
+  const TrainResult r = run_training(o);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& m = r.metrics;
+  EXPECT_TRUE(m["target_reached"].get<bool>()) << m["accuracy"].dump();
+  EXPECT_GE(m["accuracy"].back().get<double>(), 0.9);
+  EXPECT_GT(m["time_to_target_s"].get<double>(), 0);
+  EXPECT_LT(m["epochs_to_target"].get<double>(), 12.0);  // stopped early
+  EXPECT_EQ(m["parameters"].get<long>(), r.metrics["parameters"].get<long>());
+  EXPECT_GT(m["images_per_s"].get<double>(), 0);
+  for (const char* p : {"input", "forward", "backward", "update", "sync"}) EXPECT_TRUE(m["phase_s"].contains(p)) << p;
+  EXPECT_EQ(m["steady_steps"].get<long>() + m["warmup_steps"].get<long>(), m["steps"].get<long>());
+  EXPECT_GT(m["peak_rss_bytes"].get<long>(), 0);
+  EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
+}
+
+TEST(Trainer, HugeLearningRateDiverges) {
+  TrainOptions o = tiny_classifier();
+  o.solver.schedule.base = 1e9;
+  const TrainResult r = run_training(o);
+  EXPECT_EQ(r.status, "diverged");
+  EXPECT_NE(r.error.find("loss"), std::string::npos) << r.error;
+}
+
+TEST(Trainer, CvaeRmseFallsOnChainModelMaps) {
+  TrainOptions o;
+  o.model = "cvae_molecules";
+  o.model_options.batch = 16, o.model_options.image = 16, o.model_options.width = 0.25;
+  o.data = "chain:800";
+  o.epochs = 4, o.quiet = true, o.threads = 1;
+  o.solver.optim = Optim::kRmsprop;
+  o.solver.params.weight_decay = 0;
+  o.solver.schedule.base = 1e-3;
+  const TrainResult r = run_training(o);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& rmse = r.metrics["rmse"];
+  ASSERT_EQ(rmse.size(), 4u);
+  EXPECT_LT(rmse.back().get<double>(), 0.8 * rmse.front().get<double>()) << rmse.dump();
+}
+
+TEST(Trainer, BadArgumentsNameThemselves) {
+  TrainOptions o = tiny_classifier();
+  o.data = "nope:1";
+  EXPECT_THROW(run_training(o), ConfigError);
+  o = tiny_classifier();
+  o.model = "resnet5";
+  EXPECT_THROW(run_training(o), ConfigError);
+  o = tiny_classifier();
+  o.data = "chain:100";  // unlabelled contact maps for a classifier
+  EXPECT_THROW(run_training(o), ConfigError);
+  EXPECT_THROW(Target::parse("accuracy>0.9"), ConfigError);
+  EXPECT_THROW(Target::parse("accuracy=high"), ConfigError);
+}
+
+}  // namespace
+}  // namespace dls
