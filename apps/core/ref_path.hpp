@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/core/layer.hpp"
+#include "kernels/conv/conv2d.hpp"
 
 namespace dls {
 
@@ -29,6 +30,14 @@ void store_add(const double* src, T* dst, long n) {
 inline double* scratch(std::vector<double>& v, long n) {
   if (long(v.size()) < n) v.resize(std::size_t(n));
   return v.data();
+}
+
+// The im2col / GEMM scratch of the convolution kernels, one per thread that runs layers, shared
+// by every conv and deconv layer of every net on that thread (layers run one at a time): its
+// size is the largest layer's, not the sum over layers.
+inline ConvWorkspace& conv_workspace() {
+  thread_local ConvWorkspace ws;
+  return ws;
 }
 
 }  // namespace dls

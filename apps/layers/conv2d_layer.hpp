@@ -37,7 +37,6 @@ class Conv2dLayer : public Layer<T> {
 
   ConvOptions o_;
   Conv2dShape sh_;
-  ConvWorkspace ws_;
   std::unique_ptr<Conv2dOnednn> dnn_;
   std::vector<double> tmp_, tmp2_;
   std::vector<float> dwtmp_;

@@ -36,7 +36,6 @@ class Deconv2dLayer : public Layer<T> {
  private:
   DeconvOptions o_;
   Conv2dShape sh_;  // the adjoint convolution: deconv output -> deconv input
-  ConvWorkspace ws_;
   std::vector<double> tmp_, tmp2_;
 };
 

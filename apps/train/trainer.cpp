@@ -284,6 +284,8 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
        {"layer_s", layers},
        {"epochs", per_epoch},
        {"peak_rss_bytes", peak_rss_bytes()},
+       {"activation_bytes", net->activation_bytes()},
+       {"parameter_bytes", long(net->weights().size() * sizeof(float))},
        {"total_time_s", since(t_start)},
        {"cache", {{"enabled", train.caching()}, {"reads", train.reads()}, {"hits", train.cache_hits()}}}};
   std::vector<double> losses, accs, rmses;
