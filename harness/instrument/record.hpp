@@ -14,7 +14,11 @@
 //     collective: algo, ranks, bytes, time_s (max over ranks of the per-rank mean),
 //                 algbw_bytes_per_s, busbw_bytes_per_s
 //     train:      model, parameters, forward_macs, scheme, ranks, batch_per_rank, images_per_s,
-//                 step_time_s, epoch_time_s, phase_s, loss, accuracy | rmse, peak_rss_bytes
+//                 step_time_s, epoch_time_s, phase_s (input, forward, backward, update, sync),
+//                 loss, accuracy | rmse (per evaluation), peak_rss_bytes; also steps,
+//                 warmup_steps, steady_steps, layer_s, epochs (per-evaluation objects),
+//                 activation_bytes, parameter_bytes, input_wait_s, cache, total_time_s, and with
+//                 a target target_reached, time_to_target_s, epochs_to_target
 //   counters              event -> count, over the timed region (calling thread)
 //   counters_unavailable  event -> why it could not be counted (never recorded as 0)
 //   check                 {status: passed | failed | sampled | skipped, max_rel_err, ...}
