@@ -1,9 +1,12 @@
 // Layer helpers (see layer.hpp).
 #include "apps/core/layer.hpp"
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
 
 namespace dls {
 
@@ -12,6 +15,11 @@ std::string Dims::str() const { return fmt::format("{}x{}x{}x{}", n, c, h, w); }
 template <class T>
 void Layer<T>::fail(const std::string& what) const {
   throw ConfigError(fmt::format("layer '{}' ({}): {}", name_, type(), what));
+}
+
+template <class T>
+std::uint64_t Layer<T>::step_seed(const Context& ctx) const {
+  return mix64(ctx.seed ^ std::hash<std::string>{}(name_));
 }
 
 template <class T>

@@ -44,18 +44,12 @@ void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
     case Filler::kGaussian:
       for (long i = 0; i < b.count; ++i) w[i] = T(b.filler.value * normal(i));
       break;
-    case Filler::kXavier: {  // Caffe: U(-sqrt(3 / fan_in), +sqrt(3 / fan_in))
-      const double a = std::sqrt(3.0 / double(b.fan_in));
-      for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
-      break;
-    }
-    case Filler::kTorchDefault: {  // kaiming_uniform(a = sqrt(5)) = U(+-1/sqrt(fan_in)); the bias alike
-      const double a = 1.0 / std::sqrt(double(b.fan_in));
-      for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
-      break;
-    }
-    case Filler::kGlorotUniform: {
-      const double a = std::sqrt(6.0 / double(b.fan_in + b.fan_out));
+    case Filler::kXavier:         // Caffe: U(+-sqrt(3 / fan_in))
+    case Filler::kTorchDefault:   // kaiming_uniform(a = sqrt(5)) = U(+-1/sqrt(fan_in)); the bias alike
+    case Filler::kGlorotUniform: {  // Keras: U(+-sqrt(6 / (fan_in + fan_out)))
+      const double a = b.filler.kind == Filler::kXavier       ? std::sqrt(3.0 / double(b.fan_in))
+                       : b.filler.kind == Filler::kTorchDefault ? 1.0 / std::sqrt(double(b.fan_in))
+                                                                : std::sqrt(6.0 / double(b.fan_in + b.fan_out));
       for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
       break;
     }

@@ -53,6 +53,9 @@ std::unique_ptr<DataSource> open_cifar10(const std::vector<std::string>& files);
 // PNG / JPEG images under root/<class>/, fitted to c x h x w (c = 1: grey, 3: RGB).
 std::unique_ptr<DataSource> open_image_folder(const std::string& root, SampleDims fit);
 
+// 0 .. n-1 in a seeded order (Fisher-Yates on the counter RNG).
+std::vector<long> seeded_permutation(long n, std::uint64_t seed);
+
 // A held-out split: the samples' indices in a seeded order, the last `fraction` of them held out.
 struct Split {
   std::vector<long> train, test;

@@ -192,11 +192,16 @@ std::unique_ptr<DataSource> open_idx(const std::string& images, const std::strin
 }
 std::unique_ptr<DataSource> open_cifar10(const std::vector<std::string>& files) { return std::make_unique<Cifar10>(files); }
 
+std::vector<long> seeded_permutation(long n, std::uint64_t seed) {
+  auto idx = std::vector<long>(std::size_t(n));
+  for (long i = 0; i < n; ++i) idx[std::size_t(i)] = i;
+  for (long i = n - 1; i > 0; --i) std::swap(idx[std::size_t(i)], idx[rng_bits(seed, std::uint64_t(i)) % std::uint64_t(i + 1)]);
+  return idx;
+}
+
 Split holdout_split(long size, double fraction, std::uint64_t seed) {
   if (!(fraction >= 0 && fraction < 1)) throw ConfigError(fmt::format("held-out fraction {} must be in [0, 1)", fraction));
-  auto idx = std::vector<long>(std::size_t(size));
-  for (long i = 0; i < size; ++i) idx[std::size_t(i)] = i;
-  for (long i = size - 1; i > 0; --i) std::swap(idx[std::size_t(i)], idx[rng_bits(seed, std::uint64_t(i)) % std::uint64_t(i + 1)]);
+  const std::vector<long> idx = seeded_permutation(size, seed);
   const long test = long(std::llround(double(size) * fraction));
   Split s;
   s.train.assign(idx.begin(), idx.end() - test);

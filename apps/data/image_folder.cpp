@@ -90,6 +90,12 @@ Rgb decode_jpeg(const std::string& path) {
   return out;
 }
 
+std::string lower_ext(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return ext;
+}
+
 class ImageFolder : public DataSource {
  public:
   ImageFolder(const std::string& root, SampleDims fit) : root_(root), fit_(fit) {
@@ -103,12 +109,11 @@ class ImageFolder : public DataSource {
     for (std::size_t k = 0; k < classes.size(); ++k) {
       std::vector<fs::path> files;
       for (const auto& e : fs::directory_iterator(classes[k])) {
-        std::string ext = e.path().extension().string();
-        std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        const std::string ext = lower_ext(e.path());
         if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg")) files.push_back(e.path());
       }
       std::sort(files.begin(), files.end());
-      for (const auto& p : files) items_.push_back({p.string(), int(k)});
+      for (const auto& p : files) items_.push_back({p.string(), int(k), lower_ext(p) == ".png"});
     }
     classes_ = int(classes.size());
     if (items_.empty()) throw ConfigError(fmt::format("image folder {}: no <class>/*.png|jpg files", root));
@@ -121,9 +126,7 @@ class ImageFolder : public DataSource {
   int classes() const override { return classes_; }
   void read(long index, float* x, int* label) override {
     const Item& it = items_[std::size_t(index)];
-    std::string ext = fs::path(it.path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    const Rgb img = ext == ".png" ? decode_png(it.path) : decode_jpeg(it.path);
+    const Rgb img = it.png ? decode_png(it.path) : decode_jpeg(it.path);
     if (img.h < 1 || img.w < 1) throw ConfigError(fmt::format("{}: empty image", it.path));
     // centre square of the source, bilinear-sampled to fit_.h x fit_.w
     const int side = std::min(img.h, img.w);
@@ -152,6 +155,7 @@ class ImageFolder : public DataSource {
   struct Item {
     std::string path;
     int label;
+    bool png;  // else JPEG
   };
   std::string root_;
   SampleDims fit_;

@@ -52,11 +52,8 @@ void Loader::read(long k, float* x, int* label) {
 void Loader::fill(long b, BatchBuffer& out) {
   const long bpe = batches_per_epoch(), epoch = b / bpe, first = (b % bpe) * o_.batch;
   const long n = long(idx_.size());
-  if (o_.shuffle && epoch != perm_epoch_) {  // Fisher-Yates on the counter RNG keyed by the epoch
-    perm_.resize(idx_.size());
-    for (long i = 0; i < n; ++i) perm_[std::size_t(i)] = i;
-    const std::uint64_t s = mix64(o_.seed ^ mix64(std::uint64_t(epoch) + 1));
-    for (long i = n - 1; i > 0; --i) std::swap(perm_[std::size_t(i)], perm_[rng_bits(s, std::uint64_t(i)) % std::uint64_t(i + 1)]);
+  if (o_.shuffle && epoch != perm_epoch_) {  // keyed by the epoch
+    perm_ = seeded_permutation(n, mix64(o_.seed ^ mix64(std::uint64_t(epoch) + 1)));
     perm_epoch_ = epoch;
   }
   out.x.resize(std::size_t(o_.batch * per_));

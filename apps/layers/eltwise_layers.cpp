@@ -51,11 +51,6 @@ Dims DropoutLayer<T>::setup(const std::vector<Dims>& in) {
 
 // The step's seed mixed with the layer's name: each dropout layer draws its own mask.
 template <class T>
-std::uint64_t DropoutLayer<T>::seed(const Context& ctx) const {
-  return mix64(ctx.seed ^ std::hash<std::string>{}(this->name_));
-}
-
-template <class T>
 void DropoutLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T* y) {
   train_ = ctx.train;
   if (!ctx.train || p_ == 0) {
@@ -65,11 +60,11 @@ void DropoutLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       mask_.resize(std::size_t(count_));
-      return dropout_fwd_cpu(p_, seed(ctx), x[0], y, mask_.data(), count_);
+      return dropout_fwd_cpu(p_, this->step_seed(ctx), x[0], y, mask_.data(), count_);
     }
   }
   double* t = scratch(tmp_, count_);
-  dropout_fwd_ref(p_, seed(ctx), x[0], t, count_);
+  dropout_fwd_ref(p_, this->step_seed(ctx), x[0], t, count_);
   store(t, y, count_);
 }
 
@@ -85,7 +80,7 @@ void DropoutLayer<T>::backward(const Context& ctx, const std::vector<const T*>&,
     if (cpu_path<T>(ctx)) return dropout_bwd_cpu(p_, mask_.data(), dy, dx[0], count_);
   }
   double* t = scratch(tmp_, count_);
-  dropout_bwd_ref(p_, seed(ctx), dy, t, count_);
+  dropout_bwd_ref(p_, this->step_seed(ctx), dy, t, count_);
   store(t, dx[0], count_);
 }
 

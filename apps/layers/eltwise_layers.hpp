@@ -39,7 +39,6 @@ class DropoutLayer : public Layer<T> {
                 const std::vector<T*>& dx) override;
 
  private:
-  std::uint64_t seed(const Context& ctx) const;
   float p_;
   long count_ = 0;
   bool train_ = true;

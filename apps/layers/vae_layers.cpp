@@ -2,11 +2,9 @@
 #include "apps/layers/vae_layers.hpp"
 
 #include <algorithm>
-#include <functional>
 
 #include <fmt/format.h>
 
-#include "kernels/core/rng.hpp"
 #include "kernels/vae/vae.hpp"
 
 namespace dls {
@@ -47,8 +45,7 @@ void ReparamLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x
     std::fill(eps_.begin(), eps_.end(), T(0));
     return;
   }
-  const std::uint64_t seed = mix64(ctx.seed ^ mix64(std::hash<std::string>{}(this->name_)));
-  reparam_fwd(x[0], x[1], a(), seed, y, eps_.data(), count_);
+  reparam_fwd(x[0], x[1], a(), this->step_seed(ctx), y, eps_.data(), count_);
 }
 
 template <class T>

@@ -39,6 +39,8 @@ struct ModelInfo {
 };
 
 const std::vector<ModelInfo>& model_table();
+// The table's row; throws ConfigError listing the known names.
+const ModelInfo& model_info(const std::string& name);
 // Throws ConfigError listing the known names.
 template <class T>
 std::unique_ptr<Net<T>> build_model(const std::string& name, const ModelOptions& o);

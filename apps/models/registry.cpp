@@ -58,15 +58,22 @@ const std::vector<ModelInfo>& model_table() {
   return v;
 }
 
+const ModelInfo& model_info(const std::string& name) {
+  for (const ModelInfo& m : model_table())
+    if (m.name == name) return m;
+  std::string known;
+  for (const ModelInfo& m : model_table()) known += (known.empty() ? "" : ", ") + m.name;
+  throw ConfigError(fmt::format("unknown model '{}' (known: {})", name, known));
+}
+
 template <class T>
 std::unique_ptr<Net<T>> build_model(const std::string& name, const ModelOptions& o) {
   if (o.batch < 1) throw ConfigError(fmt::format("model '{}': batch {} must be at least 1", name, o.batch));
   if (!(o.width > 0)) throw ConfigError(fmt::format("model '{}': width {} must be positive", name, o.width));
+  model_info(name);  // an unknown name: the error listing the known ones
   for (const auto& e : factories<T>())
     if (name == e.name) return e.make(o);
-  std::string known;
-  for (const auto& e : factories<T>()) known += std::string(known.empty() ? "" : ", ") + e.name;
-  throw ConfigError(fmt::format("unknown model '{}' (known: {})", name, known));
+  throw Error(fmt::format("model '{}' is in the model table but has no factory", name));
 }
 
 template std::unique_ptr<Net<float>> build_model<float>(const std::string&, const ModelOptions&);

@@ -8,20 +8,10 @@
 
 #include "apps/data/contact_maps.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/core/descriptor.hpp"
 
 namespace dls {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) return out;
-    start = at + 1;
-  }
-}
 
 long count_arg(const std::string& v, const std::string& what) {
   try {
@@ -55,7 +45,7 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
     d.train = open_idx(f("train-images-idx3-ubyte"), f("train-labels-idx1-ubyte"));
     d.test = open_idx(f("t10k-images-idx3-ubyte"), f("t10k-labels-idx1-ubyte"));
   } else if (kind == "idx") {
-    const auto p = split(arg, ',');
+    const auto p = split_commas({arg});
     if (p.size() != 2 && p.size() != 4) throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
     d.train = open_idx(p[0], p[1]);
     if (p.size() == 4) d.test = open_idx(p[2], p[3]);

@@ -14,6 +14,7 @@
 #include "apps/data/prefetcher.hpp"
 #include "apps/layers/vae_layers.hpp"
 #include "apps/train/data_spec.hpp"
+#include "harness/instrument/stats.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/core/threads.hpp"
@@ -29,13 +30,6 @@ long peak_rss_bytes() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return long(ru.ru_maxrss) * 1024;  // Linux: kilobytes
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 struct EvalResult {
@@ -86,10 +80,7 @@ Target Target::parse(const std::string& text) {
 TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   if (o.threads > 0) set_threads(o.threads);
   const auto t_start = Clock::now();
-  const ModelInfo* info = nullptr;
-  for (const ModelInfo& m : model_table())
-    if (m.name == o.model) info = &m;
-  if (!info) build_model<float>(o.model, o.model_options);  // throws the error that lists the models
+  const ModelInfo* info = &model_info(o.model);
   // the data decide the input and the classes unless given
   ModelOptions mo = o.model_options;
   const int image = mo.image > 0 ? mo.image : info->image;
@@ -179,6 +170,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   };
 
   nlohmann::json per_epoch = nlohmann::json::array();
+  std::vector<int> labels;  // the step's labels, copied out of the prefetch buffer
   std::vector<double> step_s, ph_in, ph_fwd, ph_bwd, ph_sync, ph_upd;
   std::vector<double> layer_fwd(net->size(), 0.0), layer_bwd(net->size(), 0.0);
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
@@ -195,7 +187,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     const auto t0 = Clock::now();
     BatchBuffer* buf = pf.next();
     std::copy(buf->x.begin(), buf->x.end(), net->input());
-    std::vector<int> labels(buf->labels);
+    labels.assign(buf->labels.begin(), buf->labels.end());
     pf.release(buf);
     ctx.labels = labels.data();
     ctx.seed = mix64(o.seed ^ std::uint64_t(step) * 0x9e3779b97f4a7c15ULL);
@@ -246,7 +238,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
         if (ep.contains("loss")) line += fmt::format("  held-out loss {:.4f}", ep["loss"].get<double>());
         if (ep.contains("accuracy")) line += fmt::format("  accuracy {:.4f}", ep["accuracy"].get<double>());
         if (ep.contains("rmse")) line += fmt::format("  rmse {:.4f}", ep["rmse"].get<double>());
-        if (!step_s.empty()) line += fmt::format("  {:.1f} img/s", double(batch * hooks.ranks) / median(step_s));
+        if (!step_s.empty()) line += fmt::format("  {:.1f} img/s", double(batch * hooks.ranks) / summarize(step_s).median);
         fmt::print(stderr, "{}  {:.1f} s\n", line, since(t_start));
       }
       if (epoch_end) epoch_loss = 0, epoch_steps = 0;
@@ -256,12 +248,8 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       }
     }
   }
-  const double step_med = median(step_s);
-  auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / double(v.size());
-  };
+  const double step_med = summarize(step_s).median;
+  auto mean = [](const std::vector<double>& v) { return summarize(v).mean; };
   nlohmann::json layers = nlohmann::json::object();
   for (std::size_t i = 0; i < net->size(); ++i)
     if (steady > 0) layers[net->layer_name(i)] = {{"forward_s", layer_fwd[i] / double(steady)}, {"backward_s", layer_bwd[i] / double(steady)}};
