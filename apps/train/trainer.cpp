@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -133,11 +134,14 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   if (o.target.metric != Target::Metric::kNone) r.params["target"] = o.target.str();
   if (vae) r.params["vae"] = {{"half_logvar_sampling", mo.vae.half_logvar_sampling}, {"kl_sum", mo.vae.kl_sum}};
 
+  // one held-out loader for the run: its samples are read (decoded) once and cached like the training ones
+  std::optional<Loader> eval_loader;
+  if (!eval_idx.empty()) eval_loader.emplace(test_src, eval_idx, LoaderOptions{.batch = batch, .shuffle = false, .cache_bytes = o.cache_bytes});
   const auto mean_all = [&](double v) { return hooks.reduce_mean ? hooks.reduce_mean(v) : v; };
   const auto evaluate = [&]() {
     EvalResult e;
     if (eval_idx.empty()) return e;
-    Loader ev(test_src, eval_idx, {.batch = batch, .shuffle = false, .cache_bytes = 0});
+    Loader& ev = *eval_loader;
     BatchBuffer b;
     Context ctx{.backend = o.backend, .train = false};
     double loss = 0, sq = 0;
