@@ -4,15 +4,13 @@
 //   dlscale train ...        one training run of a registered model (apps/)
 // Library code throws; this is the only place that turns errors into exit codes
 // (0 ok, 1 check failed, 2 usage/config, 3 runtime).
-#include <signal.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <exception>
 
 #include <fmt/format.h>
 
 #include "apps/train/train_main.hpp"
+#include "harness/instrument/interrupt.hpp"
 #include "kernels/bench/kernels_main.hpp"
 #include "kernels/core/check.hpp"
 
@@ -32,24 +30,6 @@ void usage(std::FILE* f) {
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
-// Ctrl-C / SIGTERM: records are appended one whole line at a time and synced, so stopping
-// between two appends loses nothing. Installed explicitly so that a SIGINT that a shell set to
-// "ignore" for a background job still stops the run.
-extern "C" void on_interrupt(int sig) {
-  const char msg[] = "\ndlscale: interrupted; the records written so far are complete\n";
-  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
-  (void)ignored;
-  _exit(128 + sig);
-}
-
-void install_interrupt_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,7 +37,7 @@ int main(int argc, char** argv) {
     usage(stderr);
     return dls::kExitUsage;
   }
-  install_interrupt_handlers();
+  dls::install_interrupt_handlers();
   const std::string_view cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "apps/train/trainer.hpp"
+#include "harness/instrument/interrupt.hpp"
 #include "harness/instrument/provenance.hpp"
 #include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"
@@ -53,10 +54,13 @@ int train_main(int argc, char** argv) {
   app.add_option("--trust", o.solver.params.eta, "LARS trust coefficient")->default_str("0.001");
   app.add_option("--lr-policy", policy, "fixed, step, multistep, poly, poly2, exp, inv")->default_str(policy);
   app.add_option("--gamma", o.solver.schedule.gamma, "step / multistep / exp / inv factor")->default_str("0.1");
-  app.add_option("--stepsize", o.solver.schedule.stepsize, "step: iterations between decays");
-  app.add_option("--lr-steps", lr_steps, "multistep: iterations of the decays")->delimiter(',');
+  auto* stepsize = app.add_option("--stepsize", o.solver.schedule.stepsize, "step: iterations between decays");
+  auto* steps_it = app.add_option("--lr-steps", lr_steps, "multistep: iterations of the decays")->delimiter(',');
   app.add_option("--power", o.solver.schedule.power, "poly / inv power")->default_str("1");
-  app.add_option("--lr-warmup", o.solver.schedule.warmup, "linear warm-up iterations")->default_str("0");
+  auto* warm_it = app.add_option("--lr-warmup", o.solver.schedule.warmup, "linear warm-up iterations")->default_str("0");
+  app.add_option("--stepsize-epochs", o.lr_epochs.stepsize, "step: epochs between decays (instead of --stepsize)")->excludes(stepsize);
+  app.add_option("--lr-step-epochs", o.lr_epochs.steps, "multistep: epochs of the decays (instead of --lr-steps)")->delimiter(',')->excludes(steps_it);
+  app.add_option("--lr-warmup-epochs", o.lr_epochs.warmup, "linear warm-up in epochs (instead of --lr-warmup)")->excludes(warm_it);
   app.add_option("--lr-scaling", scaling, "none, linear or sqrt in the global batch over --ref-batch")->default_str(scaling);
   app.add_option("--ref-batch", o.solver.schedule.ref_batch, "the batch the base rate is for (scaling rules)");
   app.add_option("--backend", backend, "ref, openblas or onednn")->default_str(backend);
@@ -66,7 +70,8 @@ int train_main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
   app.add_option("--out", out, "append the run's record to this JSON Lines file");
   app.add_option("--site", site, "site name recorded in provenance")->default_str(site);
-  app.footer("Exit codes: 0 ok, 1 the run diverged or missed its target, 2 bad arguments, 3 runtime error.");
+  app.footer("Exit codes: 0 ok, 1 the run diverged or missed its target, 2 bad arguments, 3 runtime error, "
+             "128+N stopped by signal N (Ctrl-C or SIGTERM: the record is still written, with the steps run).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -94,6 +99,7 @@ int train_main(int argc, char** argv) {
   for (int k = 0; k < argc; ++k) cmd += (k ? " " : "") + std::string(argv[k]);
   const nlohmann::json prov = capture_provenance({.site = site, .command_line = cmd});
   TrainResult r;
+  set_graceful_interrupt(true);  // Ctrl-C ends the run at the next step and still writes its record
   try {
     r = run_training(o);
   } catch (const ConfigError&) {
@@ -112,6 +118,7 @@ int train_main(int argc, char** argv) {
   if (writer) writer->append(rec);
   if (r.status != "ok") {
     fmt::print(stderr, "dlscale train: {}: {}\n", r.status, r.error);
+    if (interrupt_requested()) return 128 + interrupt_signal();
     return r.status == "diverged" ? kExitCheckFailed : kExitRuntime;
   }
   const auto& m = r.metrics;

@@ -15,6 +15,7 @@
 #include "apps/data/prefetcher.hpp"
 #include "apps/layers/vae_layers.hpp"
 #include "apps/train/data_spec.hpp"
+#include "harness/instrument/interrupt.hpp"
 #include "harness/instrument/stats.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
@@ -119,6 +120,13 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   SolverOptions so = o.solver;  // poly decays over the run; the scaling rules see the global batch
   if (so.schedule.policy == LrSchedule::Policy::kPoly && so.schedule.max_iter <= 0) so.schedule.max_iter = total_steps;
   so.schedule.global_batch = long(batch) * hooks.ranks;
+  const auto in_steps = [&](double epochs) { return std::max(1L, long(std::llround(epochs * double(bpe)))); };
+  if (o.lr_epochs.stepsize > 0) so.schedule.stepsize = in_steps(o.lr_epochs.stepsize);
+  if (o.lr_epochs.warmup > 0) so.schedule.warmup = in_steps(o.lr_epochs.warmup);
+  if (!o.lr_epochs.steps.empty()) {
+    so.schedule.steps.clear();
+    for (double e : o.lr_epochs.steps) so.schedule.steps.push_back(in_steps(e));
+  }
   Solver<float> solver(*net, so);
   if (o.eval_every < 0) eval_idx.clear();
   const long eval_period = o.eval_every > 0 ? std::max(1L, long(std::llround(o.eval_every * double(bpe)))) : 0;
@@ -186,8 +194,19 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
                "batch {}, {} steps ({} a epoch); {} {}\n", o.model, net->parameters(), net->forward_macs_per_image(),
                data.train->describe(), data.train_idx.size(), eval_idx.size(), batch, total_steps, bpe,
                optim_name(o.solver.optim), so.schedule.describe());
+  const auto stop_reason = [&](long s) -> std::string {
+    if (hooks.stop) return hooks.stop(s);
+    const int sig = interrupt_signal();
+    return sig == 0 ? "" : fmt::format("interrupted by signal {} ({})", sig, strsignal(sig));
+  };
   long step = 0;
   for (; step < total_steps; ++step) {
+    if (std::string why = stop_reason(step); !why.empty()) {
+      r.status = "failed";
+      r.error = fmt::format("{} after {} of {} steps (epoch {:.2f}); the metrics cover the steps run", why, step,
+                            total_steps, double(step) / double(bpe));
+      break;
+    }
     const auto t0 = Clock::now();
     BatchBuffer* buf = pf.next();
     std::copy(buf->x.begin(), buf->x.end(), net->input());

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,12 @@ struct TrainOptions {
   long eval_samples = 0;  // > 0: evaluate on at most this many held-out samples
   Target target;
   SolverOptions solver;
+  // the schedule's iteration fields given in epochs instead (> 0 / non-empty: converted with
+  // the run's steps per epoch, replacing solver.schedule's stepsize / steps / warmup)
+  struct {
+    double stepsize = 0, warmup = 0;
+    std::vector<double> steps;
+  } lr_epochs;
   Backend backend = Backend::kOpenBlas;
   int threads = 0;  // 0: leave as configured
   std::uint64_t seed = 1;
@@ -56,6 +63,10 @@ struct TrainHooks {
   std::function<void(Net<float>&, long step)> sync;   // after backward, before the update
   std::function<void(Net<float>&, long step)> after_update;
   std::function<double(double)> reduce_mean;          // average a scalar over ranks (metrics)
+  // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
+  // the error) and the result still carries what was measured; default: Ctrl-C / SIGTERM
+  // in graceful mode (harness/instrument/interrupt.hpp)
+  std::function<std::string(long step)> stop;
 };
 
 struct TrainResult {

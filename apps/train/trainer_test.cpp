@@ -65,6 +65,37 @@ TEST(Trainer, CvaeRmseFallsOnChainModelMaps) {
   EXPECT_LT(rmse.back().get<double>(), 0.8 * rmse.front().get<double>()) << rmse.dump();
 }
 
+// A run stopped part-way (Ctrl-C in `dlscale train`) ends as "failed" with the reason, and
+// still carries what it measured: the steps run, the throughput, the evaluations so far.
+TEST(Trainer, StoppedRunKeepsItsMeasurement) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 4, o.eval_every = 0.5;  // 640 samples, 576 for training: 36 steps an epoch
+  TrainHooks h;
+  h.stop = [](long step) { return step == 50 ? std::string("stopped by the test") : std::string(); };
+  const TrainResult r = run_training(o, h);
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_NE(r.error.find("stopped by the test after 50 of 144 steps"), std::string::npos) << r.error;
+  const auto& m = r.metrics;
+  EXPECT_EQ(m["steps"].get<long>(), 50);
+  EXPECT_EQ(m["steady_steps"].get<long>(), 47);
+  EXPECT_GT(m["images_per_s"].get<double>(), 0);
+  EXPECT_EQ(m["accuracy"].size(), 2u);  // at steps 18 and 36
+}
+
+// Schedule fields in epochs become iterations of this run: 36 steps an epoch here.
+TEST(Trainer, ScheduleInEpochsUsesTheRunsStepsPerEpoch) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 1;
+  o.solver.schedule.policy = LrSchedule::Policy::kMultistep;
+  o.lr_epochs.steps = {0.5, 0.75};
+  o.lr_epochs.warmup = 0.25;
+  const TrainResult r = run_training(o);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const std::string lr = r.params["lr"].get<std::string>();
+  EXPECT_NE(lr.find("at 18,27"), std::string::npos) << lr;
+  EXPECT_NE(lr.find("warm-up over 9 iterations"), std::string::npos) << lr;
+}
+
 TEST(Trainer, BadArgumentsNameThemselves) {
   TrainOptions o = tiny_classifier();
   o.data = "nope:1";
