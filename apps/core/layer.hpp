@@ -67,11 +67,13 @@ class Layer {
   virtual Dims setup(const std::vector<Dims>& in) = 0;
   const std::vector<ParamSpec>& params() const { return params_; }
   virtual long forward_macs_per_image() const { return 0; }  // conv/FC/deconv only (reference §1)
-  // Memory planning (Net::allocate): may y share x's buffer (y = f(x) element-wise, backward
-  // correct with x overwritten by y: ReLU)? Does backward read this layer's own output y (then
-  // no later layer may overwrite it in place)?
+  // Memory planning (Net::allocate): may y share x's buffer, and dx dy's (y = f(x) element-wise,
+  // backward correct with x overwritten by y and with dx aliasing dy: ReLU)? Does backward read
+  // this layer's own output y (then no later layer may overwrite it in place)?
+  // Does backward read the inputs x (then they stay live until it has run)?
   virtual bool in_place_ok() const { return false; }
   virtual bool backward_reads_output() const { return true; }
+  virtual bool backward_reads_inputs() const { return true; }
   virtual void forward(const Context& ctx, const std::vector<const T*>& x, T* y) = 0;
   virtual void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                         const std::vector<T*>& dx) = 0;

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
+#include "apps/core/memory_plan.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/eltwise/eltwise.hpp"
@@ -159,64 +161,69 @@ void Net<T>::allocate(std::uint64_t seed) {
 
 template <class T>
 void Net<T>::plan_memory() {
+  // steps: the data at 0, node i's forward at i + 1, its backward at 2 nn - i
   const std::size_t nt = tensors_.size(), nn = nodes_.size();
+  const auto bwd_step = [nn](std::size_t node) { return long(2 * nn - node); };
   std::vector<int> readers(nt, 0);
   std::vector<std::size_t> last_reader(nt, 0);  // node index + 1
   for (std::size_t i = 0; i < nn; ++i)
     for (std::size_t t : nodes_[i].in) ++readers[t], last_reader[t] = i + 1;
-  // values: one buffer each, except in-place ReLUs
-  values_.clear();
-  std::vector<std::size_t> value_buf(nt);
+  // in-place ReLUs: the output shares the input's value and the input's gradient the output's
+  std::vector<std::size_t> group(nt);
   for (std::size_t t = 0; t < nt; ++t) {
+    group[t] = t;
     const std::size_t p = tensors_[t].producer;
-    if (p > 0) {
-      const Node& n = nodes_[p - 1];
-      const std::size_t in = n.in.size() == 1 ? n.in[0] : 0;
-      if (n.layer->in_place_ok() && in > 0 && readers[in] == 1 &&
-          !nodes_[tensors_[in].producer - 1].layer->backward_reads_output()) {
-        value_buf[t] = value_buf[in];
-        continue;
-      }
+    if (p == 0) continue;
+    const Node& n = nodes_[p - 1];
+    const std::size_t in = n.in.size() == 1 ? n.in[0] : 0;
+    if (n.layer->in_place_ok() && in > 0 && readers[in] == 1 && !nodes_[tensors_[in].producer - 1].layer->backward_reads_output())
+      group[t] = group[in];
+  }
+  // one request per value group and per gradient group
+  std::vector<MemRequest> req;
+  std::vector<long> value_req(nt, -1), grad_req(nt, -1);
+  const auto widen = [&](std::vector<long>& of, std::size_t g, long start, long end, long size) {
+    if (of[g] < 0) {
+      of[g] = long(req.size());
+      req.push_back({start, end, size, -1});
+      return;
     }
-    value_buf[t] = values_.size();
-    values_.emplace_back(std::size_t(tensors_[t].dims.count()));
-  }
-  for (std::size_t t = 0; t < nt; ++t) tensors_[t].value = values_[value_buf[t]].data();
-  // gradients: interval colouring in backward order (step s = nn - node index); a tensor's
-  // gradient is live from the backward of its last reader to the backward of its producer
-  struct Live {
-    long start, end;
-    std::size_t t;
+    MemRequest& r = req[std::size_t(of[g])];
+    r.start = std::min(r.start, start), r.end = std::max(r.end, end);
   };
-  std::vector<Live> live;
+  for (std::size_t t = 0; t < nt; ++t) {
+    // a value lives from its forward to the end of the forward pass (output() after forward),
+    // and on to the last backward that reads it: its readers' (inputs) or its producer's (output)
+    long end = t == 0 ? 2 * long(nn) + 1 : long(nn);  // the data are the caller's: kept for good
+    const std::size_t p = tensors_[t].producer;
+    if (p > 0 && nodes_[p - 1].layer->backward_reads_output()) end = std::max(end, bwd_step(p - 1));
+    for (std::size_t i = 0; i < nn; ++i)
+      if (nodes_[i].layer->backward_reads_inputs() && std::count(nodes_[i].in.begin(), nodes_[i].in.end(), t))
+        end = std::max(end, bwd_step(i));
+    widen(value_req, group[t], long(p), end, tensors_[t].dims.count());
+  }
   for (std::size_t t = 1; t < nt; ++t) {
-    const bool loss = nodes_[tensors_[t].producer - 1].loss_weight != 0;
+    // a gradient lives from the backward of its last reader (its first writer) to the backward
+    // of its producer; a loss output's is set at its producer's backward
+    const std::size_t p = tensors_[t].producer - 1;
+    const bool loss = nodes_[p].loss_weight != 0;
     if (readers[t] == 0 && !loss) continue;  // nothing flows back into it
-    const long start = loss ? long(nn - (tensors_[t].producer - 1)) : long(nn - (last_reader[t] - 1));
-    live.push_back({start, long(nn - (tensors_[t].producer - 1)), t});
+    widen(grad_req, group[t], loss ? bwd_step(p) : bwd_step(last_reader[t] - 1), bwd_step(p), tensors_[t].dims.count());
   }
-  std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.start < b.start; });
-  std::vector<long> size, busy_until;  // per gradient buffer
-  std::vector<std::size_t> grad_buf(nt, 0);
-  for (const Live& l : live) {
-    const long need = tensors_[l.t].dims.count();
-    long best = -1;
-    for (std::size_t b = 0; b < size.size(); ++b)  // a free buffer: the smallest that fits, else the largest
-      if (busy_until[b] < l.start) {
-        if (best < 0) best = long(b);
-        const bool fits = size[b] >= need, best_fits = size[std::size_t(best)] >= need;
-        if ((fits && (!best_fits || size[b] < size[std::size_t(best)])) || (!fits && !best_fits && size[b] > size[std::size_t(best)]))
-          best = long(b);
-      }
-    if (best < 0) best = long(size.size()), size.push_back(0), busy_until.push_back(0);
-    size[std::size_t(best)] = std::max(size[std::size_t(best)], need);
-    busy_until[std::size_t(best)] = l.end;
-    grad_buf[l.t] = std::size_t(best);
+  arena_.assign(std::size_t(plan_offsets(req, kAlign)), T(0));
+  planned_bytes_ = long(arena_.size() * sizeof(T));
+  lower_bound_bytes_ = long(live_lower_bound(req)) * long(sizeof(T));
+  for (std::size_t t = 0; t < nt; ++t) {
+    tensors_[t].value = arena_.data() + req[std::size_t(value_req[group[t]])].offset;
+    tensors_[t].grad = grad_req[group[t]] < 0 ? nullptr : arena_.data() + req[std::size_t(grad_req[group[t]])].offset;
   }
-  grads_.clear();
-  for (long sz : size) grads_.emplace_back(std::size_t(sz));
-  for (std::size_t t = 0; t < nt; ++t) tensors_[t].grad = nullptr;
-  for (const Live& l : live) tensors_[l.t].grad = grads_[grad_buf[l.t]].data();
+  // what dies after each backward step, for poisoning (end <= nn: dies with the forward pass)
+  dies_after_.assign(nn + 1, {});
+  for (const MemRequest& r : req) {
+    if (r.end > 2 * long(nn)) continue;
+    const std::size_t slot = r.end <= long(nn) ? nn : std::size_t(2 * long(nn) - r.end);  // nn: before backward
+    dies_after_[slot].push_back({r.offset, r.size});
+  }
   // scratch for the second and later gradients of a tensor with several readers
   long fan = 0;
   std::size_t max_in = 0;
@@ -227,10 +234,16 @@ void Net<T>::plan_memory() {
 }
 
 template <class T>
+void Net<T>::poison(std::size_t slot) {
+  if (!poison_dead_) return;
+  for (const auto& [offset, size] : dies_after_[slot])
+    std::fill(arena_.begin() + offset, arena_.begin() + offset + size, std::numeric_limits<T>::quiet_NaN());
+}
+
+template <class T>
 long Net<T>::activation_bytes() const {
-  long b = 0;
-  for (const auto& v : values_) b += long(v.size() * sizeof(T));
-  for (const auto& g : grads_) b += long(g.size() * sizeof(T));
+  long b = planned_bytes_;
+  for (const auto& v : scratch_) b += long(v.size() * sizeof(T));
   return b;
 }
 
@@ -259,6 +272,7 @@ double Net<T>::forward(const Context& ctx) {
 template <class T>
 void Net<T>::backward(const Context& ctx) {
   for (Tensor& t : tensors_) t.grad_ready = false;
+  poison(nodes_.size());
   std::vector<const T*> xs;
   std::vector<T*> dx;
   std::vector<std::size_t> claimed;
@@ -269,6 +283,7 @@ void Net<T>::backward(const Context& ctx) {
     if (n.loss_weight != 0) out.grad[0] = T(n.loss_weight);
     else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
       bwd_s_[i] = 0;
+      poison(i);
       continue;
     }
     xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0);
@@ -290,6 +305,7 @@ void Net<T>::backward(const Context& ctx) {
       if (added[j]) accumulate(dx[j], tensors_[n.in[j]].grad, tensors_[n.in[j]].dims.count());
     bwd_s_[i] = seconds_since(t0);
     for (std::size_t t : claimed) tensors_[t].grad_ready = true;
+    poison(i);
   }
 }
 

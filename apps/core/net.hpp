@@ -6,11 +6,16 @@
 // at a 64-byte aligned offset, so one allreduce (or a few fused buckets) moves them.
 // Shapes are checked as layers are added; nothing is allocated until allocate(), so the full-size
 // models can be counted (parameters, forward MACs) without their memory.
-// Memory plan (allocate): a ReLU whose input has no other reader, and whose producer's backward
-// does not read its own output, works in place (its output is its input's buffer: output() of
-// that input then shows the ReLU'd values). Gradient buffers are shared between tensors whose
-// gradients are never live at the same time in the backward pass (a gradient lives from the
-// backward of its last reader to the backward of its producer), so a chain needs two.
+// Memory plan (allocate): values and gradients share one arena, each at an offset planned
+// from its lifetime over the steps of one forward + backward (apps/core/memory_plan.hpp):
+//   a value lives from its forward to the end of the forward pass and on to the last backward
+//   that reads it (layers declare whether backward reads their inputs or their output);
+//   a gradient lives from the backward of its last reader to the backward of its producer.
+// So the backward pass's gradients reuse the memory of activations that are already dead, as
+// a framework that frees saved tensors would. A ReLU whose input has no other reader, and whose
+// producer's backward does not read its own output, works in place: its output is its input's
+// buffer (output() of that input then shows the ReLU'd values), and the input's gradient is
+// its output's gradient.
 #pragma once
 
 #include <cstdint>
@@ -67,8 +72,13 @@ class Net {
   // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
   void backward(const Context& ctx);
   void zero_grad();
-  // Bytes of activations and activation gradients after planning (allocate()).
+  // Bytes of activations and activation gradients after planning (allocate()): the arena plus
+  // the fan-out scratch; and the least any plan of these lifetimes could use for the arena.
   long activation_bytes() const;
+  long activation_lower_bound_bytes() const { return lower_bound_bytes_; }
+  // Testing the plan: fill every buffer with NaN as soon as its planned life ends, so a layer
+  // that reads memory the plan gave away produces NaN (gradient checks then fail).
+  void set_poison_dead(bool on) { poison_dead_ = on; }
   // Per-layer forward and backward seconds of the last pass, in node order.
   const std::vector<double>& forward_seconds() const { return fwd_s_; }
   const std::vector<double>& backward_seconds() const { return bwd_s_; }
@@ -84,6 +94,7 @@ class Net {
     std::size_t producer = 0;  // node index + 1 (0: the data)
   };
   void plan_memory();
+  void poison(std::size_t slot);  // after node slot's backward (slot size(): before backward)
   struct Node {
     std::unique_ptr<Layer<T>> layer;
     std::vector<std::size_t> in;
@@ -100,7 +111,10 @@ class Net {
   std::vector<ParamBlob> blobs_;
   long parameters_ = 0, buffer_ = 0;
   std::vector<T> w_, dw_;
-  std::vector<std::vector<T>> values_, grads_;  // the planned buffers the tensors point into
+  std::vector<T> arena_;  // values and gradients, at the planned offsets
+  std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per backward step
+  long planned_bytes_ = 0, lower_bound_bytes_ = 0;
+  bool poison_dead_ = false;
   std::vector<std::vector<T>> scratch_;
   std::vector<double> fwd_s_, bwd_s_;
   bool allocated_ = false;

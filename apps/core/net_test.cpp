@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "apps/core/memory_plan.hpp"
 #include "apps/models/model.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/fd_grad.hpp"
@@ -43,6 +44,7 @@ TEST(Net, FanOutGradientsAreSummed) {
   auto net = branching<double>();
   std::vector<int> labels;
   prepare(*net, labels);
+  net->set_poison_dead(true);
   const Context ctx{.backend = Backend::kRef, .train = true, .labels = labels.data(), .seed = 1};
   net->zero_grad();
   net->forward(ctx);
@@ -93,6 +95,33 @@ TEST(Net, ParametersLiveInOneAlignedBuffer) {
   std::vector<int> labels;
   prepare(*net, labels);
   EXPECT_EQ(long(net->weights().size()), long((end + 15) / 16 * 16));
+}
+
+// The offset planner against a brute-force check: requests whose lifetimes intersect never
+// share memory, offsets are aligned, and the arena covers them all and is at least the bound.
+TEST(MemoryPlan, LiveRequestsNeverOverlap) {
+  for (std::uint64_t trial = 0; trial < 50; ++trial) {
+    std::vector<MemRequest> req;
+    const int n = 2 + int(rng_bits(trial, 0) % 40);
+    for (int i = 0; i < n; ++i) {
+      const long a = long(rng_bits(trial, 3 * i + 1) % 30), b = long(rng_bits(trial, 3 * i + 2) % 30);
+      req.push_back({std::min(a, b), std::max(a, b), 1 + long(rng_bits(trial, 3 * i + 3) % 1000), -1});
+    }
+    const long arena = plan_offsets(req, 16);
+    EXPECT_GE(arena, live_lower_bound(req));
+    for (std::size_t i = 0; i < req.size(); ++i) {
+      EXPECT_EQ(req[i].offset % 16, 0);
+      EXPECT_LE(req[i].offset + req[i].size, arena);
+      for (std::size_t j = 0; j < i; ++j) {
+        const bool live_together = req[i].start <= req[j].end && req[j].start <= req[i].end;
+        const bool overlap = req[i].offset < req[j].offset + req[j].size && req[j].offset < req[i].offset + req[i].size;
+        EXPECT_FALSE(live_together && overlap) << "trial " << trial << ": requests " << j << " and " << i;
+      }
+    }
+  }
+  // a chain: a, b, c live one after another fit in the largest of them
+  std::vector<MemRequest> chain = {{0, 1, 100, -1}, {2, 3, 300, -1}, {4, 5, 200, -1}};
+  EXPECT_EQ(plan_offsets(chain, 1), 300);
 }
 
 }  // namespace

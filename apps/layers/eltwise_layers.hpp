@@ -33,6 +33,7 @@ class DropoutLayer : public Layer<T> {
  public:
   DropoutLayer(std::string name, float p) : Layer<T>(std::move(name)), p_(p) {}
   std::string type() const override { return "dropout"; }
+  bool backward_reads_inputs() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
@@ -52,6 +53,7 @@ class AddLayer : public Layer<T> {
   explicit AddLayer(std::string name) : Layer<T>(std::move(name)) {}
   std::string type() const override { return "add"; }
   bool backward_reads_output() const override { return false; }
+  bool backward_reads_inputs() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,

@@ -66,6 +66,7 @@ class ConcatLayer : public Layer<T> {
   explicit ConcatLayer(std::string name) : Layer<T>(std::move(name)) {}
   std::string type() const override { return "concat"; }
   bool backward_reads_output() const override { return false; }
+  bool backward_reads_inputs() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,

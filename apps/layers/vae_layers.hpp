@@ -19,6 +19,7 @@ class ReshapeLayer : public Layer<T> {
  public:
   ReshapeLayer(std::string name, int c, int h, int w) : Layer<T>(std::move(name)), c_(c), h_(h), w_(w) {}
   std::string type() const override { return "reshape"; }
+  bool backward_reads_inputs() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,

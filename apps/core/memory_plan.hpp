@@ -1,0 +1,27 @@
+// Offsets in one arena for buffers with known lifetimes (the net's activations and their
+// gradients). Each request is live over the closed step interval [start, end] and needs `size`
+// elements; two requests whose intervals intersect never overlap in memory, others may.
+// Placement is greedy: requests in order of start (larger first at equal start), each at the
+// lowest aligned offset that clears every placed request it is live with. The arena's size is
+// at least the largest sum of sizes live at one step (the lower bound); for a chain forward +
+// backward it is close to it, since the gradients of the backward pass fit into the memory of
+// the activations that died before them.
+#pragma once
+
+#include <vector>
+
+namespace dls {
+
+struct MemRequest {
+  long start = 0, end = 0;  // steps, inclusive
+  long size = 0;            // elements
+  long offset = -1;         // set by plan_offsets
+};
+
+// Sets every request's offset (multiples of `align`) and returns the arena size in elements.
+long plan_offsets(std::vector<MemRequest>& requests, long align);
+
+// The largest sum of sizes live at one step: no plan can use less.
+long live_lower_bound(const std::vector<MemRequest>& requests);
+
+}  // namespace dls
