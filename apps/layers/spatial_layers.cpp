@@ -29,8 +29,7 @@ void PoolLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       if (o_.alg == PoolAlg::kAvg) return avgpool_fwd_cpu(sh_, x[0], y);
-      idx_.resize(std::size_t(sh_.out_count()));
-      return maxpool_fwd_cpu(sh_, x[0], y, idx_.data());
+      return maxpool_fwd_cpu(sh_, x[0], y, nullptr);
     }
   }
   double* t = scratch(tmp_, sh_.out_count());
@@ -41,12 +40,12 @@ void PoolLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T
 
 template <class T>
 void PoolLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                            const std::vector<T*>& dx) {
+                            const std::vector<T*>& dx) {  // max: the argmax recomputed from x, no indices kept
   if (!dx[0]) return;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       if (o_.alg == PoolAlg::kAvg) return avgpool_bwd_cpu(sh_, dy, dx[0]);
-      return maxpool_bwd_cpu(sh_, dy, idx_.data(), dx[0]);
+      return maxpool_bwd_from_input_cpu(sh_, x[0], dy, dx[0]);
     }
   }
   double* t = scratch(tmp_, sh_.in_count());

@@ -25,6 +25,7 @@ class PoolLayer : public Layer<T> {
  public:
   PoolLayer(std::string name, PoolOptions o) : Layer<T>(std::move(name)), o_(o) {}
   std::string type() const override { return o_.alg == PoolAlg::kMax ? "maxpool" : "avgpool"; }
+  bool backward_reads_output() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
@@ -33,7 +34,6 @@ class PoolLayer : public Layer<T> {
  private:
   PoolOptions o_;
   PoolShape sh_;
-  std::vector<int> idx_;
   std::vector<double> tmp_, tmp_abs_;
 };
 

@@ -61,8 +61,13 @@ template <class T>
 void avgpool_bwd_ref(const PoolShape& s, const T* dy, double* dx, double* dx_abs);
 
 // Optimised: OpenMP over (image, channel) planes, so backward scatters never race.
+// idx (may be null) receives each output's argmax as an offset in its input plane.
 void maxpool_fwd_cpu(const PoolShape& s, const float* x, float* y, int* idx);
 void maxpool_bwd_cpu(const PoolShape& s, const float* dy, const int* idx, float* dx);
+// The backward without stored indices: the argmax recomputed from x (the training layers use
+// it: x is kept for the ReLU backward anyway, so no index array of the output's size is held
+// from forward to backward; same ties rule, so the same result as with the indices).
+void maxpool_bwd_from_input_cpu(const PoolShape& s, const float* x, const float* dy, float* dx);
 void avgpool_fwd_cpu(const PoolShape& s, const float* x, float* y);
 void avgpool_bwd_cpu(const PoolShape& s, const float* dy, float* dx);
 

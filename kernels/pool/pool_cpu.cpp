@@ -25,6 +25,23 @@ struct Windows {
 
 long planes(const PoolShape& s) { return long(s.n) * s.c; }
 
+// The argmax of one window of a plane (offset in the plane): the first maximum in row-major
+// order wins ties, as in the reference. *m receives the maximum.
+inline int window_argmax(const float* xp, int w, PoolWindow wy, PoolWindow wx, float* m) {
+  int best = wy.begin * w + wx.begin;
+  float mv = xp[best];
+  for (int yy = wy.begin; yy < wy.end; ++yy)
+    for (int xx = wx.begin; xx < wx.end; ++xx) {
+      const int at = yy * w + xx;
+      const float v = xp[at];
+      const bool gt = v > mv;  // strict
+      best = gt ? at : best;
+      mv = gt ? v : mv;
+    }
+  *m = mv;
+  return best;
+}
+
 }  // namespace
 
 void maxpool_fwd_cpu(const PoolShape& s, const float* x, float* y, int* idx) {
@@ -33,23 +50,14 @@ void maxpool_fwd_cpu(const PoolShape& s, const float* x, float* y, int* idx) {
   for (long p = 0; p < planes(s); ++p) {
     const float* xp = x + p * s.h * s.w;
     float* yp = y + p * s.oh * s.ow;
-    int* ip = idx + p * s.oh * s.ow;
+    int* ip = idx ? idx + p * s.oh * s.ow : nullptr;
     for (int oy = 0; oy < s.oh; ++oy) {
       const PoolWindow wy = win.y[oy];
       for (int ox = 0; ox < s.ow; ++ox) {
-        const PoolWindow wx = win.x[ox];
-        int best = wy.begin * s.w + wx.begin;
-        float m = xp[best];
-        for (int yy = wy.begin; yy < wy.end; ++yy)
-          for (int xx = wx.begin; xx < wx.end; ++xx) {
-            const int at = yy * s.w + xx;
-            const float v = xp[at];
-            const bool gt = v > m;  // strict: the first maximum in row-major order wins ties
-            best = gt ? at : best;
-            m = gt ? v : m;
-          }
+        float m;
+        const int best = window_argmax(xp, s.w, wy, win.x[ox], &m);
         yp[oy * s.ow + ox] = m;
-        ip[oy * s.ow + ox] = best;
+        if (ip) ip[oy * s.ow + ox] = best;
       }
     }
   }
@@ -62,6 +70,23 @@ void maxpool_bwd_cpu(const PoolShape& s, const float* dy, const int* idx, float*
     float* dxp = dx + p * in_plane;
     std::fill(dxp, dxp + in_plane, 0.0f);
     for (long o = 0; o < out_plane; ++o) dxp[idx[p * out_plane + o]] += dy[p * out_plane + o];
+  }
+}
+
+void maxpool_bwd_from_input_cpu(const PoolShape& s, const float* x, const float* dy, float* dx) {
+  const Windows win(s);
+  const long in_plane = long(s.h) * s.w, out_plane = long(s.oh) * s.ow;
+#pragma omp parallel for schedule(static)
+  for (long p = 0; p < planes(s); ++p) {
+    const float* xp = x + p * in_plane;
+    const float* dyp = dy + p * out_plane;
+    float* dxp = dx + p * in_plane;
+    std::fill(dxp, dxp + in_plane, 0.0f);
+    for (int oy = 0; oy < s.oh; ++oy)
+      for (int ox = 0; ox < s.ow; ++ox) {
+        float m;
+        dxp[window_argmax(xp, s.w, win.y[oy], win.x[ox], &m)] += dyp[oy * s.ow + ox];
+      }
   }
 }
 

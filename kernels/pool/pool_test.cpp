@@ -114,6 +114,10 @@ TEST(Pool, MaxMatchesReferenceExactlyWithTies) {
       maxpool_bwd_cpu(s, g.data(), ic.data(), dxc.data());
       const auto rep = compare(dxr, abs, dxc, exact_bound());
       EXPECT_TRUE(rep.ok()) << d << ": " << rep.summary();
+      std::vector<float> dxi(s.in_count(), 99.0f);
+      maxpool_bwd_from_input_cpu(s, x.data(), g.data(), dxi.data());
+      const auto rep_i = compare(dxr, abs, dxi, exact_bound());
+      EXPECT_TRUE(rep_i.ok()) << d << " (argmax from x): " << rep_i.summary();
     }
   }
 }
