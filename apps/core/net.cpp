@@ -98,7 +98,7 @@ const std::string& Net<T>::add(std::unique_ptr<Layer<T>> layer, std::vector<std:
     throw ConfigError(fmt::format("net '{}': '{}' has a loss weight but its output is {}", name_, lname, out.str()));
   for (const ParamSpec& p : node.layer->params()) {
     node.blob.push_back(blobs_.size());
-    blobs_.push_back({lname, p.name, buffer_, p.count, p.lr_mult, p.decay_mult, p.filler, p.fan_in, p.fan_out});
+    blobs_.push_back({lname, p.name, buffer_, p.count, p.lr_mult, p.decay_mult, p.filler, p.fan_in, p.fan_out, nodes_.size()});
     buffer_ += align_up(p.count);
     parameters_ += p.count;
   }
@@ -284,6 +284,7 @@ void Net<T>::backward(const Context& ctx) {
     else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
       bwd_s_[i] = 0;
       poison(i);
+      if (observer_) observer_(i);
       continue;
     }
     xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0);
@@ -306,6 +307,7 @@ void Net<T>::backward(const Context& ctx) {
     bwd_s_[i] = seconds_since(t0);
     for (std::size_t t : claimed) tensors_[t].grad_ready = true;
     poison(i);
+    if (observer_) observer_(i);
   }
 }
 

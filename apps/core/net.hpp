@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@ struct ParamBlob {
   float lr_mult = 1, decay_mult = 1;
   Filler filler;
   long fan_in = 1, fan_out = 1;
+  std::size_t node = 0;  // the index of the layer that owns it
 };
 
 template <class T>
@@ -72,6 +74,10 @@ class Net {
   // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
   void backward(const Context& ctx);
   void zero_grad();
+  // Called after each node's backward (in backward order, also for nodes no gradient reached):
+  // from then on the gradients of that node's blobs are final for this pass (the distributed
+  // schemes start a bucket's allreduce there, overlapping it with the rest of backward).
+  void set_backward_observer(std::function<void(std::size_t node)> f) { observer_ = std::move(f); }
   // Bytes of activations and activation gradients after planning (allocate()): the arena plus
   // the fan-out scratch; and the least any plan of these lifetimes could use for the arena.
   long activation_bytes() const;
@@ -115,6 +121,7 @@ class Net {
   std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per backward step
   long planned_bytes_ = 0, lower_bound_bytes_ = 0;
   bool poison_dead_ = false;
+  std::function<void(std::size_t)> observer_;
   std::vector<std::vector<T>> scratch_;
   std::vector<double> fwd_s_, bwd_s_;
   bool allocated_ = false;

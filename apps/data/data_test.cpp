@@ -321,5 +321,32 @@ TEST(Data, LoaderShufflesPerEpochAndCaches) {
   EXPECT_EQ(last.valid, 5);
 }
 
+// Sharding: k loaders (ranks) at batch b together see, step by step and epoch after epoch, the
+// samples one loader sees at batch k b: the data order does not depend on the rank count.
+TEST(Data, ShardedLoadersCoverTheSingleRankOrder) {
+  auto src = open_synthetic({.dims = {1, 2, 2}, .classes = 3, .size = 30, .seed = 4});
+  std::vector<long> subset(25);
+  for (long i = 0; i < 25; ++i) subset[std::size_t(i)] = i;
+  for (int k : {1, 2, 3, 4}) {
+    Loader whole(*src, subset, {.batch = 2 * k, .shuffle = true, .seed = 9, .cache_bytes = 0});
+    std::vector<std::unique_ptr<Loader>> shard;
+    for (int r = 0; r < k; ++r)
+      shard.push_back(std::make_unique<Loader>(*src, subset, LoaderOptions{.batch = 2, .rank = r, .ranks = k, .shuffle = true, .seed = 9}));
+    ASSERT_EQ(shard[0]->batches_per_epoch(), whole.batches_per_epoch()) << k;
+    ASSERT_EQ(whole.batches_per_epoch(), 25 / (2 * k));
+    for (long step = 0; step < 3 * whole.batches_per_epoch(); ++step) {
+      BatchBuffer w, part;
+      whole.fill(step, w);
+      std::vector<float> joined;
+      for (int r = 0; r < k; ++r) {
+        shard[std::size_t(r)]->fill(step, part);
+        joined.insert(joined.end(), part.x.begin(), part.x.end());
+      }
+      ASSERT_EQ(joined, w.x) << k << " ranks, step " << step;
+    }
+  }
+  EXPECT_THROW(Loader(*src, subset, {.batch = 7, .ranks = 4, .shuffle = true}), ConfigError);  // 25 < 28
+}
+
 }  // namespace
 }  // namespace dls

@@ -13,15 +13,20 @@ namespace dls {
 Loader::Loader(DataSource& src, std::vector<long> indices, LoaderOptions o) : src_(src), idx_(std::move(indices)), o_(o) {
   if (o_.batch < 1) throw ConfigError(fmt::format("batch {} must be at least 1", o_.batch));
   if (idx_.empty()) throw ConfigError(fmt::format("{}: no samples to load", src.describe()));
-  if (o_.shuffle && long(idx_.size()) < o_.batch)
-    throw ConfigError(fmt::format("{}: {} samples make no full batch of {}", src.describe(), idx_.size(), o_.batch));
+  if (o_.ranks < 1 || o_.rank < 0 || o_.rank >= o_.ranks)
+    throw Error(fmt::format("loader: rank {} of {}", o_.rank, o_.ranks));
+  if (!o_.shuffle && o_.ranks > 1) throw Error("loader: only shuffled (training) loaders are sharded");
+  if (o_.shuffle && long(idx_.size()) < long(o_.batch) * o_.ranks)
+    throw ConfigError(fmt::format("{}: {} samples make no full batch of {}{}", src.describe(), idx_.size(),
+                                  long(o_.batch) * o_.ranks,
+                                  o_.ranks > 1 ? fmt::format(" ({} ranks x {})", o_.ranks, o_.batch) : ""));
   per_ = src.dims().count();
   cache_on_ = o_.cache_bytes > 0 && double(idx_.size()) * double(per_) * 4 <= double(o_.cache_bytes);
 }
 
 long Loader::batches_per_epoch() const {
   const long n = long(idx_.size());
-  return o_.shuffle ? n / o_.batch : (n + o_.batch - 1) / o_.batch;
+  return o_.shuffle ? n / (long(o_.batch) * o_.ranks) : (n + o_.batch - 1) / o_.batch;
 }
 
 void Loader::read(long k, float* x, int* label) {
@@ -50,7 +55,8 @@ void Loader::read(long k, float* x, int* label) {
 }
 
 void Loader::fill(long b, BatchBuffer& out) {
-  const long bpe = batches_per_epoch(), epoch = b / bpe, first = (b % bpe) * o_.batch;
+  const long bpe = batches_per_epoch(), epoch = b / bpe;
+  const long first = (b % bpe) * o_.batch * o_.ranks + long(o_.rank) * o_.batch;
   const long n = long(idx_.size());
   if (o_.shuffle && epoch != perm_epoch_) {  // keyed by the epoch
     perm_ = seeded_permutation(n, mix64(o_.seed ^ mix64(std::uint64_t(epoch) + 1)));

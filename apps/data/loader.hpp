@@ -14,8 +14,14 @@
 
 namespace dls {
 
+// Data parallelism (shuffled loaders): `ranks` loaders with the same seed and indices together
+// cover one global batch of batch x ranks samples per step; rank r takes positions
+// [r batch, (r + 1) batch) of it. The epoch's permutation depends on the seed and the epoch only,
+// so the global order of samples is the same at every rank count: k ranks at batch b see, step
+// by step, the samples one rank sees at batch k b.
 struct LoaderOptions {
   int batch = 1;
+  int rank = 0, ranks = 1;
   bool shuffle = true;
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;  // cache the subset only if it fits; 0: never
@@ -24,7 +30,7 @@ struct LoaderOptions {
 class Loader {
  public:
   Loader(DataSource& src, std::vector<long> indices, LoaderOptions o);
-  long batches_per_epoch() const;
+  long batches_per_epoch() const;  // steps an epoch (global batches when sharded)
   long samples() const { return long(idx_.size()); }
   // Batch b of the run (epoch b / batches_per_epoch()).
   void fill(long b, BatchBuffer& out);

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "apps/dist/dist.hpp"
 #include "apps/train/trainer.hpp"
 #include "harness/instrument/interrupt.hpp"
 #include "harness/instrument/provenance.hpp"
@@ -20,6 +21,8 @@ int train_main(int argc, char** argv) {
   std::string vae_sampling = "exp_logvar", vae_kl = "mean";
   std::vector<long> lr_steps;
   bool list = false, no_aux = false, no_cache = false;
+  DistOptions dist;
+  std::string scheme = "single";
   double lr = 0.01;
   CLI::App app{"dlscale train: train a registered model on one process, with per-phase timing and held-out evaluation"};
   app.add_flag("--list-models", list, "list the registered models and exit");
@@ -66,6 +69,20 @@ int train_main(int argc, char** argv) {
   app.add_option("--backend", backend, "ref, openblas or onednn")->default_str(backend);
   app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (default: as configured)");
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
+  auto* dist_group = app.add_option_group("distributed", "under mpirun / srun (apps/dist/dist.hpp)");
+  dist_group->add_option("--scheme", scheme, "single, ssgd (allreduce SGD), localsgd (weight averaging), easgd")->default_str(scheme);
+  dist_group->add_option("--allreduce", dist.allreduce, "auto (the fastest measured at start), mpi, ring, recdbl, rabenseifner, tree")
+      ->default_str(dist.allreduce);
+  dist_group->add_option("--overlap", dist.overlap, "ssgd: thread, nonblocking, or none (all buckets after backward)")
+      ->default_str(dist.overlap);
+  dist_group->add_option("--bucket-mb", dist.bucket_mb, "ssgd: gradient bucket size in MiB")->default_str("25");
+  dist_group->add_option("--local-period", dist.local_period, "localsgd: steps between weight averages (0: once an epoch)")
+      ->default_str("0");
+  dist_group->add_option("--local-momentum", dist.local_momentum, "localsgd: average, reset or local momentum buffers")
+      ->default_str(dist.local_momentum);
+  dist_group->add_option("--local-bn", dist.local_bn, "localsgd: average or local batch-norm running statistics")
+      ->default_str(dist.local_bn);
+  dist_group->add_option("--inject-failure", dist.inject_failure, "RANK:STEP: that rank fails there (to test the abort)");
   app.add_flag("--no-cache", no_cache, "read every epoch from the source (no in-memory cache)");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
   app.add_option("--out", out, "append the run's record to this JSON Lines file");
@@ -93,20 +110,25 @@ int train_main(int argc, char** argv) {
   o.target = Target::parse(target);
   if (no_cache) o.cache_bytes = 0;
   if (o.epochs <= 0 && o.steps <= 0) throw ConfigError("--epochs or --steps must be positive");
+  dist.scheme = parse_scheme(scheme);
   std::optional<RecordWriter> writer;
   if (!out.empty()) writer.emplace(out);  // fails before the run, not after it
   std::string cmd;
   for (int k = 0; k < argc; ++k) cmd += (k ? " " : "") + std::string(argv[k]);
   const nlohmann::json prov = capture_provenance({.site = site, .command_line = cmd});
   TrainResult r;
+  int rank = 0;
   set_graceful_interrupt(true);  // Ctrl-C ends the run at the next step and still writes its record
   try {
-    r = run_training(o);
+    DistRun dr = run_distributed(o, dist, &argc, &argv);
+    r = std::move(dr.result);
+    rank = dr.rank;
   } catch (const ConfigError&) {
     throw;
   } catch (const std::exception& e) {
     r.status = "failed", r.error = e.what();
   }
+  if (rank != 0) return r.status == "ok" ? kExitOk : r.status == "diverged" ? kExitCheckFailed : kExitRuntime;
   Record rec;
   rec.kind = "train";
   rec.benchmark = o.model;

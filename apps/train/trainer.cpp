@@ -111,9 +111,15 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   auto* softmax = dynamic_cast<SoftmaxLossLayer<float>*>(&net->layer(main_loss));
   const std::string logits = vae ? net->inputs_of(main_loss)[0] : "";
 
-  Loader train(*data.train, data.train_idx, {.batch = batch, .shuffle = true, .seed = o.seed, .cache_bytes = o.cache_bytes});
+  Loader train(*data.train, data.train_idx,
+               {.batch = batch, .rank = hooks.rank, .ranks = hooks.ranks, .shuffle = true, .seed = o.seed, .cache_bytes = o.cache_bytes});
   std::vector<long> eval_idx = data.test_idx;
   if (o.eval_samples > 0 && long(eval_idx.size()) > o.eval_samples) eval_idx.resize(std::size_t(o.eval_samples));
+  if (hooks.ranks > 1) {  // each rank evaluates every ranks-th held-out sample; the sums are combined
+    std::vector<long> mine;
+    for (std::size_t k = std::size_t(hooks.rank); k < eval_idx.size(); k += std::size_t(hooks.ranks)) mine.push_back(eval_idx[k]);
+    eval_idx = std::move(mine);
+  }
   DataSource& test_src = data.test ? *data.test : *data.train;
   const long bpe = train.batches_per_epoch();
   const long total_steps = o.steps > 0 ? o.steps : std::max(1L, long(std::ceil(o.epochs * double(bpe))));
@@ -129,6 +135,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   }
   Solver<float> solver(*net, so);
   if (o.eval_every < 0) eval_idx.clear();
+  const bool eval_any = !eval_idx.empty();  // on some rank: every rank takes part in the sums
   const long eval_period = o.eval_every > 0 ? std::max(1L, long(std::llround(o.eval_every * double(bpe)))) : 0;
 
   TrainResult r;
@@ -138,25 +145,32 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
               {"lr", so.schedule.describe()}, {"momentum", o.solver.params.momentum},
               {"weight_decay", o.solver.params.weight_decay}, {"backend", backend_name(o.backend)},
               {"threads", omp_threads()},   {"steps", total_steps},     {"seed", o.seed},
-              {"scheme", hooks.ranks > 1 ? "distributed" : "single"}, {"ranks", hooks.ranks}};
+              {"scheme", "single"}, {"ranks", hooks.ranks}};
+  if (hooks.params.is_object()) r.params.update(hooks.params);
   if (o.target.metric != Target::Metric::kNone) r.params["target"] = o.target.str();
   if (vae) r.params["vae"] = {{"half_logvar_sampling", mo.vae.half_logvar_sampling}, {"kl_sum", mo.vae.kl_sum}};
 
   // one held-out loader for the run: its samples are read (decoded) once and cached like the training ones
   std::optional<Loader> eval_loader;
   if (!eval_idx.empty()) eval_loader.emplace(test_src, eval_idx, LoaderOptions{.batch = batch, .shuffle = false, .cache_bytes = o.cache_bytes});
-  const auto mean_all = [&](double v) { return hooks.reduce_mean ? hooks.reduce_mean(v) : v; };
+  const auto sum_all = [&](std::vector<double> v) {
+    if (hooks.reduce_sum) hooks.reduce_sum(v);
+    return v;
+  };
+  const auto max_all = [&](std::vector<double> v) {
+    if (hooks.reduce_max) hooks.reduce_max(v);
+    return v;
+  };
   const auto evaluate = [&]() {
     EvalResult e;
-    if (eval_idx.empty()) return e;
-    Loader& ev = *eval_loader;
+    if (!eval_any) return e;
     BatchBuffer b;
     Context ctx{.backend = o.backend, .train = false};
     double loss = 0, sq = 0;
     long correct = 0, n = 0, pixels = 0;
     const long per = net->input_dims().per_image();
-    for (long k = 0; k < ev.batches_per_epoch(); ++k) {
-      ev.fill(k, b);
+    for (long k = 0; eval_loader && k < eval_loader->batches_per_epoch(); ++k) {
+      eval_loader->fill(k, b);
       std::copy(b.x.begin(), b.x.end(), net->input());
       ctx.labels = b.labels.data();
       const double l = net->forward(ctx);
@@ -175,9 +189,10 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       }
       n += b.valid;
     }
-    e.loss = mean_all(loss / double(n));
-    if (softmax) e.accuracy = mean_all(double(correct) / double(n));
-    else e.rmse = std::sqrt(mean_all(sq / double(pixels)));
+    const std::vector<double> tot = sum_all({loss, double(correct), double(n), sq, double(pixels)});
+    e.loss = tot[0] / tot[2];
+    if (softmax) e.accuracy = tot[1] / tot[2];
+    else e.rmse = std::sqrt(tot[3] / tot[4]);
     return e;
   };
 
@@ -194,10 +209,17 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
                "batch {}, {} steps ({} a epoch); {} {}\n", o.model, net->parameters(), net->forward_macs_per_image(),
                data.train->describe(), data.train_idx.size(), eval_idx.size(), batch, total_steps, bpe,
                optim_name(o.solver.optim), so.schedule.describe());
+  // decisions that end the run are taken by all ranks together (one leaving alone would hang the rest)
+  const auto any_rank = [&](bool v) {
+    if (hooks.ranks == 1 || !hooks.reduce_max) return v;
+    return max_all({v ? 1.0 : 0.0})[0] > 0;
+  };
   const auto stop_reason = [&](long s) -> std::string {
-    if (hooks.stop) return hooks.stop(s);
-    const int sig = interrupt_signal();
-    return sig == 0 ? "" : fmt::format("interrupted by signal {} ({})", sig, strsignal(sig));
+    std::string why;
+    if (hooks.stop) why = hooks.stop(s);
+    else if (const int sig = interrupt_signal(); sig != 0) why = fmt::format("interrupted by signal {} ({})", sig, strsignal(sig));
+    if (any_rank(!why.empty()) && why.empty()) why = "stopped by another rank";
+    return why;
   };
   long step = 0;
   for (; step < total_steps; ++step) {
@@ -218,17 +240,19 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     net->zero_grad();
     const double loss = net->forward(ctx);
     const auto t2 = Clock::now();
-    if (!std::isfinite(loss)) {
+    if (any_rank(!std::isfinite(loss))) {
       r.status = "diverged";
-      r.error = fmt::format("loss {} at step {} (epoch {:.2f})", loss, step, double(step) / double(bpe));
+      r.error = fmt::format("loss {} at step {} (epoch {:.2f}){}", loss, step, double(step) / double(bpe),
+                            std::isfinite(loss) ? " on another rank" : "");
       break;
     }
     net->backward(ctx);
     const auto t3 = Clock::now();
-    if (hooks.sync) hooks.sync(*net, step);
+    const StepInfo info{*net, solver, step, bpe, (step + 1) % bpe == 0};
+    if (hooks.sync) hooks.sync(info);
     const auto t4 = Clock::now();
     solver.step(step);
-    if (hooks.after_update) hooks.after_update(*net, step);
+    if (hooks.after_update) hooks.after_update(info);
     const auto t5 = Clock::now();
     epoch_loss += loss, ++epoch_steps;
     if (step >= o.warmup_steps) {
@@ -245,7 +269,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     const bool eval_now = o.eval_every >= 0 && ((eval_period > 0 && (step + 1) % eval_period == 0) || step + 1 == total_steps);
     if (epoch_end || eval_now) {
       nlohmann::json ep = {{"epoch", double(step + 1) / double(bpe)}, {"step", step + 1},
-                           {"train_loss", mean_all(epoch_loss / double(std::max(1L, epoch_steps)))},
+                           {"train_loss", sum_all({epoch_loss / double(std::max(1L, epoch_steps))})[0] / hooks.ranks},
                            {"time_s", since(t_start)}};
       if (eval_now) {
         const EvalResult e = evaluate();
@@ -271,8 +295,16 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       }
     }
   }
-  const double step_med = summarize(step_s).median;
+  // per-phase means on this rank, then their mean and maximum over ranks; the slowest rank's
+  // median step gives the global throughput
   auto mean = [](const std::vector<double>& v) { return summarize(v).mean; };
+  const std::vector<double> mine = {summarize(step_s).median, mean(ph_in), mean(ph_fwd), mean(ph_bwd), mean(ph_upd), mean(ph_sync)};
+  std::vector<double> ph_mean = sum_all(mine), ph_max = max_all(mine);
+  for (double& v : ph_mean) v /= hooks.ranks;
+  const double step_med = ph_max[0];
+  const auto phases = [](const std::vector<double>& v) {
+    return nlohmann::json{{"input", v[1]}, {"forward", v[2]}, {"backward", v[3]}, {"update", v[4]}, {"sync", v[5]}};
+  };
   nlohmann::json layers = nlohmann::json::object();
   for (std::size_t i = 0; i < net->size(); ++i)
     if (steady > 0) layers[net->layer_name(i)] = {{"forward_s", layer_fwd[i] / double(steady)}, {"backward_s", layer_bwd[i] / double(steady)}};
@@ -289,12 +321,13 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
        {"images_per_s", step_med > 0 ? double(batch) * hooks.ranks / step_med : 0.0},
        {"step_time_s", step_med},
        {"epoch_time_s", step_med * double(bpe)},
-       {"phase_s", {{"input", mean(ph_in)}, {"forward", mean(ph_fwd)}, {"backward", mean(ph_bwd)}, {"update", mean(ph_upd)},
-                    {"sync", mean(ph_sync)}}},
+       {"phase_s", phases(ph_mean)},
+       {"phase_s_max", phases(ph_max)},
        {"input_wait_s", pf.wait_seconds()},
        {"layer_s", layers},
        {"epochs", per_epoch},
        {"peak_rss_bytes", peak_rss_bytes()},
+       {"peak_rss_bytes_max", long(max_all({double(peak_rss_bytes())})[0])},
        {"activation_bytes", net->activation_bytes()},
        {"parameter_bytes", long(net->weights().size() * sizeof(float))},
        {"total_time_s", since(t_start)},

@@ -56,17 +56,27 @@ struct TrainOptions {
   bool quiet = false;  // no progress lines
 };
 
-// What the distributed schemes plug in (issue 5). Empty functions are skipped.
+// What the distributed schemes plug in (apps/dist). Empty functions are skipped.
+struct StepInfo {
+  Net<float>& net;
+  Solver<float>& solver;
+  long step;             // from 0
+  long steps_per_epoch;
+  bool epoch_end;        // the step completes an epoch
+};
+
 struct TrainHooks {
-  int rank = 0, ranks = 1;
-  std::function<void(Net<float>&)> after_allocate;    // e.g. broadcast the initial weights
-  std::function<void(Net<float>&, long step)> sync;   // after backward, before the update
-  std::function<void(Net<float>&, long step)> after_update;
-  std::function<double(double)> reduce_mean;          // average a scalar over ranks (metrics)
+  int rank = 0, ranks = 1;  // data sharding: rank r of `ranks` takes its part of each global batch
+  std::function<void(Net<float>&)> after_allocate;  // e.g. broadcast the initial weights
+  std::function<void(const StepInfo&)> sync;         // after backward, before the update
+  std::function<void(const StepInfo&)> after_update;
+  // element-wise sums and maxima over ranks, in place (metrics, per-phase times)
+  std::function<void(std::vector<double>&)> reduce_sum, reduce_max;
   // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
   // the error) and the result still carries what was measured; default: Ctrl-C / SIGTERM
-  // in graceful mode (harness/instrument/interrupt.hpp)
+  // in graceful mode (harness/instrument/interrupt.hpp). Distributed runs must agree on it.
   std::function<std::string(long step)> stop;
+  nlohmann::json params;  // the scheme's parameters, merged into the record's params
 };
 
 struct TrainResult {

@@ -1,0 +1,155 @@
+// The distributed schemes as TrainHooks (see dist.hpp).
+#include "apps/dist/dist.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "apps/dist/gradient_sync.hpp"
+#include "apps/dist/local_sgd.hpp"
+#include "collectives/comm.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/threads.hpp"
+
+namespace dls {
+namespace {
+
+// "0-3,8" from the CPU affinity mask
+std::string affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "?";
+  std::string s;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int e = c;
+    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
+    s += (s.empty() ? "" : ",") + (e == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, e));
+    c = e;
+  }
+  return s;
+}
+
+// Every rank's placement, on rank 0 (fixed-size records: one MPI_Gather).
+nlohmann::json placement(const Comm& c) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  constexpr int kLen = 512;
+  std::string mine = nlohmann::json{{"rank", c.rank()}, {"host", host}, {"cpus", affinity()},
+                                    {"threads", omp_threads()}, {"gpu", nullptr}}.dump();
+  mine.resize(kLen - 1);
+  std::vector<char> all(c.rank() == 0 ? std::size_t(kLen) * std::size_t(c.size()) : 1);
+  mpi_check(MPI_Gather(mine.c_str(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, c.raw()), "MPI_Gather");
+  nlohmann::json out = nlohmann::json::array();
+  if (c.rank() == 0)
+    for (int r = 0; r < c.size(); ++r) out.push_back(nlohmann::json::parse(std::string(all.data() + std::size_t(r) * kLen)));
+  return out;
+}
+
+void reduce(const Comm& c, std::vector<double>& v, MPI_Op op) {
+  if (c.size() > 1 && !v.empty())
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, op, c.raw()), "MPI_Allreduce");
+}
+
+std::pair<int, long> parse_failure(const std::string& text) {
+  const auto colon = text.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument(text);
+    return {std::stoi(text.substr(0, colon)), std::stol(text.substr(colon + 1))};
+  } catch (const std::exception&) {
+    throw ConfigError(fmt::format("--inject-failure '{}': expected RANK:STEP", text));
+  }
+}
+
+}  // namespace
+
+bool distributed_available() { return true; }
+
+DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, char*** argv, const TrainHooks& extra) {
+  if (d.scheme == Scheme::kEasgd) throw ConfigError("--scheme easgd is not built yet (issue 5 is open)");
+  if (d.scheme == Scheme::kSingle) {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+      if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
+        throw ConfigError(fmt::format("launched as {} ranks ({}) but --scheme is single: choose ssgd or localsgd", n, v));
+    return {run_training(o, extra), 0, 1};
+  }
+  MpiSession mpi(argc, argv);
+  const Comm world;
+  DistRun out;
+  out.rank = world.rank(), out.ranks = world.size();
+  try {
+    TrainHooks h = extra;
+    h.rank = world.rank(), h.ranks = world.size();
+    h.reduce_sum = [&](std::vector<double>& v) { reduce(world, v, MPI_SUM); };
+    h.reduce_max = [&](std::vector<double>& v) { reduce(world, v, MPI_MAX); };
+    const auto [fail_rank, fail_step] = d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
+    std::unique_ptr<GradientSync> grads;
+    std::unique_ptr<WeightAverager> averager;
+    std::vector<std::pair<Algo, double>> algo_times;
+    Algo algo = Algo::kMpi;
+    h.params = {{"scheme", scheme_name(d.scheme)}};
+    h.after_allocate = [&](Net<float>& net) {
+      // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
+      mpi_check(MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, world.raw()), "MPI_Bcast");
+      algo = choose_allreduce(world, d.allreduce, net.weights().size(), &algo_times);
+      h.params["allreduce"] = algo_name(algo);
+      if (d.allreduce == "auto") {
+        nlohmann::json t = nlohmann::json::object();
+        for (const auto& [a, s] : algo_times) t[algo_name(a)] = s;
+        h.params["allreduce_auto_times_s"] = t;
+      }
+      if (d.scheme == Scheme::kSsgd) {
+        grads = std::make_unique<GradientSync>(world, net, algo, d.overlap, d.bucket_mb);
+        if (d.overlap != "none") net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
+        h.params["overlap"] = d.overlap;
+        h.params["bucket_mb"] = d.bucket_mb;
+        h.params["buckets"] = grads->buckets();
+      } else {
+        averager = std::make_unique<WeightAverager>(world, algo, d.local_period, d.local_momentum, d.local_bn);
+        h.params["local_period"] = d.local_period;
+        h.params["local_momentum"] = d.local_momentum;
+        h.params["local_bn"] = d.local_bn;
+      }
+      if (extra.after_allocate) extra.after_allocate(net);
+    };
+    h.sync = [&](const StepInfo& s) {
+      if (grads) grads->finish();
+      if (extra.sync) extra.sync(s);
+    };
+    h.after_update = [&](const StepInfo& s) {
+      if (averager && averager->due(s.step, s.epoch_end)) averager->average(s.net, s.solver);
+      if (world.rank() == fail_rank && s.step == fail_step)
+        throw Error(fmt::format("failure injected at step {} (--inject-failure)", s.step));
+      if (extra.after_update) extra.after_update(s);
+    };
+    // the trainer's params are built before after_allocate runs: merge ours afterwards
+    out.result = run_training(o, h);
+    out.result.params.update(h.params);
+    nlohmann::json& m = out.result.metrics;
+    if (!m.is_null()) {
+      m["scheme"] = scheme_name(d.scheme);
+      if (grads) {
+        const double waited = world.max(grads->waited_in_backward());
+        m["sync_waited_in_backward_s"] = m["steps"].get<long>() > 0 ? waited / double(m["steps"].get<long>()) : 0.0;
+      }
+      if (averager) m["averages"] = averager->averages();
+      m["placement"] = placement(world);
+    }
+    if (world.rank() != 0) out.result.metrics["placement"] = nullptr;
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "dlscale train: rank {}: {}\n", world.rank(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dlscale train: rank {} of {}: error: {}; aborting every rank\n", world.rank(), world.size(), e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return out;
+}
+
+}  // namespace dls

@@ -1,0 +1,87 @@
+// Bucketed, overlapped gradient averaging (see gradient_sync.hpp).
+#include "apps/dist/gradient_sync.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+#include "kernels/eltwise/eltwise.hpp"
+
+namespace dls {
+
+GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap, double bucket_mb)
+    : comm_(c), net_(net), algo_(algo) {
+  if (!(bucket_mb > 0)) throw ConfigError(fmt::format("--bucket-mb {}: must be positive", bucket_mb));
+  const auto& blobs = net.blobs();
+  const std::size_t total = net.grads().size();
+  const auto want = std::size_t(bucket_mb * double(1 << 20) / sizeof(float));
+  // blobs are in node order, at increasing offsets: walk them from the end
+  std::size_t hi = total, first = std::numeric_limits<std::size_t>::max();
+  for (std::size_t k = blobs.size(); k-- > 0;) {
+    first = std::min(first, blobs[k].node);
+    const auto lo = std::size_t(blobs[k].offset);
+    if (hi - lo >= want || k == 0) {
+      buckets_.push_back({k == 0 ? 0 : lo, hi, first});
+      hi = lo, first = std::numeric_limits<std::size_t>::max();
+    }
+  }
+  std::size_t largest = 0;
+  for (const Bucket& b : buckets_) largest = std::max(largest, b.hi - b.lo);
+  work_.reserve(largest);
+  if (overlap == "thread" || overlap == "nonblocking")
+    async_ = std::make_unique<AsyncAllreduce<float>>(c, parse_engine(overlap), algo, largest);
+  else if (overlap != "none")
+    throw ConfigError(fmt::format("--overlap '{}': expected thread, nonblocking or none", overlap));
+}
+
+void GradientSync::start(std::size_t b) {
+  if (in_flight_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    async_->wait();
+    waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  async_->start(net_.grads().data() + buckets_[b].lo, buckets_[b].hi - buckets_[b].lo);
+  in_flight_ = true;
+}
+
+void GradientSync::node_done(std::size_t node) {
+  if (!async_) return;
+  while (next_ < buckets_.size() && node <= buckets_[next_].first_node) start(next_++);
+}
+
+void GradientSync::finish() {
+  if (in_flight_) async_->wait(), in_flight_ = false;
+  for (; next_ < buckets_.size(); ++next_)  // without overlap: all of them; with it: none left
+    allreduce(algo_, comm_, net_.grads().data() + buckets_[next_].lo, buckets_[next_].hi - buckets_[next_].lo, work_);
+  next_ = 0;
+  if (comm_.size() > 1) scale_cpu(1.0f / float(comm_.size()), net_.grads().data(), long(net_.grads().size()));
+}
+
+Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count, std::vector<std::pair<Algo, double>>* times) {
+  if (name != "auto") return parse_algo(name);
+  std::vector<float> buf(std::max<std::size_t>(count, 1), 0.0f);  // zeros: sums stay finite
+  AllreduceWork<float> work;
+  work.reserve(buf.size());
+  Algo best = Algo::kMpi;
+  double best_t = std::numeric_limits<double>::infinity();
+  for (Algo a : all_algos()) {
+    allreduce(a, c, buf.data(), buf.size(), work);  // warm-up
+    double t = std::numeric_limits<double>::infinity();
+    for (int k = 0; k < 3; ++k) {
+      c.barrier();
+      const double t0 = c.wtime();
+      allreduce(a, c, buf.data(), buf.size(), work);
+      t = std::min(t, c.wtime() - t0);
+    }
+    t = c.max(t);
+    if (times) times->emplace_back(a, t);
+    if (t < best_t) best_t = t, best = a;
+  }
+  int pick = int(best);  // every rank saw the same maxima, but make the choice rank 0's
+  mpi_check(MPI_Bcast(&pick, 1, MPI_INT, 0, c.raw()), "MPI_Bcast");
+  return Algo(pick);
+}
+
+}  // namespace dls

@@ -1,0 +1,42 @@
+// Periodic weight averaging (see local_sgd.hpp).
+#include "apps/dist/local_sgd.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "apps/layers/norm_layers.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/eltwise/eltwise.hpp"
+
+namespace dls {
+
+WeightAverager::WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum, const std::string& bn)
+    : comm_(c), algo_(algo), period_(period), momentum_(momentum), bn_(bn) {
+  if (period < 0) throw ConfigError(fmt::format("--local-period {}: must be 0 (once an epoch) or positive", period));
+  if (momentum != "average" && momentum != "reset" && momentum != "local")
+    throw ConfigError(fmt::format("--local-momentum '{}': expected average, reset or local", momentum));
+  if (bn != "average" && bn != "local") throw ConfigError(fmt::format("--local-bn '{}': expected average or local", bn));
+}
+
+void WeightAverager::mean(std::vector<float>& v) {
+  if (v.empty()) return;
+  work_.reserve(v.size());
+  allreduce(algo_, comm_, v.data(), v.size(), work_);
+  scale_cpu(1.0f / float(comm_.size()), v.data(), long(v.size()));
+}
+
+void WeightAverager::average(Net<float>& net, Solver<float>& solver) {
+  ++averages_;
+  mean(net.weights());
+  if (momentum_ == "average") mean(solver.state1());
+  else if (momentum_ == "reset") std::fill(solver.state1().begin(), solver.state1().end(), 0.0f);
+  if (bn_ == "average")
+    for (std::size_t i = 0; i < net.size(); ++i)
+      if (auto* bnl = dynamic_cast<BatchNormLayer<float>*>(&net.layer(net.layer_name(i)))) {
+        mean(bnl->running_mean());
+        mean(bnl->running_var());
+      }
+}
+
+}  // namespace dls
