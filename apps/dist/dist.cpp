@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "apps/dist/easgd.hpp"
 #include "apps/dist/gradient_sync.hpp"
 #include "apps/dist/local_sgd.hpp"
 #include "collectives/comm.hpp"
@@ -70,7 +71,6 @@ std::pair<int, long> parse_failure(const std::string& text) {
 bool distributed_available() { return true; }
 
 DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, char*** argv, const TrainHooks& extra) {
-  if (d.scheme == Scheme::kEasgd) throw ConfigError("--scheme easgd is not built yet (issue 5 is open)");
   if (d.scheme == Scheme::kSingle) {
     for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
       if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
@@ -82,34 +82,64 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
   DistRun out;
   out.rank = world.rank(), out.ranks = world.size();
   try {
+    const bool easgd = d.scheme == Scheme::kEasgd;
+    const int servers = easgd ? d.ps_servers : 0;
+    if (easgd && (servers < 1 || servers >= world.size()))
+      throw ConfigError(fmt::format("--scheme easgd at {} ranks with --ps-servers {}: needs 1 to {} server ranks and a worker",
+                                    world.size(), servers, world.size() - 1));
+    const bool server = world.rank() >= world.size() - servers;
+    MPI_Comm wc;
+    mpi_check(MPI_Comm_split(world.raw(), server ? 1 : 0, world.rank(), &wc), "MPI_Comm_split");
+    const Comm workers(wc);  // the ranks that train (all of them but easgd's servers)
+    const double alpha = easgd ? easgd_alpha(d.easgd_alpha, d.easgd_alpha_rule, d.easgd_tau, world.size() - servers) : 0;
+    if (server) {
+      if (o.threads > 0) set_threads(o.threads);
+      ElasticExchange ex(world, servers, 0, alpha, d.easgd_async);
+      ex.serve();
+      out.result.params = {{"scheme", "easgd"}, {"role", "server"}};
+      out.result.metrics = nlohmann::json::object();
+      placement(world);
+      MPI_Comm_free(&wc);
+      return out;
+    }
     TrainHooks h = extra;
-    h.rank = world.rank(), h.ranks = world.size();
-    h.reduce_sum = [&](std::vector<double>& v) { reduce(world, v, MPI_SUM); };
-    h.reduce_max = [&](std::vector<double>& v) { reduce(world, v, MPI_MAX); };
+    h.rank = workers.rank(), h.ranks = workers.size();
+    h.reduce_sum = [&](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
+    h.reduce_max = [&](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
     const auto [fail_rank, fail_step] = d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
     std::unique_ptr<GradientSync> grads;
     std::unique_ptr<WeightAverager> averager;
+    std::unique_ptr<ElasticExchange> elastic;
     std::vector<std::pair<Algo, double>> algo_times;
     Algo algo = Algo::kMpi;
+    Net<float>* the_net = nullptr;
     h.params = {{"scheme", scheme_name(d.scheme)}};
     h.after_allocate = [&](Net<float>& net) {
+      the_net = &net;
       // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
-      mpi_check(MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, world.raw()), "MPI_Bcast");
-      algo = choose_allreduce(world, d.allreduce, net.weights().size(), &algo_times);
-      h.params["allreduce"] = algo_name(algo);
-      if (d.allreduce == "auto") {
-        nlohmann::json t = nlohmann::json::object();
-        for (const auto& [a, s] : algo_times) t[algo_name(a)] = s;
-        h.params["allreduce_auto_times_s"] = t;
+      mpi_check(MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()), "MPI_Bcast");
+      if (easgd) {
+        elastic = std::make_unique<ElasticExchange>(world, servers, long(net.weights().size()), alpha, d.easgd_async);
+        elastic->init(net.weights().data());
+        h.params["easgd"] = {{"tau", d.easgd_tau}, {"alpha", alpha}, {"alpha_rule", d.easgd_alpha > 0 ? "given" : d.easgd_alpha_rule},
+                             {"variant", d.easgd_async ? "async" : "sync"}, {"servers", servers}, {"workers", workers.size()}};
+      } else {
+        algo = choose_allreduce(workers, d.allreduce, net.weights().size(), &algo_times);
+        h.params["allreduce"] = algo_name(algo);
+        if (d.allreduce == "auto") {
+          nlohmann::json t = nlohmann::json::object();
+          for (const auto& [a, s] : algo_times) t[algo_name(a)] = s;
+          h.params["allreduce_auto_times_s"] = t;
+        }
       }
       if (d.scheme == Scheme::kSsgd) {
-        grads = std::make_unique<GradientSync>(world, net, algo, d.overlap, d.bucket_mb);
+        grads = std::make_unique<GradientSync>(workers, net, algo, d.overlap, d.bucket_mb);
         if (d.overlap != "none") net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
         h.params["overlap"] = d.overlap;
         h.params["bucket_mb"] = d.bucket_mb;
         h.params["buckets"] = grads->buckets();
-      } else {
-        averager = std::make_unique<WeightAverager>(world, algo, d.local_period, d.local_momentum, d.local_bn);
+      } else if (d.scheme == Scheme::kLocalSgd) {
+        averager = std::make_unique<WeightAverager>(workers, algo, d.local_period, d.local_momentum, d.local_bn);
         h.params["local_period"] = d.local_period;
         h.params["local_momentum"] = d.local_momentum;
         h.params["local_bn"] = d.local_bn;
@@ -118,28 +148,37 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     };
     h.sync = [&](const StepInfo& s) {
       if (grads) grads->finish();
+      if (elastic) {
+        if (s.step == 0) elastic->announce((s.total_steps + d.easgd_tau - 1) / d.easgd_tau);
+        if (s.step % d.easgd_tau == 0) elastic->exchange(s.net.weights().data());
+      }
       if (extra.sync) extra.sync(s);
     };
     h.after_update = [&](const StepInfo& s) {
       if (averager && averager->due(s.step, s.epoch_end)) averager->average(s.net, s.solver);
-      if (world.rank() == fail_rank && s.step == fail_step)
+      if (workers.rank() == fail_rank && s.step == fail_step)
         throw Error(fmt::format("failure injected at step {} (--inject-failure)", s.step));
       if (extra.after_update) extra.after_update(s);
     };
-    // the trainer's params are built before after_allocate runs: merge ours afterwards
     out.result = run_training(o, h);
+    if (elastic) {  // a run that stopped early still makes the exchanges the servers wait for
+      if (elastic->announced() < 0) elastic->announce(0);
+      elastic->pad(the_net->weights().data());
+    }
     out.result.params.update(h.params);
     nlohmann::json& m = out.result.metrics;
     if (!m.is_null()) {
       m["scheme"] = scheme_name(d.scheme);
       if (grads) {
-        const double waited = world.max(grads->waited_in_backward());
+        const double waited = workers.max(grads->waited_in_backward());
         m["sync_waited_in_backward_s"] = m["steps"].get<long>() > 0 ? waited / double(m["steps"].get<long>()) : 0.0;
       }
       if (averager) m["averages"] = averager->averages();
-      m["placement"] = placement(world);
+      if (elastic) m["exchanges"] = elastic->made();
     }
-    if (world.rank() != 0) out.result.metrics["placement"] = nullptr;
+    const nlohmann::json where = placement(world);
+    if (!m.is_null()) m["placement"] = where;
+    MPI_Comm_free(&wc);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "dlscale train: rank {}: {}\n", world.rank(), e.what());
     std::fflush(stderr);

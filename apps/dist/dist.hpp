@@ -5,8 +5,9 @@
 //             their layers, overlapping the rest of backward (gradient_sync.hpp)
 //   localsgd  local SGD (DEEPEX): every rank steps on its own; the weights are averaged every
 //             `local_period` steps or once an epoch (local_sgd.hpp)
-//   easgd     elastic averaging SGD with parameter-server ranks (swFLOW) -- not built yet
-// Every scheme broadcasts rank 0's initial weights, shards each global batch across the ranks
+//   easgd     elastic averaging SGD (swFLOW): the last `ps_servers` ranks hold the centre
+//             variable; the workers exchange with it every tau steps (easgd.hpp)
+// Every scheme broadcasts rank 0's initial weights, shards each global batch across the (worker) ranks
 // (apps/data/loader.hpp: the same data order at any rank count), scales the learning rate by
 // the chosen rule from the global batch, averages the metrics over ranks, and lets rank 0
 // print and write the record. A rank that fails aborts the job (MPI_Abort): no rank hangs.
@@ -30,6 +31,11 @@ struct DistOptions {
   long local_period = 0;           // localsgd: steps between averages; 0: once an epoch
   std::string local_momentum = "local";  // localsgd: average | reset | local (the momentum buffers)
   std::string local_bn = "average";      // localsgd: average | local (batch-norm running statistics)
+  long easgd_tau = 1;              // easgd: steps between exchanges
+  double easgd_alpha = 0;          // easgd: the moving rate; 0: from the rule
+  std::string easgd_alpha_rule = "paper";  // paper (0.9/p) | tf (0.9/(tau p))
+  bool easgd_async = false;
+  int ps_servers = 1;
   std::string inject_failure;      // "RANK:STEP": that rank throws at that step (tests)
 };
 

@@ -5,7 +5,9 @@
 //   * overlapped ssgd (buckets reduced during backward) gives bit for bit the weights of ssgd
 //     reducing the same buckets after backward;
 //   * localsgd averaging every step with local momentum equals ssgd for momentum SGD;
-//   * each rank's shard of every global batch is its part of the one-process batch.
+//   * each rank's shard of every global batch is its part of the one-process batch;
+//   * EASGD's exchange, sync and async, against a scalar double-precision replay of the update
+//     rule (async: replayed in the order the server served the workers).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 
 #include "apps/data/loader.hpp"
 #include "apps/dist/dist.hpp"
+#include "apps/dist/easgd.hpp"
 #include "apps/train/data_spec.hpp"
 #include "collectives/comm.hpp"
 
@@ -114,6 +117,101 @@ TEST(Dist, EachRankLoadsItsPartOfTheOneProcessBatch) {
     MPI_Allgather(b.x.data(), int(b.x.size()), MPI_FLOAT, gathered.data(), int(b.x.size()), MPI_FLOAT, c.raw());
     EXPECT_EQ(gathered, all.x) << "step " << step;
   }
+}
+
+// Workers minimise 0.5 |x - t_w|^2 (gradient x - t_w) with plain SGD, exchanging every tau
+// steps; the replay runs the paper's rule in double, event by event.
+void easgd_matches_replay(bool async) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  const int servers = c.size() >= 4 ? 2 : 1, workers = c.size() - servers;
+  constexpr long n = 7, steps = 12, tau = 3;
+  constexpr double eta = 0.1, alpha = 0.2;
+  auto target = [](int w, long i) { return double((w + 1) * (i % 3 == 0 ? 1 : -1)) + 0.25 * double(i); };
+  const std::vector<float> x0 = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, -0.5f, 3.0f};
+  ElasticExchange ex(c, servers, c.rank() == 0 ? n : 0, alpha, async);
+  std::vector<float> x = x0;
+  std::vector<int> order;
+  if (ex.is_server()) {
+    ex.serve();
+    order = ex.arrivals();
+  } else {
+    ex.init(x.data());
+    ex.announce((steps + tau - 1) / tau);
+    for (long s = 0; s < steps; ++s) {
+      std::vector<float> g(n);
+      for (long i = 0; i < n; ++i) g[std::size_t(i)] = x[std::size_t(i)] - float(target(c.rank(), i));
+      if (s % tau == 0) ex.exchange(x.data());
+      for (long i = 0; i < n; ++i) x[std::size_t(i)] -= float(eta) * g[std::size_t(i)];
+    }
+  }
+  // Each server applies the pushes to its shard in its own arrival order, and the update is
+  // element-wise: replay once per server, in that server's order, and compare its shard.
+  for (int j = 0; j < servers; ++j) {
+    std::vector<int> served = order;
+    int count = int(served.size());
+    MPI_Bcast(&count, 1, MPI_INT, workers + j, c.raw());
+    served.resize(std::size_t(count));
+    MPI_Bcast(served.data(), count, MPI_INT, workers + j, c.raw());
+    std::vector<std::vector<double>> xr(std::size_t(workers), std::vector<double>(x0.begin(), x0.end()));
+    std::vector<double> centre(x0.begin(), x0.end());
+    std::vector<long> at(std::size_t(workers), 0);  // each worker's next step
+    auto local_step = [&](int w) {
+      auto& v = xr[std::size_t(w)];
+      for (long i = 0; i < n; ++i) v[std::size_t(i)] -= eta * (v[std::size_t(i)] - target(w, i));
+      ++at[std::size_t(w)];
+    };
+    auto exchange_step = [&](int w, std::vector<double>& cnext, const std::vector<double>& cold) {
+      auto& v = xr[std::size_t(w)];
+      for (long i = 0; i < n; ++i) {
+        const double g = v[std::size_t(i)] - target(w, i), diff = alpha * (v[std::size_t(i)] - cold[std::size_t(i)]);
+        cnext[std::size_t(i)] += diff;
+        v[std::size_t(i)] -= diff + eta * g;
+      }
+      ++at[std::size_t(w)];
+    };
+    if (async) {
+      ASSERT_EQ(count, workers * ((steps + tau - 1) / tau));
+      for (int w : served) {
+        const std::vector<double> cold = centre;
+        exchange_step(w, centre, cold);
+        while (at[std::size_t(w)] < steps && at[std::size_t(w)] % tau != 0) local_step(w);
+      }
+    } else {
+      for (long s = 0; s < steps; ++s) {
+        const std::vector<double> cold = centre;
+        for (int w = 0; w < workers; ++w) {
+          if (s % tau == 0) exchange_step(w, centre, cold);
+          else local_step(w);
+        }
+      }
+    }
+    const Block b = block_of(std::size_t(n), servers, j);
+    for (std::size_t i = b.offset; i < b.offset + b.length; ++i) {
+      if (!ex.is_server())
+        EXPECT_NEAR(x[i], xr[std::size_t(c.rank())][i], 1e-5 * (1 + std::fabs(xr[std::size_t(c.rank())][i])))
+            << "worker " << c.rank() << " x[" << i << "]";
+      else if (c.rank() == workers + j)
+        EXPECT_NEAR(ex.centre()[i - b.offset], centre[i], 1e-5 * (1 + std::fabs(centre[i]))) << "server " << j << " centre[" << i << "]";
+    }
+  }
+}
+
+TEST(Dist, EasgdSyncMatchesTheReplay) { easgd_matches_replay(false); }
+TEST(Dist, EasgdAsyncMatchesTheReplayInServedOrder) { easgd_matches_replay(true); }
+
+// The scheme in the trainer: workers train, the server serves every announced exchange.
+TEST(Dist, EasgdTrainsAndMakesEveryExchange) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  DistOptions d;
+  d.scheme = Scheme::kEasgd, d.easgd_tau = 4;
+  const DistRun r = run_distributed(tiny(4), d, nullptr, nullptr);
+  ASSERT_EQ(r.result.status, "ok") << r.result.error;
+  if (c.rank() == c.size() - 1) return;  // the server
+  EXPECT_EQ(r.result.metrics["exchanges"].get<long>(), (kSteps + 3) / 4);
+  EXPECT_EQ(r.result.params["easgd"]["alpha"].get<double>(), 0.9 / (c.size() - 1));
+  EXPECT_EQ(r.result.metrics["ranks"].get<int>(), c.size() - 1);  // the workers
 }
 
 }  // namespace

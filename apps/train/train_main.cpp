@@ -70,7 +70,7 @@ int train_main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (default: as configured)");
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
   auto* dist_group = app.add_option_group("distributed", "under mpirun / srun (apps/dist/dist.hpp)");
-  dist_group->add_option("--scheme", scheme, "single, ssgd (allreduce SGD), localsgd (weight averaging), easgd")->default_str(scheme);
+  dist_group->add_option("--scheme", scheme, "single, ssgd (allreduce SGD), localsgd (weight averaging), easgd (elastic averaging, parameter server)")->default_str(scheme);
   dist_group->add_option("--allreduce", dist.allreduce, "auto (the fastest measured at start), mpi, ring, recdbl, rabenseifner, tree")
       ->default_str(dist.allreduce);
   dist_group->add_option("--overlap", dist.overlap, "ssgd: thread, nonblocking, or none (all buckets after backward)")
@@ -82,6 +82,12 @@ int train_main(int argc, char** argv) {
       ->default_str(dist.local_momentum);
   dist_group->add_option("--local-bn", dist.local_bn, "localsgd: average or local batch-norm running statistics")
       ->default_str(dist.local_bn);
+  dist_group->add_option("--easgd-tau", dist.easgd_tau, "easgd: steps between elastic exchanges")->default_str("1");
+  dist_group->add_option("--easgd-alpha", dist.easgd_alpha, "easgd: moving rate alpha (default: from --easgd-alpha-rule)");
+  dist_group->add_option("--easgd-alpha-rule", dist.easgd_alpha_rule, "easgd: paper (0.9/p) or tf (0.9/(tau p))")
+      ->default_str(dist.easgd_alpha_rule);
+  dist_group->add_flag("--easgd-async", dist.easgd_async, "easgd: asynchronous exchanges (default synchronous rounds)");
+  dist_group->add_option("--ps-servers", dist.ps_servers, "easgd: parameter-server ranks (the last ones)")->default_str("1");
   dist_group->add_option("--inject-failure", dist.inject_failure, "RANK:STEP: that rank fails there (to test the abort)");
   app.add_flag("--no-cache", no_cache, "read every epoch from the source (no in-memory cache)");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");

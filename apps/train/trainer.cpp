@@ -115,6 +115,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
                {.batch = batch, .rank = hooks.rank, .ranks = hooks.ranks, .shuffle = true, .seed = o.seed, .cache_bytes = o.cache_bytes});
   std::vector<long> eval_idx = data.test_idx;
   if (o.eval_samples > 0 && long(eval_idx.size()) > o.eval_samples) eval_idx.resize(std::size_t(o.eval_samples));
+  const std::size_t eval_total = eval_idx.size();
   if (hooks.ranks > 1) {  // each rank evaluates every ranks-th held-out sample; the sums are combined
     std::vector<long> mine;
     for (std::size_t k = std::size_t(hooks.rank); k < eval_idx.size(); k += std::size_t(hooks.ranks)) mine.push_back(eval_idx[k]);
@@ -207,7 +208,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   if (!o.quiet && hooks.rank == 0)
     fmt::print(stderr, "train {}: {} parameters, {} forward MACs/image; {} ({} training, {} held-out samples); "
                "batch {}, {} steps ({} a epoch); {} {}\n", o.model, net->parameters(), net->forward_macs_per_image(),
-               data.train->describe(), data.train_idx.size(), eval_idx.size(), batch, total_steps, bpe,
+               data.train->describe(), data.train_idx.size(), o.eval_every < 0 ? 0 : eval_total, batch, total_steps, bpe,
                optim_name(o.solver.optim), so.schedule.describe());
   // decisions that end the run are taken by all ranks together (one leaving alone would hang the rest)
   const auto any_rank = [&](bool v) {
@@ -248,7 +249,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     }
     net->backward(ctx);
     const auto t3 = Clock::now();
-    const StepInfo info{*net, solver, step, bpe, (step + 1) % bpe == 0};
+    const StepInfo info{*net, solver, step, bpe, total_steps, (step + 1) % bpe == 0};
     if (hooks.sync) hooks.sync(info);
     const auto t4 = Clock::now();
     solver.step(step);

@@ -62,6 +62,7 @@ struct StepInfo {
   Solver<float>& solver;
   long step;             // from 0
   long steps_per_epoch;
+  long total_steps;      // the run's planned steps (it may stop earlier)
   bool epoch_end;        // the step completes an epoch
 };
 
