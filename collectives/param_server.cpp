@@ -1,6 +1,8 @@
 // Parameter-server exchange (see param_server.hpp).
 #include "collectives/param_server.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
@@ -44,7 +46,7 @@ ParamServer<T>::~ParamServer() {
 template <class T>
 void ParamServer<T>::set_centre_from_worker0(const T* buf) {
   if (is_server()) {
-    comm_.recv(centre_.data(), centre_.size(), 0, kInit);
+    receive(centre_.data(), centre_.size(), 0, kInit);
   } else if (rank_ == 0) {
     for (int j = 0; j < servers_; ++j) reqs_[std::size_t(j)] = comm_.isend(buf + shard(j).offset, shard(j).length, workers_ + j, kInit);
     Comm::wait_all(reqs_.data(), std::size_t(servers_));
@@ -59,9 +61,9 @@ void ParamServer<T>::sync_round(T* buf, const SyncUpdate& update) {
   }
   const std::size_t n = centre_.size();
   // worker 0's shard lands in sum_; the others are added one by one, in worker order
-  comm_.recv(sum_.data(), n, 0, kSyncPush);
+  receive(sum_.data(), n, 0, kSyncPush);
   for (int w = 1; w < workers_; ++w) {
-    comm_.recv(in_.data(), n, w, kSyncPush);
+    receive(in_.data(), n, w, kSyncPush);
     add_into(sum_.data(), in_.data(), n);
   }
   update(centre_.data(), sum_.data(), n, workers_);
@@ -92,12 +94,30 @@ void ParamServer<T>::exchange(T* buf, int push_tag, int reply_tag) {
   Comm::wait_all(reqs_.data() + k, k);
 }
 
+// A server's receive: blocking, or with idle_sleep_us > 0 a test loop that sleeps between
+// tests, so that an idle server leaves its core to the workers (MPI libraries busy-poll in a
+// blocking receive, which costs a worker its core when ranks outnumber cores).
+template <class T>
+int ParamServer<T>::receive(T* buf, std::size_t n, int src, int tag) {
+  MPI_Request r = comm_.irecv(buf, n, src, tag);
+  MPI_Status st;
+  if (idle_sleep_us_ <= 0) {
+    mpi_check(MPI_Wait(&r, &st), "MPI_Wait");
+    return st.MPI_SOURCE;
+  }
+  for (int done = 0;;) {
+    mpi_check(MPI_Test(&r, &done, &st), "MPI_Test");
+    if (done) return st.MPI_SOURCE;
+    usleep(useconds_t(idle_sleep_us_));
+  }
+}
+
 template <class T>
 void ParamServer<T>::serve(int requests, const AsyncUpdate& update) {
   if (!is_server()) throw Error("parameter server: serve called on a worker rank");
   const std::size_t n = centre_.size();
   for (int k = 0; k < requests; ++k) {
-    const int worker = comm_.recv_any(in_.data(), n, kAsyncPush);
+    const int worker = receive(in_.data(), n, MPI_ANY_SOURCE, kAsyncPush);
     update(centre_.data(), in_.data(), n, worker);
     comm_.send(in_.data(), n, worker, kAsyncReply);
   }

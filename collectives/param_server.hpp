@@ -56,15 +56,20 @@ class ParamServer {
   void push_pull(T* buf);
   // Server side: handles `requests` pushes from any workers, in arrival order.
   void serve(int requests, const AsyncUpdate& update);
+  // Servers wait for pushes by testing and sleeping this long between tests (0: a blocking
+  // receive, which MPI libraries busy-poll).
+  void set_idle_sleep_us(int us) { idle_sleep_us_ = us; }
 
  private:
   void exchange(T* buf, int push_tag, int reply_tag);
+  int receive(T* buf, std::size_t n, int src, int tag);  // returns the source
 
   Comm comm_;  // the duplicate
   int rank_, servers_, workers_;
   std::size_t count_;
   std::vector<T> centre_, sum_, in_;
   std::vector<MPI_Request> reqs_;
+  int idle_sleep_us_ = 0;
 };
 
 }  // namespace dls

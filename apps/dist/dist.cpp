@@ -95,7 +95,7 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     if (server) {
       if (o.threads > 0) set_threads(o.threads);
       ElasticExchange ex(world, servers, 0, alpha, d.easgd_async);
-      ex.serve();
+      ex.serve(d.ps_idle_us);
       out.result.params = {{"scheme", "easgd"}, {"role", "server"}};
       out.result.metrics = nlohmann::json::object();
       placement(world);
@@ -122,7 +122,8 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
         elastic = std::make_unique<ElasticExchange>(world, servers, long(net.weights().size()), alpha, d.easgd_async);
         elastic->init(net.weights().data());
         h.params["easgd"] = {{"tau", d.easgd_tau}, {"alpha", alpha}, {"alpha_rule", d.easgd_alpha > 0 ? "given" : d.easgd_alpha_rule},
-                             {"variant", d.easgd_async ? "async" : "sync"}, {"servers", servers}, {"workers", workers.size()}};
+                             {"variant", d.easgd_async ? "async" : "sync"}, {"servers", servers}, {"workers", workers.size()},
+                             {"server_idle_sleep_us", d.ps_idle_us}};
       } else {
         algo = choose_allreduce(workers, d.allreduce, net.weights().size(), &algo_times);
         h.params["allreduce"] = algo_name(algo);

@@ -36,6 +36,7 @@ struct DistOptions {
   std::string easgd_alpha_rule = "paper";  // paper (0.9/p) | tf (0.9/(tau p))
   bool easgd_async = false;
   int ps_servers = 1;
+  int ps_idle_us = 50;             // easgd: servers sleep this long between tests for a push (0: block)
   std::string inject_failure;      // "RANK:STEP": that rank throws at that step (tests)
 };
 

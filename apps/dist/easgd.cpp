@@ -53,7 +53,8 @@ void ElasticExchange::pad(float* x) {
   while (made_ < announced_) exchange(x);
 }
 
-void ElasticExchange::serve() {
+void ElasticExchange::serve(int idle_sleep_us) {
+  ps_->set_idle_sleep_us(idle_sleep_us);
   ps_->set_centre_from_worker0(nullptr);
   announce(0);  // receives worker 0's count
   const float a = alpha_;

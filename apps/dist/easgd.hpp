@@ -43,7 +43,7 @@ class ElasticExchange {
   long announced() const { return announced_; }  // -1: not yet
 
   // Servers: receive the initial centre and the announced count, and serve every exchange.
-  void serve();
+  void serve(int idle_sleep_us = 0);  // see ParamServer::set_idle_sleep_us
   const std::vector<int>& arrivals() const { return arrivals_; }  // async: workers in order served
   std::vector<float>& centre() { return ps_->centre(); }           // this server's shard
 

@@ -88,6 +88,8 @@ int train_main(int argc, char** argv) {
       ->default_str(dist.easgd_alpha_rule);
   dist_group->add_flag("--easgd-async", dist.easgd_async, "easgd: asynchronous exchanges (default synchronous rounds)");
   dist_group->add_option("--ps-servers", dist.ps_servers, "easgd: parameter-server ranks (the last ones)")->default_str("1");
+  dist_group->add_option("--ps-idle-us", dist.ps_idle_us, "easgd: servers sleep this long between polls (0: block)")
+      ->default_str("50");
   dist_group->add_option("--inject-failure", dist.inject_failure, "RANK:STEP: that rank fails there (to test the abort)");
   app.add_flag("--no-cache", no_cache, "read every epoch from the source (no in-memory cache)");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
