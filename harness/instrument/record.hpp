@@ -18,7 +18,11 @@
 //                 loss, accuracy | rmse (per evaluation), peak_rss_bytes; also steps,
 //                 warmup_steps, steady_steps, layer_s, epochs (per-evaluation objects),
 //                 activation_bytes, parameter_bytes, input_wait_s, cache, total_time_s, and with
-//                 a target target_reached, time_to_target_s, epochs_to_target
+//                 a target target_reached, time_to_target_s, epochs_to_target; distributed
+//                 (apps/dist): phase_s_max (max over ranks; phase_s is then the mean),
+//                 peak_rss_bytes_max, placement (per rank: host, cpus, threads, gpu), and
+//                 per scheme sync_waited_in_backward_s (ssgd), averages (localsgd),
+//                 exchanges (easgd)
 //   counters              event -> count, over the timed region (calling thread)
 //   counters_unavailable  event -> why it could not be counted (never recorded as 0)
 //   check                 {status: passed | failed | sampled | skipped, max_rel_err, ...}
