@@ -29,7 +29,8 @@ std::string affinity() {
     if (!CPU_ISSET(c, &set)) continue;
     int e = c;
     while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
-    s += (s.empty() ? "" : ",") + (e == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, e));
+    if (!s.empty()) s += ',';
+    s += e == c ? fmt::format("{}", c) : fmt::format("{}-{}", c, e);
     c = e;
   }
   return s;

@@ -188,11 +188,12 @@ void easgd_matches_replay(bool async) {
     }
     const Block b = block_of(std::size_t(n), servers, j);
     for (std::size_t i = b.offset; i < b.offset + b.length; ++i) {
-      if (!ex.is_server())
+      if (!ex.is_server()) {
         EXPECT_NEAR(x[i], xr[std::size_t(c.rank())][i], 1e-5 * (1 + std::fabs(xr[std::size_t(c.rank())][i])))
             << "worker " << c.rank() << " x[" << i << "]";
-      else if (c.rank() == workers + j)
+      } else if (c.rank() == workers + j) {
         EXPECT_NEAR(ex.centre()[i - b.offset], centre[i], 1e-5 * (1 + std::fabs(centre[i]))) << "server " << j << " centre[" << i << "]";
+      }
     }
   }
 }

@@ -63,7 +63,7 @@ Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count,
   if (name != "auto") return parse_algo(name);
   std::vector<float> buf(std::max<std::size_t>(count, 1), 0.0f);  // zeros: sums stay finite
   AllreduceWork<float> work;
-  work.reserve(buf.size());
+  work.tmp = std::vector<float>(buf.size());  // (not reserve(): GCC 12 sees a null dereference in its inlined resize)
   Algo best = Algo::kMpi;
   double best_t = std::numeric_limits<double>::infinity();
   for (Algo a : all_algos()) {

@@ -249,11 +249,11 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     }
     net->backward(ctx);
     const auto t3 = Clock::now();
-    const StepInfo info{*net, solver, step, bpe, total_steps, (step + 1) % bpe == 0};
-    if (hooks.sync) hooks.sync(info);
+    const StepInfo si{*net, solver, step, bpe, total_steps, (step + 1) % bpe == 0};
+    if (hooks.sync) hooks.sync(si);
     const auto t4 = Clock::now();
     solver.step(step);
-    if (hooks.after_update) hooks.after_update(info);
+    if (hooks.after_update) hooks.after_update(si);
     const auto t5 = Clock::now();
     epoch_loss += loss, ++epoch_steps;
     if (step >= o.warmup_steps) {

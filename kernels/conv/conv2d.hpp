@@ -58,8 +58,12 @@ void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, doubl
 
 // ---- im2col + OpenBLAS ----
 // Per-thread scratch, grown on first use and kept, so steady-state calls do not allocate.
+// An image whose column matrix would exceed max_image_col_bytes is processed in blocks of
+// output rows (the column matrix of a block at a time), so the workspace stays bounded on
+// large inputs (VGG-16's 224x224 layers: 115 MB a thread unsplit).
 struct ConvWorkspace {
   std::vector<std::vector<float>> col, tmp, dw;
+  long max_image_col_bytes = 16L << 20;
 };
 // y = conv(x, w).  Overwrites y.
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,

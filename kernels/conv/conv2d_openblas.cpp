@@ -27,12 +27,13 @@ constexpr long kMaxColBytes = 64L << 20;      // cap on one thread's column buff
 
 struct ChunkPlan {
   int nb = 1;              // images per chunk
+  int pb = 0;              // nb == 1 only: output rows per block (P: the whole image at once)
   int chunks = 1;
   bool parallel = false;   // chunks in parallel (OpenBLAS single-threaded) or in turn
   int threads = 1;
 };
 
-ChunkPlan plan_chunks(const Conv2dShape& sh) {
+ChunkPlan plan_chunks(const Conv2dShape& sh, const ConvWorkspace& ws) {
   ChunkPlan pl;
   pl.threads = omp_threads();
   const long pq = static_cast<long>(sh.p()) * sh.q();
@@ -51,6 +52,10 @@ ChunkPlan plan_chunks(const Conv2dShape& sh) {
   }
   pl.nb = static_cast<int>(nb);
   pl.chunks = (sh.n + pl.nb - 1) / pl.nb;
+  pl.pb = sh.p();
+  const long row_bytes = rows * sh.q() * 4;  // the column matrix of one output row
+  if (pl.nb == 1 && !sh.pointwise() && row_bytes * sh.p() > ws.max_image_col_bytes)
+    pl.pb = static_cast<int>(std::clamp<long>(ws.max_image_col_bytes / row_bytes, 1, sh.p()));
   if (!pl.parallel) pl.threads = 1;
   return pl;
 }
@@ -59,6 +64,11 @@ void ensure(std::vector<std::vector<float>>& bufs, int threads, long count) {
   if (static_cast<int>(bufs.size()) < threads) bufs.resize(threads);
   for (int t = 0; t < threads; ++t)
     if (static_cast<long>(bufs[t].size()) < count) bufs[t].resize(count);
+}
+
+// Columns of the column buffer: a chunk of images, or a block of one image's output rows.
+long col_width(const Conv2dShape& sh, const ChunkPlan& pl) {
+  return pl.pb < sh.p() ? static_cast<long>(pl.pb) * sh.q() : pl.nb * static_cast<long>(sh.p()) * sh.q();
 }
 
 // Runs body(tid, n0, nb) over all chunks as planned.
@@ -103,12 +113,26 @@ const float* gathered_dy(const Conv2dShape& sh, const float* dy, int n0, int nb,
 
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
                          ConvWorkspace& ws) {
-  const ChunkPlan pl = plan_chunks(sh);
+  const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
-  const long cols = pl.nb * pq, y_img = sh.k * pq, crs = sh.crs();
+  const long cols = col_width(sh, pl), y_img = sh.k * pq, crs = sh.crs();
+  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w;
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
+    if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
+      float* col = ws.col[tid].data();
+      for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
+        const int p1 = std::min(sh.p(), p0 + pl.pb);
+        const long bc = static_cast<long>(p1 - p0) * sh.q();
+        im2col_rows_cpu(sh, x + n0 * x_img, col, bc, p0, p1);
+        for (int g = 0; g < sh.g; ++g)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.kg(), static_cast<int>(bc), static_cast<int>(crs),
+                      1.0f, w + g * sh.kg() * crs, static_cast<int>(crs), col + g * crs * bc, static_cast<int>(bc), 0.0f,
+                      y + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq));
+      }
+      return;
+    }
     const long ld = nb * pq;
     const float* b = columns(sh, x, n0, nb, ws.col[tid].data());
     float* c = nb == 1 ? y + n0 * y_img : ws.tmp[tid].data();
@@ -126,13 +150,29 @@ void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, 
 
 void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                               ConvWorkspace& ws) {
-  const ChunkPlan pl = plan_chunks(sh);
+  const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
-  const long cols = pl.nb * pq, crs = sh.crs();
-  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w;
+  const long cols = col_width(sh, pl), crs = sh.crs();
+  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w, y_img = sh.k * pq;
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
+    if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
+      float* dcol = ws.col[tid].data();
+      float* dxi = dx + n0 * x_img;
+      std::memset(dxi, 0, sizeof(float) * x_img);
+      for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
+        const int p1 = std::min(sh.p(), p0 + pl.pb);
+        const long bc = static_cast<long>(p1 - p0) * sh.q();
+        for (int g = 0; g < sh.g; ++g)
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs), static_cast<int>(bc), sh.kg(), 1.0f,
+                      w + g * sh.kg() * crs, static_cast<int>(crs),
+                      dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq), 0.0f,
+                      dcol + g * crs * bc, static_cast<int>(bc));
+        col2im_rows_cpu(sh, dcol, bc, dxi, p0, p1);
+      }
+      return;
+    }
     const long ld = nb * pq;
     const float* a = gathered_dy(sh, dy, n0, nb, ws.tmp[tid].data());
     const bool direct = nb == 1 && sh.pointwise();
@@ -153,18 +193,32 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
 
 void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                                 ConvWorkspace& ws, float beta) {
-  const ChunkPlan pl = plan_chunks(sh);
+  const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
-  const long cols = pl.nb * pq, crs = sh.crs(), wcount = sh.w_count();
+  const long cols = col_width(sh, pl), crs = sh.crs(), wcount = sh.w_count();
+  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w, y_img = sh.k * pq;
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   ensure(ws.dw, pl.threads, wcount);
   for (int t = 0; t < pl.threads; ++t) std::fill_n(ws.dw[t].data(), wcount, 0.0f);
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
+    float* acc = ws.dw[tid].data();
+    if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
+      float* col = ws.col[tid].data();
+      for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
+        const int p1 = std::min(sh.p(), p0 + pl.pb);
+        const long bc = static_cast<long>(p1 - p0) * sh.q();
+        im2col_rows_cpu(sh, x + n0 * x_img, col, bc, p0, p1);
+        for (int g = 0; g < sh.g; ++g)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sh.kg(), static_cast<int>(crs), static_cast<int>(bc), 1.0f,
+                      dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq),
+                      col + g * crs * bc, static_cast<int>(bc), 1.0f, acc + g * sh.kg() * crs, static_cast<int>(crs));
+      }
+      return;
+    }
     const long ld = nb * pq;
     const float* b = columns(sh, x, n0, nb, ws.col[tid].data());
     const float* a = gathered_dy(sh, dy, n0, nb, ws.tmp[tid].data());
-    float* acc = ws.dw[tid].data();
     for (int g = 0; g < sh.g; ++g)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sh.kg(), static_cast<int>(crs),
                   static_cast<int>(ld), 1.0f, a + g * sh.kg() * ld, static_cast<int>(ld),

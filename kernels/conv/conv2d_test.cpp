@@ -67,18 +67,23 @@ TEST(Conv2dReference, HandComputedExample) {
   EXPECT_EQ(y, (std::vector<double>{12, 16, 24, 28}));
 }
 
-enum class Which { kOpenBlas, kOneDnn };
+enum class Which { kOpenBlas, kOpenBlasRowBlocks, kOneDnn };
 
 void check_backend(Which which) {
-  for (const auto& sh : small_shapes()) {
+  // row blocks happen for one image at a time, which needs P*Q >= 1024 (else images are batched)
+  const std::vector<Conv2dShape> large = {Conv2dShape::parse("mb2ic3ih34iw34oc5kh3kw3ph1pw1"),
+                                          Conv2dShape::parse("mb2ic4ih67iw64oc4kh3kw3sh2sw2ph1pw1"),
+                                          Conv2dShape::parse("g2mb1ic4ih40iw36oc6kh5kw3ph2pw1")};
+  for (const auto& sh : which == Which::kOpenBlasRowBlocks ? large : small_shapes()) {
     SCOPED_TRACE(sh.str());
     const auto x = random_vector(sh.x_count(), 21);
     const auto w = random_vector(sh.w_count(), 22);
     const auto dy = random_vector(sh.y_count(), 23);
     const auto r = run_ref(sh, x, w, dy);
     std::vector<float> y(sh.y_count(), NAN), dx(sh.x_count(), NAN), dw(sh.w_count(), NAN);
-    if (which == Which::kOpenBlas) {
+    if (which != Which::kOneDnn) {
       ConvWorkspace ws;
+      if (which == Which::kOpenBlasRowBlocks) ws.max_image_col_bytes = 2 * 4 * sh.crs() * sh.q();  // two output rows a block
       conv2d_fwd_openblas(sh, x.data(), w.data(), y.data(), ws);
       conv2d_bwd_data_openblas(sh, dy.data(), w.data(), dx.data(), ws);
       conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw.data(), ws);
@@ -106,6 +111,7 @@ void check_backend(Which which) {
 
 TEST(Conv2d, OpenblasMatchesReference) { check_backend(Which::kOpenBlas); }
 TEST(Conv2d, OnednnMatchesReference) { check_backend(Which::kOneDnn); }
+TEST(Conv2d, OpenblasInRowBlocksMatchesReference) { check_backend(Which::kOpenBlasRowBlocks); }
 
 TEST(Conv2d, OpenblasBackwardFilterAccumulatesWithBetaOne) {
   const Conv2dShape sh = Conv2dShape::parse("mb3ic2ih5oc3kh3ph1");

@@ -21,7 +21,15 @@ inline void valid_q(const Conv2dShape& sh, int s, int Q, int* q_lo, int* q_hi) {
 }  // namespace
 
 void im2col_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld) {
-  const int P = sh.p(), Q = sh.q();
+  im2col_rows_cpu(sh, x_img, col, ld, 0, sh.p());
+}
+
+void col2im_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img) {
+  col2im_rows_cpu(sh, col, ld, dx_img, 0, sh.p());
+}
+
+void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld, int p0, int p1) {
+  const int Q = sh.q();
   for (int c = 0; c < sh.c; ++c) {
     const float* xc = x_img + static_cast<long>(c) * sh.h * sh.w;
     for (int r = 0; r < sh.r; ++r)
@@ -30,7 +38,7 @@ void im2col_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld) 
         int q_lo, q_hi;
         valid_q(sh, s, Q, &q_lo, &q_hi);
         const int woff = -sh.pad_w + s * (sh.dil_w + 1);
-        for (int p = 0; p < P; ++p, dst += Q) {
+        for (int p = p0; p < p1; ++p, dst += Q) {
           const int hi = p * sh.stride_h - sh.pad_h + r * (sh.dil_h + 1);
           if (hi < 0 || hi >= sh.h) {
             std::memset(dst, 0, sizeof(float) * Q);
@@ -49,8 +57,8 @@ void im2col_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld) 
   }
 }
 
-void col2im_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img) {
-  const int P = sh.p(), Q = sh.q();
+void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img, int p0, int p1) {
+  const int Q = sh.q();
   for (int c = 0; c < sh.c; ++c) {
     float* dxc = dx_img + static_cast<long>(c) * sh.h * sh.w;
     for (int r = 0; r < sh.r; ++r)
@@ -59,7 +67,7 @@ void col2im_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img)
         int q_lo, q_hi;
         valid_q(sh, s, Q, &q_lo, &q_hi);
         const int woff = -sh.pad_w + s * (sh.dil_w + 1);
-        for (int p = 0; p < P; ++p, src += Q) {
+        for (int p = p0; p < p1; ++p, src += Q) {
           const int hi = p * sh.stride_h - sh.pad_h + r * (sh.dil_h + 1);
           if (hi < 0 || hi >= sh.h) continue;
           float* dst = dxc + static_cast<long>(hi) * sh.w + woff;

@@ -27,6 +27,24 @@ TEST(Im2col, CpuMatchesReferenceExactly) {
     col2im_ref(sh, col.data(), ld, dx1.data());
     col2im_cpu(sh, col.data(), ld, dx2.data());
     EXPECT_EQ(dx1, dx2);
+    // in blocks of output rows: the same columns, and the same sums (small integers: exact)
+    const int P = sh.p(), Q = sh.q();
+    std::vector<float> c(rows * ld, 7.0f), blk, dx3(img, 1.0f);
+    for (int p0 = 0; p0 < P; p0 += 2) {
+      const int p1 = std::min(P, p0 + 2);
+      const long bc = long(p1 - p0) * Q;
+      blk.assign(std::size_t(rows * bc), 5.0f);
+      im2col_rows_cpu(sh, x.data(), blk.data(), bc, p0, p1);
+      std::vector<float> part(std::size_t(rows * bc));
+      for (long r = 0; r < rows; ++r) {
+        std::copy(blk.begin() + r * bc, blk.begin() + (r + 1) * bc, c.begin() + r * ld + long(p0) * Q);
+        std::copy(col.begin() + r * ld + long(p0) * Q, col.begin() + r * ld + long(p0) * Q + bc, part.begin() + r * bc);
+      }
+      col2im_rows_cpu(sh, part.data(), bc, dx3.data(), p0, p1);
+    }
+    for (long r = 0; r < rows; ++r)
+      EXPECT_TRUE(std::equal(c.begin() + r * ld, c.begin() + r * ld + pq, a.begin() + r * ld)) << "row " << r;
+    EXPECT_EQ(dx1, dx3);
     // adjoint: <im2col(x), col> over the P*Q used columns == <x, col2im(col)>
     double lhs = 0, rhs = 0;
     for (long r = 0; r < rows; ++r)
