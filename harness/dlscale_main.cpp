@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "apps/train/train_main.hpp"
+#include "harness/config/run_main.hpp"
 #include "harness/instrument/interrupt.hpp"
 #include "kernels/bench/kernels_main.hpp"
 #include "kernels/core/check.hpp"
@@ -26,7 +27,10 @@ void usage(std::FILE* f) {
              "commands:\n"
              "  kernels       check and time kernels (GEMM, convolution, ...) named by descriptors\n"
              "  collectives   allreduce algorithms side by side over message sizes (under mpirun/srun)\n"
-             "  train         train a registered model (CaffeNet ... ResNet-50, the CVAE) with per-phase timing\n\n"
+             "  train         train a registered model (CaffeNet ... ResNet-50, the CVAE) with per-phase timing\n"
+             "  run           run an experiment plan on a site (--site S --plan P [--dry-run])\n"
+             "  sites         list the site configurations, or describe one\n"
+             "  plans         list the experiment plans, or describe one\n\n"
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -47,6 +51,9 @@ int main(int argc, char** argv) {
     if (cmd == "kernels") return dls::kernels_main(argc - 1, argv + 1);
     if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
     if (cmd == "train") return dls::train_main(argc - 1, argv + 1);
+    if (cmd == "run") return dls::run_main(argc - 1, argv + 1);
+    if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
+    if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
     return dls::kExitUsage;

@@ -113,8 +113,10 @@ RecordWriter::~RecordWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void RecordWriter::append(const Record& r) {
-  const std::string line = r.to_json().dump() + "\n";
+void RecordWriter::append(const Record& r) { append_json(r.to_json()); }
+
+void RecordWriter::append_json(const nlohmann::json& j) {
+  const std::string line = j.dump() + "\n";
   if (::flock(fd_, LOCK_EX) != 0) throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
   const ssize_t n = ::write(fd_, line.data(), line.size());
   const int write_errno = errno;

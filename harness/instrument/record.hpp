@@ -70,6 +70,7 @@ class RecordWriter {
   RecordWriter& operator=(const RecordWriter&) = delete;
 
   void append(const Record& r);
+  void append_json(const nlohmann::json& j);  // any JSON object as one line, the same way
   const std::string& path() const { return path_; }
 
  private:

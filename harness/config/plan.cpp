@@ -1,0 +1,235 @@
+// Plan parsing and expansion (see plan.hpp).
+#include "harness/config/plan.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "harness/config/yaml_reader.hpp"
+#include "harness/instrument/record.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+const std::vector<std::string> kLauncherAxes = {"nodes", "ranks_per_node", "threads"};
+
+std::string scalar_text(const YAML::Node& n) { return n.as<std::string>(); }
+
+Experiment read_experiment(YamlMap m, const std::string& where) {
+  Experiment e;
+  e.name = m.str("name");
+  e.kind = m.str("kind");
+  if (e.kind != "kernels" && e.kind != "collectives" && e.kind != "train")
+    m.fail("kind", fmt::format("'{}' is not one of kernels, collectives, train", e.kind));
+  if (const YAML::Node a = m.node("args")) {
+    if (!a.IsMap()) m.fail("args", "expected a mapping flag: value");
+    for (const auto& kv : a) {
+      if (!kv.second.IsScalar()) m.fail("args", fmt::format("{}: expected a scalar value", scalar_text(kv.first)));
+      e.args.emplace_back(scalar_text(kv.first), scalar_text(kv.second));
+    }
+  }
+  if (const YAML::Node s = m.node("sweep")) {
+    if (!s.IsMap()) m.fail("sweep", "expected a mapping axis: [values]");
+    for (const auto& kv : s) {
+      const std::string axis = scalar_text(kv.first);
+      std::vector<std::string> vals;
+      if (kv.second.IsScalar()) vals.push_back(scalar_text(kv.second));
+      else if (kv.second.IsSequence())
+        for (const auto& v : kv.second) {
+          if (!v.IsScalar()) m.fail("sweep", fmt::format("{}: expected a list of scalars", axis));
+          vals.push_back(scalar_text(v));
+        }
+      else m.fail("sweep", fmt::format("{}: expected a value or a list", axis));
+      if (vals.empty()) m.fail("sweep", fmt::format("{}: an empty list makes no points", axis));
+      for (const std::string& v : vals)
+        if ((axis == "nodes" || axis == "ranks_per_node" || axis == "threads") &&
+            (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || std::stol(v) < 1))
+          m.fail("sweep", fmt::format("{}: '{}' is not a positive integer", axis, v));
+      e.axes.emplace_back(axis, vals);
+    }
+  }
+  auto axis_index = [&](const std::string& a) {
+    for (std::size_t i = 0; i < e.axes.size(); ++i)
+      if (e.axes[i].first == a) return long(i);
+    return -1L;
+  };
+  if (const YAML::Node z = m.node("zip")) {
+    if (!z.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
+    for (const auto& group : z) {
+      std::vector<std::string> g;
+      for (const auto& a : group) g.push_back(scalar_text(a));
+      if (g.size() < 2) m.fail("zip", "a zip group needs at least two axes");
+      for (const auto& a : g) {
+        if (axis_index(a) < 0) m.fail("zip", fmt::format("'{}' is not a sweep axis", a));
+        if (e.axes[std::size_t(axis_index(a))].second.size() != e.axes[std::size_t(axis_index(g[0]))].second.size())
+          m.fail("zip", fmt::format("axes {} and {} have different lengths", g[0], a));
+      }
+      e.zips.push_back(g);
+    }
+  }
+  if (const YAML::Node x = m.node("exclude")) {
+    if (!x.IsSequence()) m.fail("exclude", "expected a list of {axis: value} mappings");
+    for (const auto& item : x) {
+      if (!item.IsMap()) m.fail("exclude", "expected a list of {axis: value} mappings");
+      std::map<std::string, std::string> ex;
+      for (const auto& kv : item) {
+        if (axis_index(scalar_text(kv.first)) < 0) m.fail("exclude", fmt::format("'{}' is not a sweep axis", scalar_text(kv.first)));
+        ex[scalar_text(kv.first)] = scalar_text(kv.second);
+      }
+      e.excludes.push_back(ex);
+    }
+  }
+  e.scaling = m.str("scaling", "weak");
+  if (e.scaling != "weak" && e.scaling != "strong") m.fail("scaling", fmt::format("'{}': expected weak or strong", e.scaling));
+  e.repeats = int(m.integer("repeats", 1, 1, 1000));
+  if (m.has("time_limit")) e.time_limit_s = m.quantity("time_limit", "s");
+  if (!(e.time_limit_s > 0)) m.fail("time_limit", "must be positive (e.g. '10 min' is not accepted: write 600 s)");
+  m.done();
+  (void)where;
+  return e;
+}
+
+}  // namespace
+
+Plan load_plan(const std::string& name_or_path, const std::string& root) {
+  const bool path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml");
+  const std::string file = path ? name_or_path : fmt::format("{}/harness/plans/{}.yaml", root, name_or_path);
+  if (!std::filesystem::is_regular_file(file))
+    throw ConfigError(fmt::format("plan '{}': no file {} (shipped plans: {})", name_or_path, file, fmt::join(shipped_plans(root), ", ")));
+  YamlMap top(load_yaml_file(file), file, "plan");
+  Plan p;
+  p.file = file;
+  p.name = top.str("name");
+  p.description = top.str("description", "");
+  if (top.has("reproduces")) {
+    YamlMap r = top.map("reproduces");
+    p.seed = r.str("seed");
+    p.figure = r.str("figure", "");
+    r.done();
+  }
+  const YAML::Node ex = top.node("experiments");
+  if (!ex || !ex.IsSequence() || ex.size() == 0) top.fail("experiments", "required: a non-empty list of experiments");
+  for (std::size_t i = 0; i < ex.size(); ++i) {
+    p.experiments.push_back(read_experiment(YamlMap(ex[i], file, fmt::format("plan.experiments[{}]", i)), ""));
+    for (std::size_t j = 0; j + 1 < p.experiments.size(); ++j)
+      if (p.experiments[j].name == p.experiments.back().name)
+        throw ConfigError(fmt::format("{}: plan.experiments[{}].name: '{}' is used twice", top.at(ex[i]), i, p.experiments.back().name));
+  }
+  if (const YAML::Node acc = top.node("acceptance")) {
+    if (!acc.IsSequence()) top.fail("acceptance", "expected a list of criteria");
+    for (std::size_t i = 0; i < acc.size(); ++i) {
+      YamlMap c(acc[i], file, fmt::format("plan.acceptance[{}]", i));
+      Criterion k;
+      k.experiment = c.str("experiment");
+      k.metric = c.str("metric");
+      k.direction = c.str("direction", ">=");
+      if (k.direction != ">=" && k.direction != "<=" && k.direction != ">" && k.direction != "<")
+        c.fail("direction", fmt::format("'{}': expected >=, <=, > or <", k.direction));
+      k.bound = c.number("bound", 0, -1e300, 1e300);
+      if (!c.has("bound")) c.fail("bound", "required (a number)");
+      k.description = c.str("description", "");
+      if (const YAML::Node w = c.node("where")) {
+        if (!w.IsMap()) c.fail("where", "expected a mapping axis: value");
+        for (const auto& kv : w) k.where[scalar_text(kv.first)] = scalar_text(kv.second);
+      }
+      c.done();
+      if (std::none_of(p.experiments.begin(), p.experiments.end(), [&](const Experiment& e) { return e.name == k.experiment; }))
+        c.fail("experiment", fmt::format("'{}' is not an experiment of this plan", k.experiment));
+      p.acceptance.push_back(k);
+    }
+  }
+  top.done();
+  return p;
+}
+
+std::vector<std::string> shipped_plans(const std::string& root) {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/harness/plans", ec))
+    if (e.path().extension() == ".yaml") v.push_back(e.path().stem().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+Expansion expand(const Plan& plan, const SiteConfig& site) {
+  Expansion out;
+  for (const Experiment& e : plan.experiments) {
+    // groups of axes that vary together: each zip group, and every other axis alone
+    std::vector<std::vector<std::size_t>> groups;
+    std::vector<char> grouped(e.axes.size(), 0);
+    for (const auto& z : e.zips) {
+      std::vector<std::size_t> g;
+      for (const auto& a : z)
+        for (std::size_t i = 0; i < e.axes.size(); ++i)
+          if (e.axes[i].first == a) g.push_back(i), grouped[i] = 1;
+      groups.push_back(g);
+    }
+    for (std::size_t i = 0; i < e.axes.size(); ++i)
+      if (!grouped[i]) groups.push_back({i});
+    std::vector<std::size_t> at(groups.size(), 0);
+    for (;;) {
+      std::map<std::string, std::string> a;
+      for (std::size_t g = 0; g < groups.size(); ++g)
+        for (std::size_t i : groups[g]) a[e.axes[i].first] = e.axes[i].second[at[g]];
+      const bool excluded = std::any_of(e.excludes.begin(), e.excludes.end(), [&](const auto& ex) {
+        return std::all_of(ex.begin(), ex.end(), [&](const auto& kv) { return a.count(kv.first) && a.at(kv.first) == kv.second; });
+      });
+      if (!excluded) {
+        Point p;
+        p.experiment = e.name, p.kind = e.kind, p.time_limit_s = e.time_limit_s;
+        p.nodes = a.count("nodes") ? std::stoi(a["nodes"]) : 1;
+        p.ranks_per_node = a.count("ranks_per_node") ? std::stoi(a["ranks_per_node"]) : site.launcher.ranks_per_node;
+        p.threads = a.count("threads") ? std::stoi(a["threads"]) : site.launcher.threads_per_rank;
+        a["nodes"] = std::to_string(p.nodes), a["ranks_per_node"] = std::to_string(p.ranks_per_node);
+        a["threads"] = std::to_string(p.threads);
+        p.assignment = a;
+        const int ranks = p.nodes * p.ranks_per_node;
+        std::string clip;
+        if (p.nodes > site.max_nodes) clip = fmt::format("{} nodes > the site's {}", p.nodes, site.max_nodes);
+        else if (!site.launcher.oversubscribe && p.ranks_per_node * p.threads > site.node.cores * site.node.threads_per_core)
+          clip = fmt::format("{} ranks x {} threads a node > the site's {} hardware threads", p.ranks_per_node, p.threads,
+                             site.node.cores * site.node.threads_per_core);
+        else if (site.launcher.kind == "local" && ranks > 1) clip = "the local launcher runs one rank";
+        if (!clip.empty()) {
+          out.clipped.push_back(fmt::format("{} {}: {}", e.name, nlohmann::json(a).dump(), clip));
+        } else {
+          for (const auto& [k, v] : e.args) p.args.push_back(fmt::format("--{}", k)), p.args.push_back(v);
+          for (const auto& [k, v] : a) {
+            if (k == "nodes" || k == "ranks_per_node" || k == "threads") continue;
+            std::string val = v;
+            if (k == "batch" && e.scaling == "strong") {
+              const long global = std::stol(v);
+              if (global % ranks != 0) {
+                out.clipped.push_back(fmt::format("{} {}: global batch {} is not divisible by {} ranks", e.name, nlohmann::json(a).dump(), global, ranks));
+                goto next;
+              }
+              val = std::to_string(global / ranks);
+            }
+            p.args.push_back(fmt::format("--{}", k)), p.args.push_back(val);
+          }
+          if (e.kind != "collectives") p.args.push_back("--threads"), p.args.push_back(std::to_string(p.threads));
+          nlohmann::json key = {{"experiment", e.name}, {"kind", e.kind}, {"assignment", a}, {"args", e.args}};
+          for (int r = 0; r < e.repeats; ++r) {
+            Point q = p;
+            q.repeat = r;
+            key["repeat"] = r;
+            q.id = point_id(key);
+            out.points.push_back(q);
+          }
+        }
+      }
+    next:
+      std::size_t g = 0;
+      for (; g < groups.size(); ++g) {
+        if (++at[g] < e.axes[groups[g][0]].second.size()) break;
+        at[g] = 0;
+      }
+      if (g == groups.size()) break;
+    }
+  }
+  return out;
+}
+
+}  // namespace dls

@@ -1,0 +1,120 @@
+// The harness commands:
+//   dlscale run --site S --plan P [--campaign DIR] [--dry-run]   run (or print) a plan's points
+//   dlscale sites [NAME]                                          list / describe site configs
+//   dlscale plans [NAME]                                          list / describe plans
+// S and P are shipped names (site_configs/S.yaml, harness/plans/P.yaml under the source root,
+// or $DLSCALE_ROOT) or paths to any file.
+#include "harness/config/run_main.hpp"
+
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "harness/config/plan.hpp"
+#include "harness/config/runner.hpp"
+#include "harness/config/site.hpp"
+#include "kernels/core/check.hpp"
+
+#ifndef DLS_SOURCE_ROOT
+#define DLS_SOURCE_ROOT "."
+#endif
+
+namespace dls {
+namespace {
+
+std::string root_dir() {
+  const char* r = std::getenv("DLSCALE_ROOT");
+  return r && *r ? r : DLS_SOURCE_ROOT;
+}
+
+std::string si(double v, const char* unit) {
+  if (v <= 0) return "?";
+  const char* p[] = {"", "k", "M", "G", "T", "P"};
+  int k = 0;
+  while (v >= 1000 && k < 5) v /= 1000, ++k;
+  return fmt::format("{:.3g} {}{}", v, p[k], unit);
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  RunOptions o;
+  o.root = root_dir();
+  std::string site = "localhost", plan = "smoke";
+  CLI::App app{"dlscale run: expand a plan on a site into points and run each through the site's launcher"};
+  app.add_option("-s,--site", site, "site name (site_configs/NAME.yaml) or file")->default_str(site);
+  app.add_option("-p,--plan", plan, "plan name (harness/plans/NAME.yaml) or file")->default_str(plan);
+  app.add_option("--campaign", o.campaign, "campaign folder (default results/SITE/PLAN; re-running it resumes)");
+  app.add_flag("--dry-run", o.dry_run, "print every launcher line and batch script; run nothing");
+  app.add_flag("--resume", [](std::int64_t) {}, "resume the campaign (what a re-run does anyway: completed points are skipped)");
+  app.add_option("--dlscale", o.dlscale, "the dlscale binary the points run (default: this one)");
+  app.add_flag("--no-progress", [&o](std::int64_t) { o.progress = false; }, "no progress line");
+  app.footer("Exit codes: 0 every point ok, 1 some point failed, 2 bad site/plan/arguments, 130 interrupted.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  const SiteConfig s = load_site(site, o.root);
+  const Plan p = load_plan(plan, o.root);
+  const RunSummary r = run_campaign(s, p, o);
+  if (o.dry_run) return kExitOk;
+  fmt::print("plan {} on {}: {} points, {} ok, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: {}/points.jsonl)\n",
+             p.name, s.name, r.total, r.ok, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
+             r.campaign, r.campaign);
+  if (r.interrupted) return 130;
+  return r.failed > 0 ? kExitCheckFailed : kExitOk;
+}
+
+int sites_main(int argc, char** argv) {
+  const std::string root = root_dir();
+  if (argc < 2) {
+    for (const auto& n : shipped_sites(root)) {
+      try {
+        const SiteConfig s = load_site(n, root);
+        fmt::print("{:<14} {}\n", n, s.description);
+      } catch (const ConfigError& e) {
+        fmt::print("{:<14} (invalid: {})\n", n, e.what());
+      }
+    }
+    return kExitOk;
+  }
+  const SiteConfig s = load_site(argv[1], root);
+  fmt::print("{} ({})\n  {}\n  node: {} cores x {} threads, {} sockets, {} GPUs {}, peak {}, memory {} at {}\n"
+             "  network: {}, latency {}, bandwidth {}\n  launcher: {} ({} ranks/node, {} threads/rank, {} GPUs/rank, bind {})\n"
+             "  scheduler: {}{}  largest job: {} nodes\n",
+             s.name, s.file, s.description, s.node.cores, s.node.threads_per_core, s.node.sockets, s.node.gpus, s.node.gpu_model,
+             si(s.node.peak_flops_sp, "FLOP/s"), si(s.node.memory, "B"), si(s.node.memory_bandwidth, "B/s"),
+             s.network.topology.empty() ? "?" : s.network.topology, si(s.network.latency, "s"), si(s.network.bandwidth, "B/s"),
+             s.launcher.kind, s.launcher.ranks_per_node, s.launcher.threads_per_rank, s.launcher.gpus_per_rank, s.launcher.bind,
+             s.scheduler.kind, s.scheduler.partition.empty() ? "" : " partition " + s.scheduler.partition, s.max_nodes);
+  return kExitOk;
+}
+
+int plans_main(int argc, char** argv) {
+  const std::string root = root_dir();
+  if (argc < 2) {
+    for (const auto& n : shipped_plans(root)) {
+      try {
+        const Plan p = load_plan(n, root);
+        fmt::print("{:<20} {}\n", n, p.description);
+      } catch (const ConfigError& e) {
+        fmt::print("{:<20} (invalid: {})\n", n, e.what());
+      }
+    }
+    return kExitOk;
+  }
+  const Plan p = load_plan(argv[1], root);
+  fmt::print("{} ({})\n  {}\n", p.name, p.file, p.description);
+  if (!p.seed.empty()) fmt::print("  reproduces: {} {}\n", p.seed, p.figure);
+  for (const auto& e : p.experiments) {
+    std::string axes;
+    for (const auto& [k, v] : e.axes) axes += fmt::format(" {}=[{}]", k, fmt::join(v, ","));
+    fmt::print("  experiment {} ({}, {} scaling, {} repeats):{}\n", e.name, e.kind, e.scaling, e.repeats, axes);
+  }
+  for (const auto& c : p.acceptance) fmt::print("  accept: {} {} {} {:g}\n", c.experiment, c.metric, c.direction, c.bound);
+  return kExitOk;
+}
+
+}  // namespace dls

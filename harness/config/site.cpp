@@ -1,0 +1,132 @@
+// Site configuration parsing (see site.hpp).
+#include "harness/config/site.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/config/yaml_reader.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+std::string resolve(const std::string& name_or_path, const std::string& root, const char* dir) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml")) return name_or_path;
+  return fmt::format("{}/{}/{}.yaml", root, dir, name_or_path);
+}
+
+const std::vector<std::string> kLaunchers = {"mpirun", "srun", "aprun", "jsrun", "local"};
+const std::vector<std::string> kSchedulers = {"none", "slurm", "pbs", "lsf"};
+
+bool is_time(const std::string& t) {  // HH:MM:SS
+  int h = 0, m = 0, s = 0;
+  char c1 = 0, c2 = 0;
+  return std::sscanf(t.c_str(), "%d%c%d%c%d", &h, &c1, &m, &c2, &s) == 5 && c1 == ':' && c2 == ':' && h >= 0 && m >= 0 &&
+         m < 60 && s >= 0 && s < 60;
+}
+
+std::string one_of(YamlMap& m, const std::string& key, const std::string& dflt, const std::vector<std::string>& allowed) {
+  const std::string v = m.str(key, dflt);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+    m.fail(key, fmt::format("'{}' is not one of {}", v, fmt::join(allowed, ", ")));
+  return v;
+}
+
+}  // namespace
+
+SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
+  const std::string file = resolve(name_or_path, root, "site_configs");
+  if (!std::filesystem::is_regular_file(file)) {
+    const auto known = shipped_sites(root);
+    throw ConfigError(fmt::format("site '{}': no file {} (shipped sites: {})", name_or_path, file, fmt::join(known, ", ")));
+  }
+  YamlMap top(load_yaml_file(file), file, "site");
+  SiteConfig s;
+  s.file = file;
+  s.name = top.str("name");
+  s.description = top.str("description", "");
+  {
+    YamlMap n = top.map("node");
+    const YAML::Node cores = n.node("cores");
+    if (!cores || (cores.IsScalar() && cores.as<std::string>() == "auto")) {
+      s.node.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    } else {
+      s.node.cores = int(n.integer("cores", 1, 1 << 20));
+    }
+    s.node.threads_per_core = int(n.integer("threads_per_core", 1, 1, 16));
+    s.node.sockets = int(n.integer("sockets", 1, 1, 64));
+    s.node.gpus = int(n.integer("gpus", 0, 0, 64));
+    s.node.gpu_model = n.str("gpu_model", "");
+    s.node.peak_flops_sp = n.quantity("peak_flops_sp", "FLOP/s");
+    s.node.memory_bandwidth = n.quantity("memory_bandwidth", "B/s");
+    s.node.memory = n.quantity("memory", "B");
+    n.done();
+  }
+  if (top.has("network")) {
+    YamlMap n = top.map("network");
+    s.network.latency = n.quantity("latency", "s");
+    s.network.bandwidth = n.quantity("bandwidth", "B/s");
+    s.network.topology = n.str("topology", "");
+    n.done();
+  }
+  {
+    YamlMap l = top.map("launcher");
+    s.launcher.kind = one_of(l, "kind", "mpirun", kLaunchers);
+    s.launcher.ranks_per_node = int(l.integer("ranks_per_node", 1, 1, 1 << 16));
+    s.launcher.threads_per_rank = int(l.integer("threads_per_rank", 1, 1, 1 << 16));
+    s.launcher.gpus_per_rank = int(l.integer("gpus_per_rank", 0, 0, 64));
+    s.launcher.bind = one_of(l, "bind", "core", {"core", "socket", "none"});
+    s.launcher.oversubscribe = l.boolean("oversubscribe", false);
+    s.launcher.extra_flags = l.strings("extra_flags");
+    const int hw = s.node.cores * s.node.threads_per_core;
+    if (!s.launcher.oversubscribe && s.launcher.ranks_per_node * s.launcher.threads_per_rank > hw)
+      l.fail("ranks_per_node", fmt::format("{} ranks x {} threads exceed the node's {} hardware threads (set oversubscribe: true to allow)",
+                                           s.launcher.ranks_per_node, s.launcher.threads_per_rank, hw));
+    if (s.launcher.gpus_per_rank * s.launcher.ranks_per_node > s.node.gpus)
+      l.fail("gpus_per_rank", fmt::format("{} ranks x {} GPUs exceed the node's {} GPUs", s.launcher.ranks_per_node,
+                                          s.launcher.gpus_per_rank, s.node.gpus));
+    if (s.launcher.kind == "local" && s.launcher.ranks_per_node != 1)
+      l.fail("ranks_per_node", "the local launcher starts one process: ranks_per_node must be 1");
+    l.done();
+  }
+  if (top.has("scheduler")) {
+    YamlMap q = top.map("scheduler");
+    s.scheduler.kind = one_of(q, "kind", "none", kSchedulers);
+    s.scheduler.partition = q.str("partition", "");
+    s.scheduler.account = q.str("account", "");
+    s.scheduler.qos = q.str("qos", "");
+    s.scheduler.time_limit = q.str("time_limit", s.scheduler.time_limit);
+    if (!is_time(s.scheduler.time_limit)) q.fail("time_limit", fmt::format("'{}': expected HH:MM:SS", s.scheduler.time_limit));
+    q.done();
+  }
+  if (const YAML::Node env = top.node("environment")) {
+    if (!env.IsMap()) top.fail("environment", "expected a mapping NAME: value");
+    for (const auto& kv : env) {
+      if (!kv.second.IsScalar()) top.fail("environment", fmt::format("{}: expected a scalar value", kv.first.as<std::string>()));
+      s.environment[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    }
+  }
+  s.papi_events = top.strings("papi_events");
+  s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
+  s.dlscale = top.str("dlscale", "self");
+  top.done();
+  if (s.launcher.kind == "srun" && s.scheduler.kind != "slurm")
+    throw ConfigError(fmt::format("{}: site.launcher.kind srun needs scheduler.kind slurm", file));
+  if (s.launcher.kind == "jsrun" && s.scheduler.kind != "lsf")
+    throw ConfigError(fmt::format("{}: site.launcher.kind jsrun needs scheduler.kind lsf", file));
+  return s;
+}
+
+std::vector<std::string> shipped_sites(const std::string& root) {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/site_configs", ec))
+    if (e.path().extension() == ".yaml") v.push_back(e.path().stem().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace dls

@@ -1,0 +1,52 @@
+// A site configuration (site_configs/<name>.yaml; reference in docs/harness_formats.md): the
+// facts of one machine and how measuring processes are started on it. Placement (ranks per
+// node, threads per rank, GPUs per rank, binding) is given once and translated into each
+// launcher's flags by launcher.hpp.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dls {
+
+struct SiteConfig {
+  std::string name, description, file;
+  struct {
+    int cores = 0;             // per node (0 in the file: "auto", detected at run time)
+    int threads_per_core = 1;
+    int sockets = 1;
+    int gpus = 0;
+    std::string gpu_model;
+    double peak_flops_sp = 0;  // FLOP/s per node (0: unknown)
+    double memory_bandwidth = 0;  // B/s per node
+    double memory = 0;            // B per node
+  } node;
+  struct {
+    double latency = 0, bandwidth = 0;  // s, B/s
+    std::string topology;
+  } network;
+  struct {
+    std::string kind = "mpirun";  // mpirun | srun | aprun | jsrun | local
+    int ranks_per_node = 1, threads_per_rank = 1, gpus_per_rank = 0;
+    std::string bind = "core";    // core | socket | none
+    bool oversubscribe = false;   // more ranks x threads than cores allowed
+    std::vector<std::string> extra_flags;
+  } launcher;
+  struct {
+    std::string kind = "none";  // none | slurm | pbs | lsf
+    std::string partition, account, qos;
+    std::string time_limit = "00:30:00";  // HH:MM:SS per job
+  } scheduler;
+  std::map<std::string, std::string> environment;
+  std::vector<std::string> papi_events;
+  int max_nodes = 1;
+  std::string dlscale = "dlscale";  // the binary on the site's compute nodes ("" or "self": this one)
+};
+
+// `name_or_path`: a shipped site ("localhost" -> <root>/site_configs/localhost.yaml) or a file.
+// Throws ConfigError naming file, line and key.
+SiteConfig load_site(const std::string& name_or_path, const std::string& root);
+std::vector<std::string> shipped_sites(const std::string& root);  // names, sorted
+
+}  // namespace dls

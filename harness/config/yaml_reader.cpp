@@ -1,0 +1,168 @@
+// Strict YAML reading (see yaml_reader.hpp).
+#include "harness/config/yaml_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+
+namespace dls {
+
+YAML::Node load_yaml_file(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such file", path));
+  try {
+    return YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: YAML syntax: {}", path, e.mark.line + 1, e.msg));
+  }
+}
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string where)
+    : n_(std::move(node)), file_(std::move(file)), where_(std::move(where)) {
+  if (!n_.IsMap()) throw ConfigError(fmt::format("{}: {}: expected a mapping of keys", at(n_), where_));
+}
+
+std::string YamlMap::at(const YAML::Node& n) const {
+  const auto m = n.Mark();
+  return m.line >= 0 ? fmt::format("{}:{}", file_, m.line + 1) : file_;
+}
+
+void YamlMap::fail(const std::string& key, const std::string& what) const {
+  const YAML::Node v = n_[key];
+  throw ConfigError(fmt::format("{}: {}.{}: {}", at(v ? v : n_), where_, key, what));
+}
+
+bool YamlMap::has(const std::string& key) const { return bool(n_[key]); }
+
+YAML::Node YamlMap::node(const std::string& key) {
+  taken_.push_back(key);
+  return n_[key];
+}
+
+std::string YamlMap::str(const std::string& key) {
+  if (!has(key)) fail(key, "required (a string)");
+  return str(key, "");
+}
+
+std::string YamlMap::str(const std::string& key, const std::string& dflt) {
+  const YAML::Node v = node(key);
+  if (!v) return dflt;
+  if (!v.IsScalar()) fail(key, "expected a string");
+  return v.as<std::string>();
+}
+
+long YamlMap::integer(const std::string& key, long min, long max) {
+  if (!has(key)) fail(key, fmt::format("required (an integer in [{}, {}])", min, max));
+  return integer(key, min, min, max);
+}
+
+long YamlMap::integer(const std::string& key, long dflt, long min, long max) {
+  const YAML::Node v = node(key);
+  if (!v) return dflt;
+  long x = 0;
+  try {
+    if (!v.IsScalar()) throw std::invalid_argument("not a scalar");
+    x = v.as<long>();
+  } catch (const std::exception&) {
+    fail(key, fmt::format("expected an integer, got '{}'", v.IsScalar() ? v.as<std::string>() : "a collection"));
+  }
+  if (x < min || x > max) fail(key, fmt::format("{} is out of range [{}, {}]", x, min, max));
+  return x;
+}
+
+double YamlMap::number(const std::string& key, double dflt, double min, double max) {
+  const YAML::Node v = node(key);
+  if (!v) return dflt;
+  double x = 0;
+  try {
+    if (!v.IsScalar()) throw std::invalid_argument("not a scalar");
+    x = v.as<double>();
+  } catch (const std::exception&) {
+    fail(key, fmt::format("expected a number, got '{}'", v.IsScalar() ? v.as<std::string>() : "a collection"));
+  }
+  if (!(x >= min && x <= max)) fail(key, fmt::format("{} is out of range [{}, {}]", x, min, max));
+  return x;
+}
+
+bool YamlMap::boolean(const std::string& key, bool dflt) {
+  const YAML::Node v = node(key);
+  if (!v) return dflt;
+  try {
+    if (!v.IsScalar()) throw std::invalid_argument("not a scalar");
+    return v.as<bool>();
+  } catch (const std::exception&) {
+    fail(key, "expected true or false");
+  }
+}
+
+double YamlMap::quantity(const std::string& key, const std::string& unit) {
+  const YAML::Node v = node(key);
+  if (!v) return 0;
+  if (!v.IsScalar()) fail(key, fmt::format("expected a quantity in {} (e.g. '12 G{}')", unit, unit));
+  try {
+    return parse_quantity(v.as<std::string>(), unit);
+  } catch (const std::invalid_argument& e) {
+    fail(key, e.what());
+  }
+}
+
+std::vector<std::string> YamlMap::strings(const std::string& key) {
+  const YAML::Node v = node(key);
+  std::vector<std::string> out;
+  if (!v) return out;
+  if (v.IsScalar()) return {v.as<std::string>()};
+  if (!v.IsSequence()) fail(key, "expected a string or a list of strings");
+  for (const auto& e : v) {
+    if (!e.IsScalar()) fail(key, "expected a list of strings");
+    out.push_back(e.as<std::string>());
+  }
+  return out;
+}
+
+YamlMap YamlMap::map(const std::string& key) {
+  const YAML::Node v = node(key);
+  if (!v) fail(key, "required (a mapping)");
+  if (!v.IsMap()) fail(key, "expected a mapping of keys");
+  return YamlMap(v, file_, where_ + "." + key);
+}
+
+void YamlMap::done(const std::vector<std::string>& also_allowed) {
+  for (const auto& kv : n_) {
+    const std::string k = kv.first.as<std::string>();
+    if (std::find(taken_.begin(), taken_.end(), k) != taken_.end()) continue;
+    if (std::find(also_allowed.begin(), also_allowed.end(), k) != also_allowed.end()) continue;
+    std::vector<std::string> known = taken_;
+    known.insert(known.end(), also_allowed.begin(), also_allowed.end());
+    std::sort(known.begin(), known.end());
+    known.erase(std::unique(known.begin(), known.end()), known.end());
+    throw ConfigError(fmt::format("{}: {}: unknown key '{}' (known here: {})", at(kv.first), where_, k, fmt::join(known, ", ")));
+  }
+}
+
+double parse_quantity(const std::string& text, const std::string& unit) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("'{}' is not a quantity in {} (e.g. '12 G{}')", text, unit, unit));
+  }
+  std::string rest = text.substr(used);
+  rest.erase(std::remove(rest.begin(), rest.end(), ' '), rest.end());
+  if (rest.empty()) return v;  // a plain number: already SI
+  static const std::vector<std::pair<std::string, double>> prefixes = {
+      {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+      {"n", 1e-9}, {"u", 1e-6}, {"m", 1e-3}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"", 1.0}};
+  for (const auto& [p, f] : prefixes)
+    if (rest == p + unit) {
+      if (!std::isfinite(v) || v < 0) throw std::invalid_argument(fmt::format("'{}' must be a non-negative quantity", text));
+      return v * f;
+    }
+  throw std::invalid_argument(fmt::format("'{}': expected a number with unit {} (prefixes n u m k M G T P Ki Mi Gi Ti)", text, unit));
+}
+
+}  // namespace dls
