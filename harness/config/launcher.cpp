@@ -27,7 +27,8 @@ std::vector<std::string> launch_argv(const SiteConfig& s, const Point& p, const 
     if (l.bind == "none") add("--bind-to", "none");
     else add("--map-by", fmt::format("ppr:{}:node:PE={}", p.ranks_per_node, t), "--bind-to", l.bind);
     if (l.oversubscribe) add("--oversubscribe");
-    for (const auto& [k, v] : s.environment) add("-x", k);
+    for (const auto& [k, v] : s.environment)
+      if (k != "OMP_NUM_THREADS") add("-x", k);
     add("-x", "OMP_NUM_THREADS");
   } else if (l.kind == "srun") {
     add("srun", "-N", p.nodes, fmt::format("--ntasks-per-node={}", p.ranks_per_node), fmt::format("--cpus-per-task={}", t));
@@ -85,8 +86,9 @@ std::string batch_script(const SiteConfig& s, const Point& p, const LaunchOption
     h += fmt::format("#BSUB -o {}.%J.out\n", job);
   }
   h += "set -euo pipefail\n";
-  for (const auto& [k, v] : s.environment) h += fmt::format("export {}={}\n", k, shell_quote(v));
-  h += fmt::format("export OMP_NUM_THREADS={}\n", p.threads);
+  for (const auto& [k, v] : s.environment)
+    if (k != "OMP_NUM_THREADS") h += fmt::format("export {}={}\n", k, shell_quote(v));
+  h += fmt::format("export OMP_NUM_THREADS={}  # the point's threads per rank\n", p.threads);
   h += launch_line(s, p, o) + "\n";
   return h;
 }

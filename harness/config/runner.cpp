@@ -117,7 +117,8 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   RunSummary sum;
   sum.total = int(ex.points.size());
   sum.campaign = o.campaign.empty() ? fmt::format("results/{}/{}", site.name, plan.name) : o.campaign;
-  LaunchOptions lo{.dlscale = o.dlscale.empty() || o.dlscale == "self" ? self_exe() : o.dlscale,
+  const std::string bin = !o.dlscale.empty() ? o.dlscale : site.dlscale;
+  LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin,
                    .out = "", .campaign = sum.campaign};
   if (ex.points.empty()) throw ConfigError(fmt::format("plan {} on site {}: no points (clipped: {})", plan.name, site.name,
                                                        fmt::join(ex.clipped, "; ")));
@@ -148,7 +149,8 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   RecordWriter rec(records), log(sum.campaign + "/points.jsonl");
   std::set<std::string> done = merged_points(records);
   std::vector<std::string> env;
-  for (const auto& [k, v] : site.environment) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : site.environment)
+    if (k != "OMP_NUM_THREADS") env.push_back(k + "=" + v);
   if (geteuid() == 0 && site.launcher.kind == "mpirun")
     env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1"), env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
   const bool tty = o.progress && isatty(STDERR_FILENO);

@@ -112,7 +112,7 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   s.papi_events = top.strings("papi_events");
   s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
   s.dlscale = top.str("dlscale", "self");
-  top.done();
+  top.done({"network", "scheduler", "environment", "papi_events", "max_nodes", "dlscale"});
   if (s.launcher.kind == "srun" && s.scheduler.kind != "slurm")
     throw ConfigError(fmt::format("{}: site.launcher.kind srun needs scheduler.kind slurm", file));
   if (s.launcher.kind == "jsrun" && s.scheduler.kind != "lsf")

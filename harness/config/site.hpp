@@ -41,7 +41,7 @@ struct SiteConfig {
   std::map<std::string, std::string> environment;
   std::vector<std::string> papi_events;
   int max_nodes = 1;
-  std::string dlscale = "dlscale";  // the binary on the site's compute nodes ("" or "self": this one)
+  std::string dlscale = "self";  // the binary on the site's compute nodes ("self": the one running the harness)
 };
 
 // `name_or_path`: a shipped site ("localhost" -> <root>/site_configs/localhost.yaml) or a file.

@@ -1,0 +1,171 @@
+// Site configurations and plans: every shipped file loads; bad input names file, line and key;
+// expansion crosses, zips and excludes as documented, with stable point ids.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/config/launcher.hpp"
+#include "harness/config/plan.hpp"
+#include "harness/config/site.hpp"
+#include "harness/config/yaml_reader.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+const std::string kRoot = DLS_SOURCE_ROOT;
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "dls_config_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The ConfigError's text, or "" if none was thrown.
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kSite = R"(name: t
+node:
+  cores: 4
+launcher:
+  kind: mpirun
+  ranks_per_node: 2
+  threads_per_rank: 2
+max_nodes: 4
+)";
+
+TEST(Config, EveryShippedSiteAndPlanLoads) {
+  const auto sites = shipped_sites(kRoot), plans = shipped_plans(kRoot);
+  EXPECT_GE(sites.size(), 7u);  // localhost and the seeds' six machines
+  for (const auto& s : sites) EXPECT_EQ(error_of([&] { load_site(s, kRoot); }), "") << s;
+  for (const auto& p : plans) EXPECT_EQ(error_of([&] { load_plan(p, kRoot); }), "") << p;
+  const SiteConfig summit = load_site("summit", kRoot);
+  EXPECT_EQ(summit.node.gpus, 6);
+  EXPECT_DOUBLE_EQ(summit.node.peak_flops_sp, 94.2e12);
+  EXPECT_DOUBLE_EQ(summit.network.bandwidth, 25e9);
+}
+
+TEST(Config, QuantitiesCarryTheirUnits) {
+  EXPECT_DOUBLE_EQ(parse_quantity("12 GB/s", "B/s"), 12e9);
+  EXPECT_DOUBLE_EQ(parse_quantity("1.5 us", "s"), 1.5e-6);
+  EXPECT_DOUBLE_EQ(parse_quantity("64 GiB", "B"), 64.0 * (1L << 30));
+  EXPECT_DOUBLE_EQ(parse_quantity("600", "s"), 600);
+  EXPECT_THROW(parse_quantity("12 GB", "B/s"), std::invalid_argument);
+  EXPECT_THROW(parse_quantity("fast", "s"), std::invalid_argument);
+}
+
+TEST(Config, BadSitesNameFileLineAndKey) {
+  const auto bad = [](const std::string& name, const std::string& text) {
+    const std::string f = write(name, text);
+    return error_of([&] { load_site(f, kRoot); });
+  };
+  std::string e = bad("unknown.yaml", std::string(kSite) + "colour: blue\n");
+  EXPECT_NE(e.find("unknown.yaml:9"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown key 'colour'"), std::string::npos) << e;
+  e = bad("type.yaml", "name: t\nnode:\n  cores: many\nlauncher: {kind: mpirun}\n");
+  EXPECT_NE(e.find("type.yaml:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("site.node.cores: expected an integer, got 'many'"), std::string::npos) << e;
+  e = bad("over.yaml", "name: t\nnode: {cores: 2}\nlauncher: {kind: mpirun, ranks_per_node: 4}\n");
+  EXPECT_NE(e.find("ranks_per_node: 4 ranks x 1 threads exceed the node's 2 hardware threads"), std::string::npos) << e;
+  e = bad("kind.yaml", "name: t\nnode: {cores: 2}\nlauncher: {kind: qsub}\n");
+  EXPECT_NE(e.find("site.launcher.kind: 'qsub' is not one of mpirun, srun, aprun, jsrun, local"), std::string::npos) << e;
+  e = bad("unit.yaml", "name: t\nnode: {cores: 2, memory_bandwidth: 12 GB}\nlauncher: {kind: mpirun}\n");
+  EXPECT_NE(e.find("memory_bandwidth"), std::string::npos) << e;
+  e = bad("syntax.yaml", "name: t\nnode: {cores: 2\n");
+  EXPECT_NE(e.find("syntax.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("YAML syntax"), std::string::npos) << e;
+  e = error_of([] { load_site("no_such_site", kRoot); });
+  EXPECT_NE(e.find("shipped sites: "), std::string::npos) << e;
+  e = bad("srun.yaml", "name: t\nnode: {cores: 2}\nlauncher: {kind: srun}\n");
+  EXPECT_NE(e.find("srun needs scheduler.kind slurm"), std::string::npos) << e;
+}
+
+TEST(Config, BadPlansNameFileLineAndKey) {
+  const auto bad = [](const std::string& name, const std::string& text) {
+    const std::string f = write(name, text);
+    return error_of([&] { load_plan(f, kRoot); });
+  };
+  std::string e = bad("zero.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {nodes: [1, 0]}\n");
+  EXPECT_NE(e.find("zero.yaml:5"), std::string::npos) << e;
+  EXPECT_NE(e.find("nodes: '0' is not a positive integer"), std::string::npos) << e;
+  e = bad("kind.yaml", "name: p\nexperiments:\n  - {name: a, kind: bake}\n");
+  EXPECT_NE(e.find("plan.experiments[0].kind: 'bake' is not one of kernels, collectives, train"), std::string::npos) << e;
+  e = bad("zip.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {batch: [1, 2], lr: [0.1]}\n    zip: [[batch, lr]]\n");
+  EXPECT_NE(e.find("have different lengths"), std::string::npos) << e;
+  e = bad("acc.yaml", "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {experiment: b, metric: x, bound: 1}\n");
+  EXPECT_NE(e.find("'b' is not an experiment of this plan"), std::string::npos) << e;
+  e = bad("extra.yaml", "name: p\nexperiments:\n  - {name: a, kind: train, repeat: 3}\n");
+  EXPECT_NE(e.find("unknown key 'repeat'"), std::string::npos) << e;
+  EXPECT_NE(e.find("repeats"), std::string::npos) << e;  // the known keys are listed
+}
+
+TEST(Config, ExpansionCrossesZipsExcludesAndClips) {
+  const SiteConfig site = load_site(write("site.yaml", kSite), kRoot);
+  const Plan p = load_plan(write("plan.yaml", R"(name: p
+experiments:
+  - name: a
+    kind: train
+    args: {model: m}
+    sweep: {nodes: [1, 2, 8], batch: [64, 128], lr: [0.1, 0.2], scheme: [ssgd, localsgd]}
+    zip: [[batch, lr]]
+    exclude: [{nodes: 2, scheme: localsgd}]
+    scaling: strong
+    repeats: 2
+)"), kRoot);
+  const Expansion x = expand(p, site);
+  // nodes 3 x (batch,lr) 2 x scheme 2 = 12, minus 2 excluded (nodes 2, localsgd), minus 4 on
+  // 8 nodes (the site has 4): 6 points, twice each
+  EXPECT_EQ(x.points.size(), 12u);
+  EXPECT_EQ(x.clipped.size(), 4u);
+  for (const Point& q : x.points) {
+    const long global = std::stol(q.assignment.at("batch"));
+    const int ranks = q.nodes * q.ranks_per_node;
+    const auto it = std::find(q.args.begin(), q.args.end(), "--batch");
+    ASSERT_NE(it, q.args.end());
+    EXPECT_EQ(std::stol(*(it + 1)), global / ranks);  // strong scaling: the batch is global
+    EXPECT_EQ(q.assignment.at("lr"), global == 64 ? "0.1" : "0.2");  // zipped
+    EXPECT_FALSE(q.nodes == 2 && q.assignment.at("scheme") == "localsgd");
+  }
+  // stable ids: the same plan gives the same ids; repeats and assignments differ
+  const Expansion y = expand(p, site);
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < x.points.size(); ++i) {
+    EXPECT_EQ(x.points[i].id, y.points[i].id);
+    ids.insert(x.points[i].id);
+  }
+  EXPECT_EQ(ids.size(), x.points.size());
+}
+
+TEST(Config, LauncherLinesTranslateOnePlacement) {
+  Point p;
+  p.kind = "train", p.experiment = "e", p.id = "0123456789abcdef", p.nodes = 2, p.ranks_per_node = 4, p.threads = 3;
+  p.args = {"--model", "m"};
+  const LaunchOptions o{.dlscale = "dlscale", .out = "r.jsonl", .campaign = "c"};
+  SiteConfig s;
+  s.name = "x";
+  s.launcher.kind = "srun";
+  EXPECT_EQ(launch_line(s, p, o), "srun -N 2 --ntasks-per-node=4 --cpus-per-task=3 --cpu-bind=cores --mpi=pmix dlscale train "
+                                  "--model m --site x --out r.jsonl");
+  s.launcher.kind = "aprun";
+  EXPECT_EQ(launch_line(s, p, o), "aprun -n 8 -N 4 -d 3 -cc depth dlscale train --model m --site x --out r.jsonl");
+  s.launcher.kind = "jsrun", s.launcher.gpus_per_rank = 1;
+  EXPECT_EQ(launch_line(s, p, o), "jsrun -n 8 -a 1 -c 3 -g 1 -r 4 -b packed:3 dlscale train --model m --site x --out r.jsonl");
+  s.launcher.kind = "mpirun";
+  EXPECT_EQ(launch_line(s, p, o), "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
+                                  "--model m --site x --out r.jsonl");
+  EXPECT_EQ(shell_quote("a b'c"), "'a b'\\''c'");
+}
+
+}  // namespace
+}  // namespace dls
