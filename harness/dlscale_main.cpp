@@ -30,7 +30,8 @@ void usage(std::FILE* f) {
              "  train         train a registered model (CaffeNet ... ResNet-50, the CVAE) with per-phase timing\n"
              "  run           run an experiment plan on a site (--site S --plan P [--dry-run])\n"
              "  sites         list the site configurations, or describe one\n"
-             "  plans         list the experiment plans, or describe one\n\n"
+             "  plans         list the experiment plans, or describe one\n"
+             "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n\n"
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     if (cmd == "run") return dls::run_main(argc - 1, argv + 1);
     if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
+    if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
     return dls::kExitUsage;

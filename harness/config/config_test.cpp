@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/config/accept.hpp"
 #include "harness/config/launcher.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
@@ -165,6 +166,40 @@ TEST(Config, LauncherLinesTranslateOnePlacement) {
   EXPECT_EQ(launch_line(s, p, o), "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
                                   "--model m --site x --out r.jsonl");
   EXPECT_EQ(shell_quote("a b'c"), "'a b'\\''c'");
+}
+
+// Acceptance over a hand-made campaign: two repeats at 2 ranks (120 and 180 images/s, mean 150),
+// one point at 1 rank (90); a dotted metric; a criterion that matches no record.
+TEST(Config, AcceptanceVerdictsOverACampaign) {
+  const auto dir = std::filesystem::temp_directory_path() / "dls_accept_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "manifest.json") << R"({"plan": "p", "points": [
+    {"id": "a", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
+    {"id": "b", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
+    {"id": "c", "experiment": "train", "assignment": {"ranks_per_node": "1"}}]})";
+  std::ofstream(dir / "records.jsonl")
+      << R"({"harness_point": "a", "metrics": {"images_per_s": 120, "phase_s": {"sync": 0.002}}})" << "\n"
+      << R"({"harness_point": "b", "metrics": {"images_per_s": 180, "phase_s": {"sync": 0.004}}})" << "\n"
+      << R"({"harness_point": "c", "metrics": {"images_per_s": 90, "phase_s": {"sync": 0}}})" << "\n";
+  const Plan p = load_plan(write("accept_plan.yaml", R"(name: p
+experiments:
+  - {name: train, kind: train, sweep: {ranks_per_node: [1, 2]}}
+acceptance:
+  - {experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">=", bound: 150}
+  - {experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">", bound: 150}
+  - {experiment: train, metric: phase_s.sync, direction: "<=", bound: 0.001}
+  - {experiment: train, metric: images_per_s, where: {ranks_per_node: 4}, bound: 0}
+)"), kRoot);
+  const auto v = evaluate_acceptance(p, dir.string());
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].result, "PASS");
+  EXPECT_EQ(v[0].records, 2);
+  EXPECT_DOUBLE_EQ(v[0].value, 150);
+  EXPECT_EQ(v[1].result, "FAIL");  // 150 is not > 150
+  EXPECT_EQ(v[2].result, "FAIL");  // mean sync 0.002 over all three
+  EXPECT_EQ(v[2].records, 3);
+  EXPECT_NEAR(v[2].value, 0.002, 1e-15);
+  EXPECT_EQ(v[3].result, "NO DATA");
 }
 
 }  // namespace

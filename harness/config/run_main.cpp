@@ -7,10 +7,14 @@
 #include "harness/config/run_main.hpp"
 
 #include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "harness/config/accept.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/runner.hpp"
 #include "harness/config/site.hpp"
@@ -65,6 +69,42 @@ int run_main(int argc, char** argv) {
              r.campaign, r.campaign);
   if (r.interrupted) return 130;
   return r.failed > 0 ? kExitCheckFailed : kExitOk;
+}
+
+int accept_main(int argc, char** argv) {
+  std::string campaign, plan;
+  CLI::App app{"dlscale accept: evaluate a plan's acceptance criteria over a campaign; exit 0 only if every one passes"};
+  app.add_option("--campaign", campaign, "campaign folder (with manifest.json and records.jsonl)")->required();
+  app.add_option("-p,--plan", plan, "plan (default: the one the campaign ran, from its manifest)");
+  app.footer("Exit codes: 0 every criterion passed, 1 some failed or had no data, 2 bad arguments.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  if (plan.empty()) {
+    std::ifstream mf(campaign + "/manifest.json");
+    if (!mf) throw ConfigError(fmt::format("--campaign {}: no manifest.json (not a campaign folder?)", campaign));
+    plan = nlohmann::json::parse(mf).at("plan_file").get<std::string>();
+  }
+  const Plan p = load_plan(plan, root_dir());
+  if (p.acceptance.empty()) throw ConfigError(fmt::format("plan {} has no acceptance criteria", p.name));
+  const auto verdicts = evaluate_acceptance(p, campaign);
+  fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14} {:>3} {:>12}\n", "result", "experiment", "metric", "where", "records",
+             "value", "", "bound");
+  bool all = true;
+  for (const auto& v : verdicts) {
+    std::string where;
+    for (const auto& [k, x] : v.criterion.where) {
+      if (!where.empty()) where += ',';
+      where += k + "=" + x;
+    }
+    fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14.6g} {:>3} {:>12.6g}\n", v.result, v.criterion.experiment, v.criterion.metric,
+               where.empty() ? "-" : where, v.records, v.value, v.criterion.direction, v.criterion.bound);
+    all = all && v.result == "PASS";
+  }
+  fmt::print("{}\n", all ? "accepted" : "NOT accepted");
+  return all ? kExitOk : kExitCheckFailed;
 }
 
 int sites_main(int argc, char** argv) {

@@ -5,4 +5,5 @@ namespace dls {
 int run_main(int argc, char** argv);
 int sites_main(int argc, char** argv);
 int plans_main(int argc, char** argv);
+int accept_main(int argc, char** argv);
 }  // namespace dls

@@ -1,0 +1,72 @@
+// Acceptance criteria over a campaign (see accept.hpp).
+#include "harness/config/accept.hpp"
+
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) {
+  const nlohmann::json* cur = &j;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!cur->is_object() || !cur->contains(key)) return nullptr;
+    cur = &(*cur)[key];
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return cur;
+}
+
+}  // namespace
+
+std::vector<Verdict> evaluate_acceptance(const Plan& plan, const std::string& campaign) {
+  std::ifstream mf(campaign + "/manifest.json");
+  if (!mf) throw ConfigError(fmt::format("--campaign {}: no manifest.json (not a campaign folder?)", campaign));
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(mf);
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("{}/manifest.json: {}", campaign, e.what()));
+  }
+  std::map<std::string, nlohmann::json> points;  // id -> {experiment, assignment}
+  for (const auto& p : manifest.at("points")) points[p.at("id").get<std::string>()] = p;
+  std::vector<nlohmann::json> records;
+  std::ifstream rf(campaign + "/records.jsonl");
+  for (std::string l; std::getline(rf, l);)
+    if (!l.empty()) records.push_back(nlohmann::json::parse(l));
+  std::vector<Verdict> out;
+  for (const Criterion& c : plan.acceptance) {
+    Verdict v{c, 0, 0, "NO DATA"};
+    double sum = 0;
+    for (const auto& r : records) {
+      const auto it = points.find(r.value("harness_point", ""));
+      if (it == points.end() || it->second.at("experiment") != c.experiment) continue;
+      const auto& a = it->second.at("assignment");
+      bool match = true;
+      for (const auto& [k, want] : c.where) match = match && a.contains(k) && a.at(k).get<std::string>() == want;
+      if (!match || !r.contains("metrics")) continue;
+      const nlohmann::json* x = at_path(r["metrics"], c.metric);
+      if (!x || !x->is_number()) continue;
+      sum += x->get<double>(), ++v.records;
+    }
+    if (v.records > 0) {
+      v.value = sum / v.records;
+      const bool ok = c.direction == ">=" ? v.value >= c.bound : c.direction == "<=" ? v.value <= c.bound
+                      : c.direction == ">" ? v.value > c.bound : v.value < c.bound;
+      v.result = ok ? "PASS" : "FAIL";
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace dls
