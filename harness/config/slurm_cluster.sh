@@ -21,7 +21,7 @@ if [[ $cmd == stop ]]; then
 fi
 mkdir -p "$dir/spool/ctld" "$dir/spool/d" "$dir/log"
 host=$(hostname -s)
-cpus=$(nproc)
+cpus=$(getconf _NPROCESSORS_ONLN)  # not nproc: it follows OMP_NUM_THREADS
 mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
 cat > "$dir/slurm.conf" <<CONF
 ClusterName=dlstest
@@ -37,7 +37,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 JobAcctGatherType=jobacct_gather/none
-SchedulerType=sched/backfill
+SchedulerType=sched/builtin
 ReturnToService=2
 StateSaveLocation=$dir/spool/ctld
 SlurmdSpoolDir=$dir/spool/d
@@ -64,7 +64,7 @@ fi
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
 for _ in $(seq 120); do
-  if sinfo -h -o '%t' 2>/dev/null | grep -qE '^(idle|mix)'; then exit 0; fi
+  if [[ "$(sinfo -h -o '%t' 2>/dev/null)" == idle ]]; then exit 0; fi
   sleep 0.5
 done
 echo "slurm_cluster: the node did not become idle; sinfo says: $(sinfo 2>&1)"
