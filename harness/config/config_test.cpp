@@ -9,6 +9,7 @@
 #include "harness/config/launcher.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
+#include "harness/config/summary.hpp"
 #include "harness/config/yaml_reader.hpp"
 #include "kernels/core/check.hpp"
 
@@ -200,6 +201,30 @@ acceptance:
   EXPECT_EQ(v[2].records, 3);
   EXPECT_NEAR(v[2].value, 0.002, 1e-15);
   EXPECT_EQ(v[3].result, "NO DATA");
+}
+
+// Repeats: three records of one measurement (images/s 100, 110, 120: mean 110, sample standard
+// deviation 10) and one of another; a failed record is left out.
+TEST(Config, RepeatsAreSummarisedWithMeanAndStd) {
+  const auto dir = std::filesystem::temp_directory_path() / "dls_summary_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "manifest.json") << R"({"points": [{"id": "r0", "experiment": "t"}, {"id": "r1", "experiment": "t"},
+    {"id": "r2", "experiment": "t"}, {"id": "q", "experiment": "t"}]})";
+  std::ofstream f(dir / "records.jsonl");
+  for (auto [hp, v] : {std::pair<const char*, int>{"r0", 100}, {"r1", 110}, {"r2", 120}})
+    f << R"({"kind": "train", "benchmark": "m", "point_id": "A", "status": "ok", "harness_point": ")" << hp
+      << R"(", "metrics": {"images_per_s": )" << v << "}}\n";
+  f << R"({"kind": "train", "benchmark": "m", "point_id": "B", "status": "ok", "harness_point": "q", "metrics": {"images_per_s": 7}})" << "\n";
+  f << R"({"kind": "train", "benchmark": "m", "point_id": "B", "status": "failed", "harness_point": "q", "metrics": {"images_per_s": 1000}})" << "\n";
+  f.close();
+  const auto rows = summarize_campaign(dir.string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].n, 3);
+  EXPECT_DOUBLE_EQ(rows[0].mean, 110);
+  EXPECT_DOUBLE_EQ(rows[0].stddev, 10);
+  EXPECT_EQ(rows[1].n, 1);
+  EXPECT_DOUBLE_EQ(rows[1].mean, 7);
+  EXPECT_EQ(rows[1].stddev, 0);
 }
 
 }  // namespace

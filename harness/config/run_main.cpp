@@ -18,6 +18,7 @@
 #include "harness/config/plan.hpp"
 #include "harness/config/runner.hpp"
 #include "harness/config/site.hpp"
+#include "harness/config/summary.hpp"
 #include "kernels/core/check.hpp"
 
 #ifndef DLS_SOURCE_ROOT
@@ -64,9 +65,20 @@ int run_main(int argc, char** argv) {
   const Plan p = load_plan(plan, o.root);
   const RunSummary r = run_campaign(s, p, o);
   if (o.dry_run) return kExitOk;
-  fmt::print("plan {} on {}: {} points, {} ok, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: {}/points.jsonl)\n",
+  const auto rows = summarize_campaign(r.campaign);
+  write_summary(r.campaign, rows);
+  bool repeats = false;
+  for (const auto& x : rows) repeats = repeats || x.n > 1;
+  if (repeats) {
+    fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14} {:>12}\n", "experiment", "benchmark", "point", "n", "mean", "std");
+    for (const auto& x : rows)
+      if (x.n > 1)
+        fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment, x.benchmark, x.label.substr(0, 44), x.n, x.mean,
+                   x.stddev, x.metric);
+  }
+  fmt::print("plan {} on {}: {} points, {} ok, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\n",
              p.name, s.name, r.total, r.ok, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
-             r.campaign, r.campaign);
+             r.campaign);
   if (r.interrupted) return 130;
   return r.failed > 0 ? kExitCheckFailed : kExitOk;
 }

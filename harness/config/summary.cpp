@@ -1,0 +1,69 @@
+// Repeats summarised (see summary.hpp).
+#include "harness/config/summary.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace dls {
+
+std::vector<SummaryRow> summarize_campaign(const std::string& campaign) {
+  std::map<std::string, std::string> experiment_of;  // harness point -> experiment
+  std::ifstream mf(campaign + "/manifest.json");
+  if (mf) {
+    const auto m = nlohmann::json::parse(mf, nullptr, false);
+    if (m.is_object() && m.contains("points"))
+      for (const auto& p : m["points"]) experiment_of[p.value("id", "")] = p.value("experiment", "");
+  }
+  std::map<std::string, SummaryRow> rows;
+  std::map<std::string, std::vector<double>> values;
+  std::vector<std::string> order;
+  std::ifstream rf(campaign + "/records.jsonl");
+  for (std::string l; std::getline(rf, l);) {
+    const auto r = nlohmann::json::parse(l, nullptr, false);
+    if (!r.is_object() || r.value("status", "") != "ok" || !r.contains("metrics")) continue;
+    const std::string kind = r.value("kind", "");
+    const char* metric = kind == "train" ? "images_per_s" : kind == "kernel" ? "gflop_per_s" : "busbw_bytes_per_s";
+    if (!r["metrics"].contains(metric) || !r["metrics"][metric].is_number()) continue;
+    const std::string exp = experiment_of[r.value("harness_point", "")];
+    const std::string key = exp + "/" + r.value("point_id", "");
+    if (!rows.count(key)) {
+      SummaryRow s{exp, kind, r.value("benchmark", ""), r.value("point_id", ""), metric, ""};
+      const auto& m = r["metrics"];
+      if (kind == "train") s.label = "ranks " + std::to_string(m.value("ranks", 1)) + " batch/rank " + std::to_string(m.value("batch_per_rank", 0));
+      else if (kind == "kernel") s.label = m.value("backend", "") + " " + m.value("shape", "");
+      else s.label = m.value("algo", "") + " " + std::to_string(m.value("bytes", 0L)) + " B";
+      rows[key] = s;
+      order.push_back(key);
+    }
+    values[key].push_back(r["metrics"][metric].get<double>());
+  }
+  std::vector<SummaryRow> out;
+  for (const auto& k : order) {
+    SummaryRow s = rows[k];
+    const auto& v = values[k];
+    s.n = int(v.size());
+    for (double x : v) s.mean += x / double(s.n);
+    if (s.n > 1) {
+      double ss = 0;
+      for (double x : v) ss += (x - s.mean) * (x - s.mean);
+      s.stddev = std::sqrt(ss / double(s.n - 1));
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void write_summary(const std::string& campaign, const std::vector<SummaryRow>& rows) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : rows)
+    j.push_back({{"experiment", s.experiment}, {"kind", s.kind}, {"benchmark", s.benchmark}, {"point_id", s.point_id},
+                 {"label", s.label}, {"metric", s.metric}, {"n", s.n}, {"mean", s.mean}, {"stddev", s.stddev}});
+  const std::string tmp = campaign + "/summary.json.tmp";
+  std::ofstream(tmp) << j.dump(2) << "\n";
+  std::rename(tmp.c_str(), (campaign + "/summary.json").c_str());
+}
+
+}  // namespace dls
