@@ -103,7 +103,9 @@ Outcome run_point(const std::vector<std::string>& argv, const std::vector<std::s
       return o;
     }
     const double el = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (interrupt_requested() && !int_sent) kill(-pid, SIGINT), int_sent = true;
+    // the graceful stop goes to the leader only (dlscale itself, or the launcher, which forwards
+    // SIGUSR1 to every rank; a SIGINT would make mpirun kill them)
+    if (interrupt_requested() && !int_sent) kill(pid, SIGUSR1), int_sent = true;
     if (!term_sent && el > limit_s) kill(-pid, SIGTERM), term_sent = true, term_at = Clock::now();
     if (term_sent && std::chrono::duration<double>(Clock::now() - term_at).count() > 5) kill(-pid, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -10,8 +10,9 @@
 // A point's records are merged into records.jsonl only when it completed, line by line with
 // the atomic appender, and the point is done once its records are there: a re-run (resume)
 // skips done points and runs the rest, so a killed campaign is completed without duplicates.
-// Ctrl-C: the running point is asked to stop (SIGINT to its group: a training run still writes
-// its record), recorded as interrupted, and the campaign stops; a second Ctrl-C kills it.
+// Ctrl-C: the running point is asked to stop (SIGUSR1 to the launcher, which forwards it to the
+// ranks: a training run still writes its record), recorded as interrupted, and the campaign
+// stops.
 // A point past its time limit gets SIGTERM, then SIGKILL 5 s later, and is recorded as timeout.
 #pragma once
 

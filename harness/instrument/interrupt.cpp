@@ -35,6 +35,7 @@ void install_interrupt_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);  // what mpirun forwards to the ranks without killing them
 }
 
 void set_graceful_interrupt(bool on) { g_graceful = on ? 1 : 0; }

@@ -7,7 +7,9 @@
 //              measured so far, status "failed" and the signal named in the error); a second
 //              signal exits at once.
 // The handlers are installed explicitly so that a SIGINT that a shell set to "ignore" for a
-// background job still stops the run.
+// background job still stops the run. SIGUSR1 acts like SIGINT: under Open MPI's mpirun, a
+// Ctrl-C makes mpirun kill the ranks, whereas `kill -USR1 <mpirun>` is forwarded to every rank
+// and stops a distributed training run gracefully (the ranks agree on the step to stop at).
 #pragma once
 
 namespace dls {
