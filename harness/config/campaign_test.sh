@@ -103,4 +103,8 @@ hang = [p for p in last.values() if p["experiment"] == "hang"][0]
 assert crash["status"] == "failed" and "failure injected" in crash["stderr_tail"], crash
 assert hang["status"] == "timeout", hang
 PY
+# the report names every point's last outcome
+grep -q "^| \`.*\` | hang | .* | timeout " "$camp/report.md" || { cat "$camp/report.md"; fail "the report lacks the timed-out point"; }
+[[ $(grep -c "^| \`.*\` | slow | .* | ok |" "$camp/report.md") -eq 3 ]] || { cat "$camp/report.md"; fail "the report lacks the 3 completed points"; }
+grep -q "report: *$camp/report.md" "$tmp/run3.txt" || fail "the run did not say where the report is"
 echo "campaign faults: ok"

@@ -16,6 +16,7 @@
 
 #include "harness/config/accept.hpp"
 #include "harness/config/plan.hpp"
+#include "harness/config/report.hpp"
 #include "harness/config/runner.hpp"
 #include "harness/config/site.hpp"
 #include "harness/config/summary.hpp"
@@ -76,9 +77,9 @@ int run_main(int argc, char** argv) {
         fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment, x.benchmark, x.label.substr(0, 44), x.n, x.mean,
                    x.stddev, x.metric);
   }
-  fmt::print("plan {} on {}: {} points, {} ok, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\n",
+  fmt::print("plan {} on {}: {} points, {} ok, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
              p.name, s.name, r.total, r.ok, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
-             r.campaign);
+             r.campaign, write_campaign_report(p, s, r.campaign));
   if (r.interrupted) return 130;
   return r.failed > 0 ? kExitCheckFailed : kExitOk;
 }

@@ -33,7 +33,11 @@ std::vector<SummaryRow> summarize_campaign(const std::string& campaign) {
       SummaryRow s{exp, kind, r.value("benchmark", ""), r.value("point_id", ""), metric, ""};
       const auto& m = r["metrics"];
       if (kind == "train") s.label = "ranks " + std::to_string(m.value("ranks", 1)) + " batch/rank " + std::to_string(m.value("batch_per_rank", 0));
-      else if (kind == "kernel") s.label = m.value("backend", "") + " " + m.value("shape", "");
+      else if (kind == "kernel") {
+        const nlohmann::json params = r.value("params", nlohmann::json::object());
+        const nlohmann::json t = params.value("threads", nlohmann::json());
+        s.label = m.value("backend", "") + (t.is_number() ? " t" + std::to_string(t.get<int>()) : std::string()) + " " + m.value("shape", "");
+      }
       else s.label = m.value("algo", "") + " " + std::to_string(m.value("bytes", 0L)) + " B";
       rows[key] = s;
       order.push_back(key);

@@ -1,0 +1,69 @@
+// The campaign report (see report.hpp).
+#include "harness/config/report.hpp"
+
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/config/accept.hpp"
+#include "harness/config/summary.hpp"
+
+namespace dls {
+
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign) {
+  std::string md = fmt::format("# Campaign {}\n\nplan `{}` ({}), site `{}` ({})\n\n", campaign, plan.name, plan.file, site.name, site.file);
+  if (!plan.seed.empty()) md += fmt::format("Reproduces: {} {}\n\n", plan.seed, plan.figure);
+  // the last attempt of every point
+  std::map<std::string, nlohmann::json> last;
+  std::vector<std::string> order;
+  std::ifstream pf(campaign + "/points.jsonl");
+  for (std::string l; std::getline(pf, l);) {
+    const auto j = nlohmann::json::parse(l, nullptr, false);
+    if (!j.is_object()) continue;
+    const std::string id = j.value("id", "");
+    if (!last.count(id)) order.push_back(id);
+    last[id] = j;
+  }
+  int ok = 0;
+  for (const auto& [id, j] : last) ok += j.value("status", "") == "ok";
+  md += fmt::format("## Points\n\n{} run, {} ok (records: `records.jsonl`; every attempt: `points.jsonl`)\n\n", last.size(), ok);
+  md += "| point | experiment | assignment | status | seconds |\n|---|---|---|---|---|\n";
+  for (const auto& id : order) {
+    const auto& j = last[id];
+    std::string a;
+    const nlohmann::json assignment = j.value("assignment", nlohmann::json::object());  // kept alive for items()
+    for (const auto& [k, v] : assignment.items()) {
+      if (!a.empty()) a += ", ";
+      a += k + "=" + v.get<std::string>();
+    }
+    if (j.value("repeat", 0) > 0) a += fmt::format(" (repeat {})", j.value("repeat", 0));
+    std::string status = j.value("status", "");
+    if (status != "ok") status += fmt::format(" (exit {}, signal {})", j.value("exit_code", -1), j.value("signal", 0));
+    md += fmt::format("| `{}` | {} | {} | {} | {:.1f} |\n", id, j.value("experiment", ""), a, status, j.value("seconds", 0.0));
+  }
+  const auto rows = summarize_campaign(campaign);
+  if (!rows.empty()) {
+    md += "\n## Measurements (mean and sample standard deviation over repeats)\n\n| experiment | benchmark | point | n | metric | mean | std |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& r : rows)
+      md += fmt::format("| {} | {} | {} | {} | {} | {:.6g} | {:.4g} |\n", r.experiment, r.benchmark, r.label, r.n, r.metric, r.mean, r.stddev);
+  }
+  if (!plan.acceptance.empty()) {
+    md += "\n## Acceptance\n\n| result | experiment | metric | where | records | value | bound |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& v : evaluate_acceptance(plan, campaign)) {
+      std::string where;
+      for (const auto& [k, x] : v.criterion.where) {
+        if (!where.empty()) where += ", ";
+        where += k + "=" + x;
+      }
+      md += fmt::format("| {} | {} | {} | {} | {} | {:.6g} | {} {:g} |\n", v.result, v.criterion.experiment, v.criterion.metric,
+                        where.empty() ? "-" : where, v.records, v.value, v.criterion.direction, v.criterion.bound);
+    }
+  }
+  const std::string path = campaign + "/report.md";
+  std::ofstream(path) << md;
+  return path;
+}
+
+}  // namespace dls

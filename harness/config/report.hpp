@@ -1,0 +1,16 @@
+// The campaign report (report.md in the campaign folder), written by `dlscale run` at the end:
+// what ran where, each point's outcome, the repeats summarised, and the plan's acceptance
+// verdicts. The analysis (analysis/) makes the scaling tables and figures from the records.
+#pragma once
+
+#include <string>
+
+#include "harness/config/plan.hpp"
+#include "harness/config/site.hpp"
+
+namespace dls {
+
+// Returns the report's path.
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign);
+
+}  // namespace dls
