@@ -45,9 +45,9 @@ lines_parse() { python3 -c "import json,sys; [json.loads(l) for l in open(sys.ar
 
 # 1. SIGKILL the batch-16 point, then Ctrl-C the campaign during the batch-32 point
 start "$tmp/run1.txt"
-wait_for "dlscale train .*--batch 16 "
-pkill -9 -f -- "dlscale train .*--batch 16 " || true
-wait_for "dlscale train .*--batch 32 "
+wait_for "dlscale train .*--batch 16 .*--out $camp/"
+pkill -9 -f -- "dlscale train .*--batch 16 .*--out $camp/" || true
+wait_for "dlscale train .*--batch 32 .*--out $camp/"
 sleep 1
 kill -INT $runner
 set +e
@@ -71,9 +71,9 @@ PY
 
 # 2. kill -9 the runner itself in the middle of the resumed campaign
 start "$tmp/run2.txt"
-wait_for "dlscale train .*--batch 32 "
+wait_for "dlscale train .*--batch 32 .*--out $camp/"
 kill -9 $runner
-pkill -9 -f -- "dlscale train" || true
+pkill -9 -f -- "dlscale train .*--out $camp/" || true  # this campaign's only
 sleep 0.5
 lines_parse "$camp/records.jsonl"
 

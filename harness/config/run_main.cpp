@@ -77,11 +77,11 @@ int run_main(int argc, char** argv) {
         fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment, x.benchmark, x.label.substr(0, 44), x.n, x.mean,
                    x.stddev, x.metric);
   }
-  fmt::print("plan {} on {}: {} points, {} ok, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
-             p.name, s.name, r.total, r.ok, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
+  fmt::print("plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
+             p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
              r.campaign, write_campaign_report(p, s, r.campaign));
   if (r.interrupted) return 130;
-  return r.failed > 0 ? kExitCheckFailed : kExitOk;
+  return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }
 
 int accept_main(int argc, char** argv) {

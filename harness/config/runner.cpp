@@ -99,7 +99,8 @@ Outcome run_point(const std::vector<std::string>& argv, const std::vector<std::s
       o.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       if (WIFEXITED(st)) o.exit_code = WEXITSTATUS(st);
       if (WIFSIGNALED(st)) o.signal = WTERMSIG(st);
-      o.status = term_sent ? "timeout" : int_sent ? "interrupted" : (o.exit_code == 0 ? "ok" : "failed");
+      // exit 1: the measurement completed but a check or a target failed; its records say which
+      o.status = term_sent ? "timeout" : int_sent ? "interrupted" : o.exit_code == 0 ? "ok" : o.exit_code == 1 ? "check_failed" : "failed";
       return o;
     }
     const double el = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -183,7 +184,7 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
     const Outcome out = run_point(launch_argv(site, p, lo), penv, err, p.time_limit_s);
     nlohmann::json entry = {{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat},
                             {"status", out.status}, {"exit_code", out.exit_code}, {"signal", out.signal}, {"seconds", out.seconds}};
-    if (out.status == "ok") {
+    if (out.status == "ok" || out.status == "check_failed") {  // completed: its records count
       std::ifstream f(part);
       for (std::string l; std::getline(f, l);) {
         if (l.empty()) continue;
@@ -191,7 +192,15 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
         j["harness_point"] = p.id;
         rec.append_json(j);
       }
-      ++sum.ok;
+      if (out.status == "ok") {
+        ++sum.ok;
+      } else {
+        ++sum.check_failed;
+        entry["stderr_tail"] = tail_lines(err, 20);
+        if (tty) fmt::print(stderr, "\n");
+        fmt::print(stderr, "dlscale run: point {} ({}) completed, but a check or target failed (exit 1; its records say which); {}\n",
+                   p.id, p.experiment, err);
+      }
     } else {
       entry["stderr_tail"] = tail_lines(err, 20);
       std::error_code ec;

@@ -3,8 +3,9 @@
 // A campaign lives in one folder:
 //   manifest.json   plan, site, the harness's provenance, the points (written at start)
 //   records.jsonl   every record of every point that completed, each with "harness_point"
-//   points.jsonl    one line per finished attempt: id, status (ok | failed | timeout |
-//                   interrupted), exit code or signal, seconds, the last lines of stderr
+//   points.jsonl    one line per finished attempt: id, status (ok | check_failed | failed |
+//                   timeout | interrupted; check_failed: exit 1, a check or target failed but
+//                   the measurement completed and its records count), exit code or signal, seconds, the last lines of stderr
 //   parts/<id>.*    a point's own records (.jsonl) and stderr (.err) while it runs; a failed
 //                   attempt's records stay there (<id>.failed.jsonl), out of records.jsonl
 // A point's records are merged into records.jsonl only when it completed, line by line with
@@ -32,7 +33,7 @@ struct RunOptions {
 };
 
 struct RunSummary {
-  int total = 0, skipped = 0, ok = 0, failed = 0;
+  int total = 0, skipped = 0, ok = 0, failed = 0, check_failed = 0;  // check_failed: exit 1, records kept
   bool interrupted = false;
   std::string campaign;
 };
