@@ -83,7 +83,7 @@ def main():
         strong = best_of(a, model, 2, b // 2, "ssgd", ["--overlap", "thread"])
         local = best_of(a, model, 2, b, "localsgd", ["--local-period", str(a.local_period)])
         easgd = {tau: best_of(a, model, 3, b, "easgd", ["--easgd-tau", str(tau)]) for tau in (1, 4, 8)}
-        print(f"\n{model}: batch {b} per rank, 1 thread per rank, allreduce {weak['params'].get('allreduce')}, "
+        print(f"\n{model}: batch {b} per rank, 1 thread per rank, allreduce {weak['metrics'].get('allreduce')}, "
               f"{weak['params'].get('buckets')} buckets")
         print(f"  1 rank                 {x(one):9.2f} img/s  step {one['metrics']['step_time_s']:.4f} s")
         print(f"  weak   2 ranks x {b:<4}  {x(weak):9.2f} img/s  E_w = {x(weak) / (2 * x(one)):.3f}")

@@ -22,7 +22,7 @@ r = json.loads(open(sys.argv[1]).readline())
 m, p = r["metrics"], r["params"]
 assert r["status"] == "ok", r
 assert p["scheme"] == "ssgd" and m["scheme"] == "ssgd" and m["ranks"] == 2, (p, m["ranks"])
-assert p["buckets"] > 1 and p["allreduce"] in ("mpi", "ring", "recdbl", "rabenseifner", "tree"), p
+assert p["buckets"] > 1 and p["allreduce"] == "auto" and m["allreduce"] in ("mpi", "ring", "recdbl", "rabenseifner", "tree"), (p, m["allreduce"])
 assert abs(m["images_per_s"] - 16 / m["step_time_s"]) < 1e-6 * m["images_per_s"], m["images_per_s"]
 assert [e["rank"] for e in m["placement"]] == [0, 1] and all(e["threads"] == 1 for e in m["placement"]), m["placement"]
 for k in ("input", "forward", "backward", "update", "sync"):

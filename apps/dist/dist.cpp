@@ -126,13 +126,9 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
                              {"variant", d.easgd_async ? "async" : "sync"}, {"servers", servers}, {"workers", workers.size()},
                              {"server_idle_sleep_us", d.ps_idle_us}};
       } else {
+        // the request is a parameter; what "auto" chose, and the times it chose by, are outcomes
         algo = choose_allreduce(workers, d.allreduce, net.weights().size(), &algo_times);
-        h.params["allreduce"] = algo_name(algo);
-        if (d.allreduce == "auto") {
-          nlohmann::json t = nlohmann::json::object();
-          for (const auto& [a, s] : algo_times) t[algo_name(a)] = s;
-          h.params["allreduce_auto_times_s"] = t;
-        }
+        h.params["allreduce"] = d.allreduce;
       }
       if (d.scheme == Scheme::kSsgd) {
         grads = std::make_unique<GradientSync>(workers, net, algo, d.overlap, d.bucket_mb);
@@ -176,6 +172,14 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
         m["sync_waited_in_backward_s"] = m["steps"].get<long>() > 0 ? waited / double(m["steps"].get<long>()) : 0.0;
       }
       if (averager) m["averages"] = averager->averages();
+      if (!easgd) {
+        m["allreduce"] = algo_name(algo);
+        if (!algo_times.empty()) {
+          nlohmann::json t = nlohmann::json::object();
+          for (const auto& [a, sec] : algo_times) t[algo_name(a)] = sec;
+          m["allreduce_auto_times_s"] = t;
+        }
+      }
       if (elastic) m["exchanges"] = elastic->made();
     }
     const nlohmann::json where = placement(world);

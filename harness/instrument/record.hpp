@@ -22,7 +22,8 @@
 //                 (apps/dist): phase_s_max (max over ranks; phase_s is then the mean),
 //                 peak_rss_bytes_max, placement (per rank: host, cpus, threads, gpu), and
 //                 per scheme sync_waited_in_backward_s (ssgd), averages (localsgd),
-//                 exchanges (easgd)
+//                 exchanges (easgd), allreduce (the algorithm used; with --allreduce auto also
+//                 allreduce_auto_times_s, what it was chosen by)
 //   counters              event -> count, over the timed region (calling thread)
 //   counters_unavailable  event -> why it could not be counted (never recorded as 0)
 //   check                 {status: passed | failed | sampled | skipped, max_rel_err, ...}
