@@ -2,12 +2,13 @@
 
 Writes the training tables of a campaign (scaling with efficiency against the smallest scale,
 per-epoch / learning speed-up where epochs were timed, per-phase breakdown), each as CSV and
-Markdown, into DIR (default CAMPAIGN/analysis/), grouped by experiment and model, and prints
+Markdown, and the scaling and breakdown plots (PNG), into DIR (default CAMPAIGN/analysis/), grouped by experiment and model, and prints
 them. Exit 2 on unreadable records (the message names file and line)."""
 import argparse
 import os
 import sys
 
+from .plots import breakdown_plot, scaling_plot
 from .records import RecordError, load_campaign
 from .scaling import breakdown_table, scaling_table, speedup_table
 
@@ -48,7 +49,9 @@ def main(argv=None):
         with open(os.path.join(out, f"{name}.md"), "w") as f:
             f.write(md + "\n")
         print(f"## {name}\n\n{table.to_string(index=False, float_format=lambda v: f'{v:.4g}')}\n")
-    print(f"tables: {out}/{{{','.join(tables)}}}.{{csv,md}}")
+    scaling_plot(tables["scaling"], group, os.path.join(out, "scaling.png"))
+    breakdown_plot(tables["breakdown"], group, os.path.join(out, "breakdown.png"))
+    print(f"tables: {out}/{{{','.join(tables)}}}.{{csv,md}}; plots: {out}/scaling.png, breakdown.png")
     return 0
 
 

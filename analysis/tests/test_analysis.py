@@ -113,6 +113,9 @@ def test_tables_command_writes_csv_and_markdown(tmp_path, capsys):
     assert main(["tables", str(tmp_path)]) == 0
     for name in ("scaling", "breakdown", "speedup"):
         assert (tmp_path / "analysis" / f"{name}.csv").exists()
+    for name in ("scaling", "breakdown"):  # real PNGs with something drawn
+        png = (tmp_path / "analysis" / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
     md = (tmp_path / "analysis" / "scaling.md").read_text().splitlines()
     assert md[0].startswith("| experiment | params.model | ranks |")
     assert md[3].endswith("| 0.75 |")  # 150 / (2 x 100)
