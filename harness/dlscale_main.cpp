@@ -31,7 +31,8 @@ void usage(std::FILE* f) {
              "  run           run an experiment plan on a site (--site S --plan P [--dry-run])\n"
              "  sites         list the site configurations, or describe one\n"
              "  plans         list the experiment plans, or describe one\n"
-             "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n\n"
+             "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n"
+             "  compare       regressions between two campaigns A B (analysis/dlsanalysis; exit 1 on one)\n\n"
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
     if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);
+    if (cmd == "compare") return dls::compare_main(argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
     return dls::kExitUsage;

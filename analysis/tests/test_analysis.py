@@ -122,3 +122,51 @@ def test_tables_command_writes_csv_and_markdown(tmp_path, capsys):
     (tmp_path / "records.jsonl").write_text("{broken\n")
     assert main(["tables", str(tmp_path)]) == 2
     assert "records.jsonl:1: not JSON" in capsys.readouterr().err
+
+
+def _sample(tmp_path, name, means, sd, n, seed, provenance=None):
+    import random
+    rnd = random.Random(seed)
+    recs = []
+    for k, mu in enumerate(means):
+        for _ in range(n):
+            r = rec(1, rnd.gauss(mu, sd), model=f"m{k}")
+            r["point_id"] = f"pt{k}"
+            r["provenance"] = provenance or {"blas": "openblas 0.3.21", "compiler": "gcc 12"}
+            recs.append(r)
+    return write(tmp_path, recs, name=name)
+
+
+def test_compare_finds_a_planted_ten_percent_regression(tmp_path):
+    from dlsanalysis.compare import compare_frames
+    means = [100.0 + 10 * k for k in range(20)]
+    a = load_records(_sample(tmp_path, "a.jsonl", means, 2.0, 5, 1))
+    slowed = [m * (0.9 if k == 7 else 1.0) for k, m in enumerate(means)]  # point 7 loses 10 %
+    b = load_records(_sample(tmp_path, "b.jsonl", slowed, 2.0, 5, 2))
+    t = compare_frames(a, b)
+    ips = t[t["metric"] == "images_per_s"]
+    assert ips[ips["verdict"] == "regressed"]["point_id"].tolist() == ["pt7"]
+    assert (ips[ips["point_id"] != "pt7"]["verdict"] == "unchanged").all()
+    assert ips[ips["point_id"] == "pt7"]["change"].iloc[0] == pytest.approx(-0.1, abs=0.03)
+
+
+def test_compare_raises_no_alarm_on_the_same_distribution(tmp_path):
+    from dlsanalysis.compare import compare_frames
+    means = [100.0 + 10 * k for k in range(20)]
+    for seed in range(5):  # five pairs of campaigns drawn from one distribution
+        a = load_records(_sample(tmp_path, f"a{seed}.jsonl", means, 2.0, 5, 100 + seed))
+        b = load_records(_sample(tmp_path, f"b{seed}.jsonl", means, 2.0, 5, 200 + seed))
+        assert (compare_frames(a, b)["verdict"] == "unchanged").all()
+
+
+def test_compare_command_exit_status_and_provenance(tmp_path, capsys):
+    from dlsanalysis.__main__ import main
+    a = _sample(tmp_path, "a.jsonl", [100.0], 1.0, 4, 1)
+    b = _sample(tmp_path, "b.jsonl", [80.0], 1.0, 4, 2, provenance={"blas": "reference 3.11", "compiler": "gcc 12"})
+    assert main(["compare", a, b]) == 1
+    out = capsys.readouterr().out
+    import re
+    assert "## regressed" in out and re.search(r"-(19|20|21)\.\d%", out), out
+    assert "blas: 'openblas 0.3.21' -> 'reference 3.11'" in out
+    assert "compiler" not in out.split("## provenance differences")[1]
+    assert main(["compare", a, a]) == 0

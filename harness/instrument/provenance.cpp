@@ -95,6 +95,12 @@ bool is_relevant_env_var(const std::string& name) {
       "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "GOTO_", "MKL_", "DNNL_", "ONEDNN_", "BLIS_",
       "OMPI_MCA_", "I_MPI_", "MPICH_", "UCX_", "FI_", "NCCL_", "CUDA_", "CUDNN_", "NVIDIA_TF32",
       "SLURM_", "PMI_", "DLS_"};
+  // what the launcher sets per job (ids, URIs, session folders, step numbers) differs on every
+  // run and explains nothing: left out, so comparing two campaigns' environments shows settings
+  static constexpr std::array<std::string_view, 7> kPerJob = {
+      "OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir", "SLURM_JOB", "SLURM_STEP", "SLURM_TASK_PID"};
+  for (auto p : kPerJob)
+    if (name.rfind(p, 0) == 0) return false;
   for (auto p : kPrefixes)
     if (name.rfind(p, 0) == 0) return true;
   return name == "LD_PRELOAD" || name == "HUGETLB_MORECORE";

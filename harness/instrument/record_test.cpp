@@ -100,6 +100,9 @@ TEST(Provenance, HasTheKeysAnalysisNeeds) {
   EXPECT_TRUE(is_relevant_env_var("OMP_NUM_THREADS"));
   EXPECT_TRUE(is_relevant_env_var("OPENBLAS_NUM_THREADS"));
   EXPECT_FALSE(is_relevant_env_var("HOME"));
+  EXPECT_TRUE(is_relevant_env_var("OMPI_MCA_mpi_yield_when_idle"));  // a setting
+  EXPECT_FALSE(is_relevant_env_var("OMPI_MCA_orte_hnp_uri"));         // a per-job value
+  EXPECT_FALSE(is_relevant_env_var("SLURM_JOB_ID"));
 }
 
 }  // namespace
