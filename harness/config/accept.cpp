@@ -28,6 +28,15 @@ const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) 
 
 }  // namespace
 
+std::string where_text(const Criterion& c) {
+  std::string w;
+  for (const auto& [k, x] : c.where) {
+    if (!w.empty()) w += ", ";
+    w += k + "=" + x;
+  }
+  return w.empty() ? "-" : w;
+}
+
 std::vector<Verdict> evaluate_acceptance(const Plan& plan, const std::string& campaign) {
   std::ifstream mf(campaign + "/manifest.json");
   if (!mf) throw ConfigError(fmt::format("--campaign {}: no manifest.json (not a campaign folder?)", campaign));

@@ -20,5 +20,6 @@ struct Verdict {
 };
 
 std::vector<Verdict> evaluate_acceptance(const Plan& plan, const std::string& campaign);
+std::string where_text(const Criterion& c);  // "ranks_per_node=2, overlap=thread", or "-"
 
 }  // namespace dls

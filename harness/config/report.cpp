@@ -12,7 +12,8 @@
 
 namespace dls {
 
-std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign) {
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign,
+                                  const std::vector<SummaryRow>& rows) {
   std::string md = fmt::format("# Campaign {}\n\nplan `{}` ({}), site `{}` ({})\n\n", campaign, plan.name, plan.file, site.name, site.file);
   if (!plan.seed.empty()) md += fmt::format("Reproduces: {} {}\n\n", plan.seed, plan.figure);
   // the last attempt of every point
@@ -43,7 +44,6 @@ std::string write_campaign_report(const Plan& plan, const SiteConfig& site, cons
     if (status != "ok") status += fmt::format(" (exit {}, signal {})", j.value("exit_code", -1), j.value("signal", 0));
     md += fmt::format("| `{}` | {} | {} | {} | {:.1f} |\n", id, j.value("experiment", ""), a, status, j.value("seconds", 0.0));
   }
-  const auto rows = summarize_campaign(campaign);
   if (!rows.empty()) {
     md += "\n## Measurements (mean and sample standard deviation over repeats)\n\n| experiment | benchmark | point | n | metric | mean | std |\n|---|---|---|---|---|---|---|\n";
     for (const auto& r : rows)
@@ -51,15 +51,9 @@ std::string write_campaign_report(const Plan& plan, const SiteConfig& site, cons
   }
   if (!plan.acceptance.empty()) {
     md += "\n## Acceptance\n\n| result | experiment | metric | where | records | value | bound |\n|---|---|---|---|---|---|---|\n";
-    for (const auto& v : evaluate_acceptance(plan, campaign)) {
-      std::string where;
-      for (const auto& [k, x] : v.criterion.where) {
-        if (!where.empty()) where += ", ";
-        where += k + "=" + x;
-      }
+    for (const auto& v : evaluate_acceptance(plan, campaign))
       md += fmt::format("| {} | {} | {} | {} | {} | {:.6g} | {} {:g} |\n", v.result, v.criterion.experiment, v.criterion.metric,
-                        where.empty() ? "-" : where, v.records, v.value, v.criterion.direction, v.criterion.bound);
-    }
+                        where_text(v.criterion), v.records, v.value, v.criterion.direction, v.criterion.bound);
   }
   const std::string path = campaign + "/report.md";
   std::ofstream(path) << md;

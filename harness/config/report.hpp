@@ -7,10 +7,12 @@
 
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
+#include "harness/config/summary.hpp"
 
 namespace dls {
 
-// Returns the report's path.
-std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign);
+// Returns the report's path. rows: summarize_campaign(campaign), which the caller already has.
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign,
+                                  const std::vector<SummaryRow>& rows);
 
 }  // namespace dls

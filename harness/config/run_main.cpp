@@ -84,7 +84,7 @@ int run_main(int argc, char** argv) {
   }
   fmt::print("plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
              p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
-             r.campaign, write_campaign_report(p, s, r.campaign));
+             r.campaign, write_campaign_report(p, s, r.campaign, rows));
   if (r.interrupted) return 130;
   return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }
@@ -112,13 +112,8 @@ int accept_main(int argc, char** argv) {
              "value", "", "bound");
   bool all = true;
   for (const auto& v : verdicts) {
-    std::string where;
-    for (const auto& [k, x] : v.criterion.where) {
-      if (!where.empty()) where += ',';
-      where += k + "=" + x;
-    }
     fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14.6g} {:>3} {:>12.6g}\n", v.result, v.criterion.experiment, v.criterion.metric,
-               where.empty() ? "-" : where, v.records, v.value, v.criterion.direction, v.criterion.bound);
+               where_text(v.criterion), v.records, v.value, v.criterion.direction, v.criterion.bound);
     all = all && v.result == "PASS";
   }
   fmt::print("{}\n", all ? "accepted" : "NOT accepted");

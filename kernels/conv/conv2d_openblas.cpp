@@ -71,6 +71,16 @@ long col_width(const Conv2dShape& sh, const ChunkPlan& pl) {
   return pl.pb < sh.p() ? static_cast<long>(pl.pb) * sh.q() : pl.nb * static_cast<long>(sh.p()) * sh.q();
 }
 
+// Runs body(p0, p1, cols) over the blocks of output rows [p0, p1) of one image (cols = their
+// (p1 - p0) * Q output positions), when the plan splits images (pl.pb < P).
+template <class Body>
+void for_each_row_block(const Conv2dShape& sh, const ChunkPlan& pl, Body body) {
+  for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
+    const int p1 = std::min(sh.p(), p0 + pl.pb);
+    body(p0, p1, static_cast<long>(p1 - p0) * sh.q());
+  }
+}
+
 // Runs body(tid, n0, nb) over all chunks as planned.
 template <class Body>
 void for_each_chunk(const Conv2dShape& sh, const ChunkPlan& pl, Body body) {
@@ -122,15 +132,13 @@ void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, 
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
     if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
       float* col = ws.col[tid].data();
-      for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
-        const int p1 = std::min(sh.p(), p0 + pl.pb);
-        const long bc = static_cast<long>(p1 - p0) * sh.q();
+      for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         im2col_rows_cpu(sh, x + n0 * x_img, col, bc, p0, p1);
         for (int g = 0; g < sh.g; ++g)
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.kg(), static_cast<int>(bc), static_cast<int>(crs),
                       1.0f, w + g * sh.kg() * crs, static_cast<int>(crs), col + g * crs * bc, static_cast<int>(bc), 0.0f,
                       y + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq));
-      }
+      });
       return;
     }
     const long ld = nb * pq;
@@ -161,16 +169,14 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
       float* dcol = ws.col[tid].data();
       float* dxi = dx + n0 * x_img;
       std::memset(dxi, 0, sizeof(float) * x_img);
-      for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
-        const int p1 = std::min(sh.p(), p0 + pl.pb);
-        const long bc = static_cast<long>(p1 - p0) * sh.q();
+      for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         for (int g = 0; g < sh.g; ++g)
           cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs), static_cast<int>(bc), sh.kg(), 1.0f,
                       w + g * sh.kg() * crs, static_cast<int>(crs),
                       dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq), 0.0f,
                       dcol + g * crs * bc, static_cast<int>(bc));
         col2im_rows_cpu(sh, dcol, bc, dxi, p0, p1);
-      }
+      });
       return;
     }
     const long ld = nb * pq;
@@ -205,15 +211,13 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
     float* acc = ws.dw[tid].data();
     if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
       float* col = ws.col[tid].data();
-      for (int p0 = 0; p0 < sh.p(); p0 += pl.pb) {
-        const int p1 = std::min(sh.p(), p0 + pl.pb);
-        const long bc = static_cast<long>(p1 - p0) * sh.q();
+      for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         im2col_rows_cpu(sh, x + n0 * x_img, col, bc, p0, p1);
         for (int g = 0; g < sh.g; ++g)
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sh.kg(), static_cast<int>(crs), static_cast<int>(bc), 1.0f,
                       dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq),
                       col + g * crs * bc, static_cast<int>(bc), 1.0f, acc + g * sh.kg() * crs, static_cast<int>(crs));
-      }
+      });
       return;
     }
     const long ld = nb * pq;
