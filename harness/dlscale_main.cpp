@@ -32,7 +32,11 @@ void usage(std::FILE* f) {
              "  sites         list the site configurations, or describe one\n"
              "  plans         list the experiment plans, or describe one\n"
              "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n"
-             "  compare       regressions between two campaigns A B (analysis/dlsanalysis; exit 1 on one)\n\n"
+             "  tables        a campaign's tables (CSV, Markdown) and plots (PNG) into CAMPAIGN/analysis/\n"
+             "  compare       regressions between two campaigns A B (exit 1 on one)\n"
+             "  reproduce     a campaign's measurements beside the published figures, verdict per figure\n"
+             "  report        one self-contained HTML report of a campaign (CAMPAIGN/report.html)\n"
+             "  (tables, compare, reproduce and report are the Python analysis, analysis/dlsanalysis)\n\n"
              "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -57,7 +61,8 @@ int main(int argc, char** argv) {
     if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
     if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);
-    if (cmd == "compare") return dls::compare_main(argc - 1, argv + 1);
+    if (cmd == "compare" || cmd == "reproduce" || cmd == "report" || cmd == "tables")
+      return dls::analysis_main(std::string(cmd), argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());
     return dls::kExitUsage;

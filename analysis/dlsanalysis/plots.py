@@ -50,3 +50,51 @@ def breakdown_plot(table, group, path):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def busbw_plot(table, fits, path):
+    """Bus bandwidth by message size, one line per (op, algo, ranks); dotted: the alpha-beta model."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for (op, algo, ranks), g in table.groupby(["op", "algo", "ranks"], sort=True):
+        g = g.sort_values("bytes")
+        line = ax.plot(g["bytes"], g["busbw_bytes_per_s"] / 1e9, marker=".", label=f"{op} {algo} {ranks} ranks")
+        f = fits[(fits["op"] == op) & (fits["algo"] == algo) & (fits["ranks"] == ranks)] if not fits.empty else fits
+        if not f.empty:
+            f = f.iloc[0]
+            busbw_over_algbw = f["busbw_model_bytes_per_s"] / f["bandwidth_bytes_per_s"]
+            model = g["bytes"] / (f["alpha_s"] + g["bytes"] / f["bandwidth_bytes_per_s"]) * busbw_over_algbw
+            ax.plot(g["bytes"], model / 1e9, linestyle=":", color=line[0].get_color(), alpha=0.7)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bytes per rank")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.set_title("collective bus bandwidth (dotted: alpha-beta model)")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def convergence_plot(frame, path):
+    """Training loss by epoch for every run; held-out accuracy or RMSE beside it where evaluated."""
+    quality = next((m for m in ("accuracy", "rmse") if m in frame and frame[m].notna().any()), None)
+    fig, axes = plt.subplots(1, 2 if quality else 1, figsize=(9 if quality else 6, 4), squeeze=False)
+    for run, g in frame.groupby(["run", "file", "line"], sort=True):
+        axes[0][0].plot(g["epoch"], g["train_loss"], marker=".", label=run[0])
+        if quality:
+            q = g[g[quality].notna()]
+            axes[0][1].plot(q["epoch"], q[quality], marker=".", label=run[0])
+    axes[0][0].set_xlabel("epoch")
+    axes[0][0].set_ylabel("training loss")
+    axes[0][0].set_title("convergence")
+    if quality:
+        axes[0][1].set_xlabel("epoch")
+        axes[0][1].set_ylabel(f"held-out {quality}")
+    for ax in axes[0]:
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if len(labels) <= 12:
+        axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -89,6 +89,7 @@ class Net {
   const std::vector<double>& forward_seconds() const { return fwd_s_; }
   const std::vector<double>& backward_seconds() const { return bwd_s_; }
   std::string layer_name(std::size_t node) const { return nodes_[node].layer->name(); }
+  std::string layer_type(std::size_t node) const { return nodes_[node].layer->type(); }
 
  private:
   struct Tensor {

@@ -308,7 +308,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   };
   nlohmann::json layers = nlohmann::json::object();
   for (std::size_t i = 0; i < net->size(); ++i)
-    if (steady > 0) layers[net->layer_name(i)] = {{"forward_s", layer_fwd[i] / double(steady)}, {"backward_s", layer_bwd[i] / double(steady)}};
+    if (steady > 0) layers[net->layer_name(i)] = {{"type", net->layer_type(i)}, {"forward_s", layer_fwd[i] / double(steady)}, {"backward_s", layer_bwd[i] / double(steady)}};
   nlohmann::json& m = r.metrics;
   m = {{"model", o.model},
        {"parameters", net->parameters()},

@@ -49,12 +49,20 @@ std::string write_campaign_report(const Plan& plan, const SiteConfig& site, cons
     for (const auto& r : rows)
       md += fmt::format("| {} | {} | {} | {} | {} | {:.6g} | {:.4g} |\n", r.experiment, r.benchmark, r.label, r.n, r.metric, r.mean, r.stddev);
   }
+  // the verdicts also as JSON (acceptance.json), for the HTML report and other tools
+  nlohmann::json verdicts = nlohmann::json::array();
   if (!plan.acceptance.empty()) {
     md += "\n## Acceptance\n\n| result | experiment | metric | where | records | value | bound |\n|---|---|---|---|---|---|---|\n";
-    for (const auto& v : evaluate_acceptance(plan, campaign))
+    for (const auto& v : evaluate_acceptance(plan, campaign)) {
       md += fmt::format("| {} | {} | {} | {} | {} | {:.6g} | {} {:g} |\n", v.result, v.criterion.experiment, v.criterion.metric,
                         where_text(v.criterion), v.records, v.value, v.criterion.direction, v.criterion.bound);
+      verdicts.push_back({{"result", v.result}, {"experiment", v.criterion.experiment}, {"metric", v.criterion.metric},
+                          {"where", where_text(v.criterion)}, {"records", v.records}, {"value", v.value},
+                          {"direction", v.criterion.direction}, {"bound", v.criterion.bound},
+                          {"description", v.criterion.description}});
+    }
   }
+  std::ofstream(campaign + "/acceptance.json") << verdicts.dump(2) << "\n";
   const std::string path = campaign + "/report.md";
   std::ofstream(path) << md;
   return path;

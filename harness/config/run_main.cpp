@@ -120,20 +120,21 @@ int accept_main(int argc, char** argv) {
   return all ? kExitOk : kExitCheckFailed;
 }
 
-int compare_main(int argc, char** argv) {
+int analysis_main(const std::string& command, int argc, char** argv) {
   // the analysis is Python (analysis/dlsanalysis): hand over to it, with its folder on the path
   const char* env_py = std::getenv("DLSCALE_PYTHON");
   const std::string py = env_py && *env_py ? env_py : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
   const std::string path = root_dir() + "/analysis";
   const char* old = std::getenv("PYTHONPATH");
   setenv("PYTHONPATH", (old && *old ? path + ":" + old : path).c_str(), 1);
-  std::vector<std::string> args = {py, "-m", "dlsanalysis", "compare"};
+  std::vector<std::string> args = {py, "-m", "dlsanalysis", command};
   for (int k = 1; k < argc; ++k) args.push_back(argv[k]);
   std::vector<char*> a;
   for (auto& x : args) a.push_back(x.data());
   a.push_back(nullptr);
   execvp(a[0], a.data());
-  fmt::print(stderr, "dlscale compare: cannot start {}: {} (the analysis needs Python 3 with pandas and scipy)\n", py, std::strerror(errno));
+  fmt::print(stderr, "dlscale {}: cannot start {}: {} (the analysis needs Python 3 with pandas and scipy)\n", command, py,
+             std::strerror(errno));
   return kExitRuntime;
 }
 

@@ -1,0 +1,131 @@
+"""One self-contained HTML report of a campaign (CAMPAIGN/report.html): the acceptance verdict,
+the points and their status, every table the records support with its plot (PNG embedded as
+data URIs, so the file can be mailed or archived alone), the reproduction against the
+published figures where the plan reproduces a seed, and the provenance appendix."""
+import base64
+import datetime
+import html
+import json
+import os
+
+import pandas as pd
+
+from .records import load_campaign
+from .reproduce import figure_verdicts, load_published, plan_info, reproduce_table
+from .tables import campaign_tables, write_plots, write_tables
+
+CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.85em}
+td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}
+td:first-child,th:first-child{text-align:left}
+.pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}
+img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
+code{background:#f4f4f4}.wide{overflow-x:auto}"""
+
+TITLES = {"scaling": "Scaling efficiency (against the smallest scale)", "speedup": "Per-epoch and learning speed-up",
+          "time_to_accuracy": "Time to accuracy", "breakdown": "Per-phase breakdown (seconds a step)",
+          "layer_shares": "Time by layer type", "tau": "EASGD tau sensitivity", "kernels": "Kernels: GFLOP/s and % of peak",
+          "busbw": "Collectives: bus bandwidth", "alpha_beta": "Collectives: alpha-beta model"}
+
+
+def _table(df, index=False):
+    return ('<div class="wide">' + df.to_html(index=index, border=0, float_format=lambda v: f"{v:.4g}", na_rep="") + "</div>")
+
+
+def _busbw_view(t):
+    """The long busbw table as one matrix per (op, ranks): sizes down, algorithms across, GB/s."""
+    parts = []
+    for (op, ranks), g in t.groupby(["op", "ranks"], sort=True):
+        m = g.pivot(index="bytes", columns="algo", values="busbw_bytes_per_s") / 1e9
+        parts.append(f"<p>{html.escape(str(op))}, {ranks} ranks: busbw in GB/s by bytes per rank "
+                     "(every repeat and the time: busbw.csv)</p>" + _table(m, index=True))
+    return "".join(parts)
+
+
+def _img(path):
+    with open(path, "rb") as f:
+        data = base64.b64encode(f.read()).decode()
+    return f'<img alt="{html.escape(os.path.basename(path))}" src="data:image/png;base64,{data}">'
+
+
+def _flatten(prefix, obj, out):
+    for k, v in obj.items():
+        name = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            _flatten(name, v, out)
+        else:
+            out.append((name, v if isinstance(v, str) else json.dumps(v)))
+    return out
+
+
+def _last_points(campaign):
+    last = {}
+    path = os.path.join(campaign, "points.jsonl")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    p = json.loads(line)
+                    last[p.get("id")] = p
+    return pd.DataFrame([{"point": k, "experiment": p.get("experiment", ""), "status": p.get("status", ""),
+                          "seconds": p.get("seconds", float("nan")),
+                          "assignment": ", ".join(f"{a}={v}" for a, v in sorted(p.get("assignment", {}).items()))}
+                         for k, p in last.items()])
+
+
+def write_report(campaign, published_dir=None, tolerance=0.10):
+    df = load_campaign(campaign)
+    seed, modes = plan_info(campaign)
+    with open(os.path.join(campaign, "manifest.json")) as f:
+        manifest = json.load(f)
+    out = os.path.join(campaign, "analysis")
+    tables = campaign_tables(df, modes)
+    write_tables(tables, out)
+    plots = write_plots(tables, df, out)
+
+    body = [f"<h1>dlscale campaign {html.escape(os.path.basename(os.path.abspath(campaign)))}</h1>",
+            f"<p>plan <code>{html.escape(str(manifest.get('plan')))}</code>, site <code>{html.escape(str(manifest.get('site')))}</code>"
+            + (f", reproduces <code>{html.escape(seed)}</code>" if seed else "")
+            + f"; {len(df)} records; report written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
+    acc_path = os.path.join(campaign, "acceptance.json")
+    body.append("<h2>Acceptance</h2>")
+    if os.path.exists(acc_path):
+        with open(acc_path) as f:
+            acc = json.load(f)
+        if acc:
+            passed = all(v["result"] == "PASS" for v in acc)
+            body.append(f'<p class="{"pass" if passed else "fail"}">{"ACCEPTED" if passed else "NOT ACCEPTED"}: '
+                        f'{sum(v["result"] == "PASS" for v in acc)} of {len(acc)} criteria pass</p>')
+            body.append(_table(pd.DataFrame(acc)))
+        else:
+            body.append("<p>The plan states no acceptance criteria.</p>")
+    else:
+        body.append("<p>No acceptance.json in this campaign (written by <code>dlscale run</code>).</p>")
+    points = _last_points(campaign)
+    if not points.empty:
+        body.append(f"<h2>Points</h2><p>{(points['status'] == 'ok').sum()} of {len(points)} ok</p>" + _table(points))
+    for name, table in tables.items():
+        body.append(f"<h2>{html.escape(TITLES.get(name, name))}</h2>")
+        if name in plots:
+            body.append(_img(plots[name]))
+        body.append(_busbw_view(table) if name == "busbw" else _table(table))
+    if "convergence" in plots:
+        body.append("<h2>Convergence</h2>" + _img(plots["convergence"]))
+    if seed and published_dir and os.path.isdir(published_dir):
+        pub = load_published(published_dir)
+        pub = pub[pub["seed"] == seed]
+        if not pub.empty:
+            frames = {"all": df, "train": df[(df["kind"] == "train") & (df["status"] == "ok")], "scaling": modes}
+            rt = reproduce_table(frames, pub, tolerance)
+            body.append(f"<h2>Reproduction of {html.escape(seed)} (tolerance {tolerance:.0%})</h2>"
+                        + _table(figure_verdicts(rt)) + _table(rt))
+    prov = _flatten("", manifest.get("provenance", {}), [])
+    body.append("<h2>Appendix: provenance</h2>" + _table(pd.DataFrame(prov, columns=["key", "value"])))
+    doc = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>dlscale report</title>"
+           f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+    path = os.path.join(campaign, "report.html")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(doc)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,84 @@
+"""Every table a campaign supports, written as CSV and Markdown, and the plots beside them.
+
+campaign_tables(df, modes)  name -> DataFrame for the tables that the campaign's records feed:
+    training     scaling (efficiency against the smallest scale, the plan's weak/strong mode
+                 stated), speedup (per-epoch and learning), time_to_accuracy, breakdown (per
+                 phase), layer_shares (per layer type), tau (EASGD)
+    kernels      kernels (GFLOP/s, % of peak, convolution vs GEMM)
+    collectives  busbw (by size, ranks, algorithm), alpha_beta (the fitted model)
+"""
+import os
+
+from .collectives import alpha_beta_table, busbw_table
+from .convergence import convergence_frame, layer_share_table, tau_table, time_to_accuracy_table
+from .kernels import kernel_table
+from .plots import breakdown_plot, busbw_plot, convergence_plot, scaling_plot
+from .scaling import breakdown_table, scaling_table, speedup_table
+
+
+def markdown(table):
+    """A pipe table (pandas' to_markdown needs tabulate, which Debian's pandas does not pull in)."""
+    fmt = lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def train_group(train):
+    return ("experiment", "params.model") if "experiment" in train else ("params.model",)
+
+
+def campaign_tables(df, modes=None):
+    tables = {}
+    if df.empty:
+        return tables
+    train = df[(df["kind"] == "train") & (df["status"] == "ok")]
+    if not train.empty:
+        group = train_group(train)
+        # EASGD runs count workers in metrics.ranks; they are in the tau table, not the scaling one
+        plain = train[train["params.easgd.tau"].isna()] if "params.easgd.tau" in train else train
+        if not plain.empty:
+            s = scaling_table(plain, group=group)
+            if modes and "experiment" in s:
+                s.insert(1, "mode", s["experiment"].map(lambda e: modes.get(e) or ""))
+            tables["scaling"] = s
+            if "metrics.epoch_time_s" in plain:
+                tables["speedup"] = speedup_table(plain, group=group)
+        tables["time_to_accuracy"] = time_to_accuracy_table(train, group=group)
+        tables["breakdown"] = breakdown_table(train, group=group)
+        tables["layer_shares"] = layer_share_table(train, group=group)
+        tables["tau"] = tau_table(train)
+    tables["kernels"] = kernel_table(df)
+    tables["busbw"] = busbw_table(df)
+    tables["alpha_beta"] = alpha_beta_table(df)
+    return {k: v for k, v in tables.items() if v is not None and not v.empty}
+
+
+def write_tables(tables, out):
+    os.makedirs(out, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(os.path.join(out, f"{name}.csv"), index=False)
+        with open(os.path.join(out, f"{name}.md"), "w") as f:
+            f.write(markdown(table) + "\n")
+
+
+def write_plots(tables, df, out):
+    """The PNGs the tables support; returns {name: path}."""
+    os.makedirs(out, exist_ok=True)
+    plots = {}
+    train = df[df["kind"] == "train"] if not df.empty else df
+    group = train_group(train) if not train.empty else ()
+    if "scaling" in tables:
+        plots["scaling"] = os.path.join(out, "scaling.png")
+        scaling_plot(tables["scaling"], group, plots["scaling"])
+    if "breakdown" in tables:
+        plots["breakdown"] = os.path.join(out, "breakdown.png")
+        breakdown_plot(tables["breakdown"], group, plots["breakdown"])
+    if "busbw" in tables:
+        plots["busbw"] = os.path.join(out, "busbw.png")
+        busbw_plot(tables["busbw"], tables.get("alpha_beta", tables["busbw"].iloc[0:0]), plots["busbw"])
+    conv = convergence_frame(train) if not train.empty else train
+    if not conv.empty:
+        plots["convergence"] = os.path.join(out, "convergence.png")
+        convergence_plot(conv, plots["convergence"])
+    return plots
