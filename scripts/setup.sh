@@ -15,7 +15,8 @@ PACKAGES=(
   libfmt-dev libbenchmark-dev libgtest-dev nlohmann-json3-dev libyaml-cpp-dev libcli11-dev
   libpng-dev libjpeg-dev zlib1g-dev dataset-fashion-mnist
   slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
-  python3 python3-pandas python3-matplotlib python3-pytest python3-yaml
+  python3 python3-numpy python3-scipy python3-pandas python3-matplotlib python3-pytest python3-yaml
+  chromium libblis-dev libblis4-openmp
 )
 
 missing=()

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The smoke campaign end to end into its HTML report, looked at in headless Chromium:
+#   dlscale run (smoke plan, localhost) -> dlscale report -> a screenshot whose plots are there:
+#   the page must show clearly more coloured pixels than the same page with its images removed,
+#   and carry the four plots (scaling, breakdown, busbw, convergence) and the acceptance verdict.
+#   dlscale reproduce on it says the smoke plan reproduces no seed (exit 2).
+# usage: report_smoke_test.sh DLSCALE
+set -euo pipefail
+dlscale=$1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+export DLSCALE_ROOT=$root
+chromium=$(command -v chromium || command -v chromium-browser) || fail "no chromium (scripts/setup.sh installs it)"
+
+"$dlscale" run --site localhost --plan smoke --campaign "$tmp/smoke" --no-progress > "$tmp/run.log" 2>&1 \
+  || { cat "$tmp/run.log"; fail "the smoke campaign failed"; }
+[ -s "$tmp/smoke/acceptance.json" ] || fail "no acceptance.json"
+"$dlscale" report "$tmp/smoke" > "$tmp/report.log" 2>&1 || { cat "$tmp/report.log"; fail "dlscale report failed"; }
+html="$tmp/smoke/report.html"
+[ -s "$html" ] || fail "no report.html"
+grep -q "ACCEPTED: 1 of 1 criteria pass" "$html" || fail "the acceptance verdict is not in the report"
+for plot in scaling breakdown busbw convergence; do
+  grep -q "alt=\"$plot.png\" src=\"data:image/png;base64," "$html" || fail "plot $plot.png is not embedded"
+done
+sed -E 's/<img [^>]*>//g' "$html" > "$tmp/bare.html"
+shot() { "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,6000 --screenshot="$2" "file://$1" \
+           > "$tmp/chromium.log" 2>&1 || { cat "$tmp/chromium.log"; fail "chromium could not render $1"; }; }
+shot "$html" "$tmp/report.png"
+shot "$tmp/bare.html" "$tmp/bare.png"
+/usr/bin/python3 - "$tmp/report.png" "$tmp/bare.png" <<'PY'
+import sys
+import matplotlib.image as mi
+def colored(p):
+    img = mi.imread(p)[..., :3]
+    return int(((img.max(axis=2) - img.min(axis=2)) > 0.3).sum())
+a, b = colored(sys.argv[1]), colored(sys.argv[2])
+print(f"coloured pixels: report {a}, without its images {b}")
+sys.exit(0 if a > b + 20000 else 1)
+PY
+[ "${DLS_KEEP_SCREENSHOT:-}" ] && cp "$tmp/report.png" "$DLS_KEEP_SCREENSHOT"
+set +e
+"$dlscale" reproduce "$tmp/smoke" > "$tmp/repro.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "names no seed" "$tmp/repro.log" || { cat "$tmp/repro.log"; fail "reproduce on a plan without a seed: exit $rc"; }
+echo "report smoke test passed"
