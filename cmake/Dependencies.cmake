@@ -1,7 +1,26 @@
 # Every dependency comes from Debian's packages (scripts/setup.sh installs them).
 find_package(PkgConfig REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
-pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+# The BLAS under the im2col+GEMM paths (backend "openblas" in records, named by the BLAS it
+# links in provenance.libraries.blas): OpenBLAS (default) or BLIS, Debian's OpenMP builds of it.
+# A second build with -DDLS_BLAS=blis is a second software stack for `dlscale compare`.
+set(DLS_BLAS "openblas" CACHE STRING "BLAS library: openblas or blis")
+set_property(CACHE DLS_BLAS PROPERTY STRINGS openblas blis)
+add_library(dls_blas INTERFACE)
+if(DLS_BLAS STREQUAL "openblas")
+  pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
+  target_link_libraries(dls_blas INTERFACE PkgConfig::OPENBLAS)
+elseif(DLS_BLAS STREQUAL "blis")
+  find_path(BLIS_INCLUDE_DIR blis.h PATHS /usr/include/x86_64-linux-gnu/blis-openmp /usr/include/blis NO_DEFAULT_PATH)
+  find_library(BLIS_LIBRARY NAMES blis PATHS /usr/lib/x86_64-linux-gnu/blis-openmp NO_DEFAULT_PATH)
+  if(NOT BLIS_INCLUDE_DIR OR NOT BLIS_LIBRARY)
+    message(FATAL_ERROR "DLS_BLAS=blis: BLIS not found (Debian: apt-get install libblis-dev libblis4-openmp)")
+  endif()
+  target_include_directories(dls_blas INTERFACE ${BLIS_INCLUDE_DIR})
+  target_link_libraries(dls_blas INTERFACE ${BLIS_LIBRARY})
+else()
+  message(FATAL_ERROR "DLS_BLAS='${DLS_BLAS}': expected openblas or blis")
+endif()
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(benchmark REQUIRED)

@@ -109,8 +109,9 @@ bool is_relevant_env_var(const std::string& name) {
 nlohmann::json capture_provenance(const ProvenanceOptions& options) {
   utsname u{};
   uname(&u);
-  nlohmann::json libs = {{"openblas",
-                          {{"config", blas_config()},
+  nlohmann::json libs = {{"blas",
+                          {{"name", blas_name()},
+                           {"config", blas_config()},
                            {"corename", blas_corename()},
                            {"threads", blas_threads()},
                            {"parallel", blas_parallel_mode()}}}};

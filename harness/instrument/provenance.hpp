@@ -1,7 +1,7 @@
 // Provenance: where and with what a measurement ran. Captured once per process and copied into
 // every record it writes, so each record can be traced without a side file.
 //   host, site, start_time (UTC), git commit + dirty flag, compiler + flags + build type,
-//   OpenBLAS config / dispatched core / threads / threading mode, oneDNN, MPI, PAPI, CUDA
+//   the BLAS (name, config, dispatched core, threads, threading mode), oneDNN, MPI, PAPI, CUDA
 //   versions (when linked), CPU model and topology, ISA flags, hypervisor, kernel release,
 //   and the environment variables that change results.
 #pragma once

@@ -26,6 +26,7 @@
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/descriptor.hpp"
+#include "kernels/gpu/gpu.hpp"
 #include "kernels/core/threads.hpp"
 
 namespace dls {
@@ -92,13 +93,18 @@ Record make_record(const Session& run, const CaseEntry& e) {
     r.metrics["time_s_cv"] = s.cv;
     r.metrics["samples"] = s.count;
     r.metrics["bytes_per_s"] = k.bytes() / s.median;
-    if (k.flop() > 0) {
-      r.metrics["gflop_per_s"] = k.flop() / s.median * 1e-9;
-      r.metrics["pct_of_peak"] = 100.0 * k.flop() / s.median / peak.flop_per_s;
+    if (k.flop() > 0) r.metrics["gflop_per_s"] = k.flop() / s.median * 1e-9;
+    if (e.backend == Backend::kCudnn) {
+      // the GPU's own peak is not measured here: no % of the CPU's peak for a GPU kernel
+      r.metrics["device"] = gpu_name();
+      r.metrics["gpu_math"] = gpu_math_mode();
+      r.metrics["timer"] = "host clock around the call, stream synchronised";
+    } else {
+      if (k.flop() > 0) r.metrics["pct_of_peak"] = 100.0 * k.flop() / s.median / peak.flop_per_s;
+      r.metrics["peak_flop_per_s"] = peak.flop_per_s;
+      r.metrics["peak_source"] = peak.source;
+      r.metrics["peak_method"] = peak.method;
     }
-    r.metrics["peak_flop_per_s"] = peak.flop_per_s;
-    r.metrics["peak_source"] = peak.source;
-    r.metrics["peak_method"] = peak.method;
     for (const auto& [ev, v] : e.counters.values) r.counters[ev] = v;
     r.counters["iterations"] = e.iterations;
   }

@@ -9,10 +9,10 @@ namespace dls {
 
 const std::vector<OpEntry>& op_table() {
   static const std::vector<OpEntry> table = {
-      {"gemm", "MxNxK[_ta][_tb]  e.g. 2048x2048x2048", "ref openblas onednn", &make_gemm_case},
-      {"conv2d_fwd", "benchdnn conv: g1mb16ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh0dw0", "ref openblas onednn", &make_conv2d_fwd_case},
-      {"conv2d_bwd_data", "as conv2d_fwd", "ref openblas onednn", &make_conv2d_bwd_data_case},
-      {"conv2d_bwd_filter", "as conv2d_fwd", "ref openblas onednn", &make_conv2d_bwd_filter_case},
+      {"gemm", "MxNxK[_ta][_tb]  e.g. 2048x2048x2048", "ref openblas onednn cudnn", &make_gemm_case},
+      {"conv2d_fwd", "benchdnn conv: g1mb16ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh0dw0", "ref openblas onednn cudnn", &make_conv2d_fwd_case},
+      {"conv2d_bwd_data", "as conv2d_fwd", "ref openblas onednn cudnn", &make_conv2d_bwd_data_case},
+      {"conv2d_bwd_filter", "as conv2d_fwd", "ref openblas onednn cudnn", &make_conv2d_bwd_filter_case},
       {"fc_fwd", "benchdnn ip: mb16ic9216oc4096 (or mb16ic256ih6iw6oc4096)", "ref openblas", &make_fc_fwd_case},
       {"fc_bwd_data", "as fc_fwd", "ref openblas", &make_fc_bwd_data_case},
       {"fc_bwd_weights", "as fc_fwd (dw and db)", "ref openblas", &make_fc_bwd_weights_case},

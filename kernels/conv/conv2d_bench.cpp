@@ -6,6 +6,7 @@
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
 #include "kernels/core/versions.hpp"
+#include "kernels/gpu/gpu.hpp"
 
 namespace dls {
 namespace {
@@ -32,6 +33,7 @@ class ConvCase final : public TensorCase {
   }
   std::string supports(Backend b) const override {
     if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
+    if (b == Backend::kCudnn) return gpu_unavailable();
     return KernelCase::supports(b);
   }
   void setup(Backend b) override {
@@ -47,15 +49,28 @@ class ConvCase final : public TensorCase {
       if (!w_.empty()) dnn_->set_w(w_.data());
       if (!dy_.empty()) dnn_->set_dy(dy_.data());
     }
+    if (b == Backend::kCudnn) {
+      gpu_ = std::make_unique<Conv2dCudnn>(sh_);
+      if (!x_.empty()) gpu_->set_x(x_.data());
+      if (!w_.empty()) gpu_->set_w(w_.data());
+      if (!dy_.empty()) gpu_->set_dy(dy_.data());
+    }
   }
   void teardown() override {
     x_ = w_ = dy_ = out_ = {};
     ws_ = {};
     dnn_.reset();
+    gpu_.reset();
   }
 
  protected:
   void run_backend() override {
+    if (backend_ == Backend::kCudnn) {
+      if (dir_ == Dir::kFwd) gpu_->forward();
+      else if (dir_ == Dir::kBwdData) gpu_->backward_data();
+      else gpu_->backward_filter();
+      return;
+    }
     if (backend_ == Backend::kOneDnn) {
       if (dir_ == Dir::kFwd) dnn_->forward();
       else if (dir_ == Dir::kBwdData) dnn_->backward_data();
@@ -67,6 +82,11 @@ class ConvCase final : public TensorCase {
     else conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
   }
   std::vector<OutputView> outputs() override {
+    if (backend_ == Backend::kCudnn) {  // device to host (untimed)
+      if (dir_ == Dir::kFwd) gpu_->get_y(out_.data());
+      else if (dir_ == Dir::kBwdData) gpu_->get_dx(out_.data());
+      else gpu_->get_dw(out_.data());
+    }
     if (backend_ == Backend::kOneDnn) {  // reorder oneDNN's layout back to NCHW (untimed)
       if (dir_ == Dir::kFwd) dnn_->get_y(out_.data());
       else if (dir_ == Dir::kBwdData) dnn_->get_dx(out_.data());
@@ -115,6 +135,7 @@ class ConvCase final : public TensorCase {
   std::vector<float> x_, w_, dy_, out_;
   ConvWorkspace ws_;
   std::unique_ptr<Conv2dOnednn> dnn_;
+  std::unique_ptr<Conv2dCudnn> gpu_;
 };
 
 Conv2dShape with_mb(std::string_view d, int mb) {

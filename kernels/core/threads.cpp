@@ -1,7 +1,7 @@
-// OpenMP and OpenBLAS thread control (see threads.hpp).
+// OpenMP thread control and the BLAS threads guard (see threads.hpp); the BLAS library's own
+// calls are in blas_<library>.cpp, the one CMake's DLS_BLAS picks.
 #include "kernels/core/threads.hpp"
 
-#include <cblas.h>
 #include <omp.h>
 
 namespace dls {
@@ -10,26 +10,10 @@ int omp_threads() { return omp_get_max_threads(); }
 
 void set_threads(int n) {
   omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  set_blas_threads(n);
 }
 
-int blas_threads() { return openblas_get_num_threads(); }
-void set_blas_threads(int n) { openblas_set_num_threads(n); }
-std::string blas_config() { return openblas_get_config(); }
-std::string blas_corename() { return openblas_get_corename(); }
-
-std::string blas_parallel_mode() {
-  switch (openblas_get_parallel()) {
-    case 0: return "sequential";
-    case 1: return "pthreads";
-    case 2: return "openmp";
-    default: return "unknown";
-  }
-}
-
-BlasThreadsGuard::BlasThreadsGuard(int n) : saved_(openblas_get_num_threads()) {
-  openblas_set_num_threads(n);
-}
-BlasThreadsGuard::~BlasThreadsGuard() { openblas_set_num_threads(saved_); }
+BlasThreadsGuard::BlasThreadsGuard(int n) : saved_(blas_threads()) { set_blas_threads(n); }
+BlasThreadsGuard::~BlasThreadsGuard() { set_blas_threads(saved_); }
 
 }  // namespace dls

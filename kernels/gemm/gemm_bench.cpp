@@ -4,6 +4,7 @@
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/versions.hpp"
 #include "kernels/gemm/gemm.hpp"
+#include "kernels/gpu/gpu.hpp"
 
 namespace dls {
 namespace {
@@ -23,6 +24,7 @@ class GemmCase final : public TensorCase {
   }
   std::string supports(Backend b) const override {
     if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
+    if (b == Backend::kCudnn) return gpu_unavailable();
     return KernelCase::supports(b);
   }
   void setup(Backend b) override {
@@ -30,15 +32,27 @@ class GemmCase final : public TensorCase {
     a_ = case_input(std::size_t(sh_.m) * sh_.k, 1);
     b_ = case_input(std::size_t(sh_.k) * sh_.n, 2);
     c_.assign(std::size_t(sh_.m) * sh_.n, 0.0f);
+    if (b == Backend::kCudnn) {
+      gpu_ = std::make_unique<GemmCublas>(sh_);
+      gpu_->set_a(a_.data());
+      gpu_->set_b(b_.data());
+    }
   }
-  void teardown() override { a_ = b_ = c_ = {}; }
+  void teardown() override {
+    a_ = b_ = c_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override {
-    if (backend_ == Backend::kOneDnn) gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
+    if (backend_ == Backend::kCudnn) gpu_->run();
+    else if (backend_ == Backend::kOneDnn) gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
     else gemm_openblas(sh_, a_.data(), b_.data(), c_.data());
   }
-  std::vector<OutputView> outputs() override { return {{"c", c_, dot_bound(sh_.k)}}; }
+  std::vector<OutputView> outputs() override {
+    if (backend_ == Backend::kCudnn) gpu_->get_c(c_.data());  // device to host (untimed)
+    return {{"c", c_, dot_bound(sh_.k)}};
+  }
   std::span<float> mutable_output(int) override { return c_; }
   double ref_cost() const override { return sh_.flop() / 2; }
   void ref_full(int, std::vector<double>& ref, std::vector<double>& scale) override {
@@ -54,6 +68,7 @@ class GemmCase final : public TensorCase {
  private:
   GemmShape sh_;
   std::vector<float> a_, b_, c_;
+  std::unique_ptr<GemmCublas> gpu_;
 };
 
 }  // namespace

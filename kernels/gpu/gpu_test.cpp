@@ -1,0 +1,81 @@
+// The GPU kernels (cuDNN convolution, cuBLAS GEMM) against the CPU reference on the small shape
+// sets, in strict FP32 (the default math mode). Without a usable GPU (a build without CUDA, or
+// no device) every test is SKIPPED with the reason; ctest reports it as skipped, never passed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/instrument/compare.hpp"
+#include "kernels/core/descriptor.hpp"
+#include "kernels/core/rng.hpp"
+#include "kernels/gpu/gpu.hpp"
+#include "kernels/testing_paths.hpp"
+
+namespace dls {
+namespace {
+
+#define DLS_NEED_GPU()                                                  \
+  do {                                                                  \
+    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why; \
+  } while (0)
+
+TEST(GpuInfo, NameAndMathMode) {
+  DLS_NEED_GPU();
+  EXPECT_FALSE(gpu_name().empty());
+  EXPECT_EQ(gpu_math_mode(), "fp32");  // ctest runs without DLS_GPU_MATH: strict FP32
+}
+
+TEST(GemmCublas, MatchesReference) {
+  DLS_NEED_GPU();
+  for (const char* text : {"1x1x1", "7x5x3", "13x1x17", "33x31x65_ta", "17x40x9_tb", "64x63x129_ta_tb", "100x3x1000"}) {
+    const GemmShape sh = GemmShape::parse(text);
+    SCOPED_TRACE(sh.str());
+    const auto a = random_vector(std::size_t(sh.m) * sh.k, 1);
+    const auto b = random_vector(std::size_t(sh.k) * sh.n, 2);
+    std::vector<double> ref(std::size_t(sh.m) * sh.n), ref_abs(ref.size());
+    gemm_ref(sh, a.data(), b.data(), ref.data(), ref_abs.data());
+    std::vector<float> c(ref.size(), NAN);
+    GemmCublas g(sh);
+    g.set_a(a.data());
+    g.set_b(b.data());
+    g.run();
+    g.get_c(c.data());
+    const auto rep = compare(ref, ref_abs, c, dot_bound(sh.k));
+    EXPECT_TRUE(rep.ok()) << rep.summary() << " (" << g.implementation() << ")";
+  }
+}
+
+TEST(Conv2dCudnn, AllDirectionsMatchReference) {
+  DLS_NEED_GPU();
+  for (const auto& [line, text] : read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt"))) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    SCOPED_TRACE(sh.str());
+    const auto x = random_vector(sh.x_count(), 21);
+    const auto w = random_vector(sh.w_count(), 22);
+    const auto dy = random_vector(sh.y_count(), 23);
+    std::vector<double> y(sh.y_count()), y_abs(y.size()), dx(sh.x_count()), dx_abs(dx.size()), dw(sh.w_count()), dw_abs(dw.size());
+    conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), y_abs.data());
+    conv2d_bwd_data_ref(sh, dy.data(), w.data(), dx.data(), dx_abs.data());
+    conv2d_bwd_filter_ref(sh, x.data(), dy.data(), dw.data(), dw_abs.data());
+    Conv2dCudnn c(sh);
+    c.set_x(x.data());
+    c.set_w(w.data());
+    c.set_dy(dy.data());
+    c.forward();
+    c.backward_data();
+    c.backward_filter();
+    std::vector<float> gy(y.size(), NAN), gdx(dx.size(), NAN), gdw(dw.size(), NAN);
+    c.get_y(gy.data());
+    c.get_dx(gdx.data());
+    c.get_dw(gdw.data());
+    const auto ry = compare(y, y_abs, gy, dot_bound(sh.crs()));
+    const auto rdx = compare(dx, dx_abs, gdx, dot_bound(sh.kg() * sh.r * sh.s));
+    const auto rdw = compare(dw, dw_abs, gdw, dot_bound(double(sh.n) * sh.p() * sh.q()));
+    EXPECT_TRUE(ry.ok()) << "y: " << ry.summary() << " (" << c.implementation() << ")";
+    EXPECT_TRUE(rdx.ok()) << "dx: " << rdx.summary() << " (" << c.implementation() << ")";
+    EXPECT_TRUE(rdw.ok()) << "dw: " << rdw.summary() << " (" << c.implementation() << ")";
+  }
+}
+
+}  // namespace
+}  // namespace dls
