@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `dlscale collectives` as a user meets it, under mpirun at 3 ranks: a small checked sweep that
 # writes valid records, and bad input that fails on every rank with one clear message, exit 2,
-# no record and no hang (each run is bounded by `timeout`).
+# no record and no hang (each run is bounded by `timeout`). Few iterations: with 3 ranks on 2
+# cores beside other tests, the default 1000 of a small size took over the 60 s bound.
 # usage: cli_test.sh MPIEXEC DLSCALE [mpiexec flags...]
 set -euo pipefail
 mpiexec=$1 dlscale=$2
@@ -13,7 +14,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 run3() { timeout 60 "$mpiexec" -np 3 "${flags[@]}" "$dlscale" collectives "$@"; }
 
 # a checked sweep: exit 0, one record per (algorithm, size) plus one fit per algorithm
-run3 -b 0 -e 64K -f 16 --algo all --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { rc=$?; cat "$tmp/out.txt"; fail "sweep exited $rc"; }
+run3 -b 0 -e 64K -f 16 --algo all --iters 50 --warmup 5 --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { rc=$?; cat "$tmp/out.txt"; fail "sweep exited $rc"; }
 n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
 # sizes 0 1 16 256 4K 64K bytes; 0 and 1 byte are both 0 floats: 5 sizes x 5 algorithms
 [[ $n -eq 25 ]] || fail "expected 25 allreduce records (5 sizes x 5 algos), got $n"
@@ -24,7 +25,7 @@ grep -q '"wrong":0' "$tmp/r.jsonl" || fail "no exact check in the records"
 grep -q '"ranks":3' "$tmp/r.jsonl" || fail "ranks not recorded"
 
 # the overlap sweep: both engines, checked, one record per (engine, algorithm, size)
-run3 -b 1K -e 64K -f 64 --overlap all --algo mpi,ring --out "$tmp/o.jsonl" > "$tmp/o.txt" 2>&1 || { rc=$?; cat "$tmp/o.txt"; fail "overlap sweep exited $rc"; }
+run3 -b 1K -e 64K -f 64 --overlap all --algo mpi,ring --iters 50 --warmup 5 --out "$tmp/o.jsonl" > "$tmp/o.txt" 2>&1 || { rc=$?; cat "$tmp/o.txt"; fail "overlap sweep exited $rc"; }
 n=$(grep -c '"benchmark":"allreduce_overlap"' "$tmp/o.jsonl")
 [[ $n -eq 6 ]] || fail "expected 6 overlap records (2 sizes x (2 thread algos + nonblocking)), got $n"
 [[ $(grep -c '"wrong":0' "$tmp/o.jsonl") -eq 6 ]] || fail "an overlap record without a passed exact check"
