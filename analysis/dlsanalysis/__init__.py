@@ -9,4 +9,4 @@ from .scaling import scaling_table, speedup_table, breakdown_table  # noqa: F401
 from .kernels import kernel_table  # noqa: F401
 from .collectives import alpha_beta_table, busbw_table, fit_alpha_beta  # noqa: F401
 from .convergence import convergence_frame, layer_share_table, tau_table, time_to_accuracy_table  # noqa: F401
-from .reproduce import figure_verdicts, reproduce_table  # noqa: F401
+from .reproduce import figure_verdicts, reproduce_campaign, reproduce_table  # noqa: F401

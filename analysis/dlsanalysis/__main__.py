@@ -18,8 +18,8 @@ import sys
 
 from .compare import compare_frames, provenance_diff
 from .records import RecordError, load_campaign, load_records
-from .reproduce import figure_verdicts, load_published, plan_info, reproduce_table
-from .tables import campaign_tables, markdown, write_plots, write_tables
+from .reproduce import load_published, plan_info, reproduce_campaign
+from .tables import campaign_tables, write_plots, write_tables
 
 DEFAULT_PUBLISHED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "published")
 
@@ -86,9 +86,7 @@ def reproduce_main(a):
         print(f"dlsanalysis reproduce: no published figure of seed '{seed}' in {a.published}", file=sys.stderr)
         return 2
     df = load_campaign(a.campaign)
-    frames = {"all": df, "train": df[(df["kind"] == "train") & (df["status"] == "ok")] if not df.empty else df, "scaling": modes}
-    rows = reproduce_table(frames, pub, a.tolerance)
-    figs = figure_verdicts(rows)
+    rows, figs = reproduce_campaign(df, modes, pub, a.tolerance)
     out = os.path.join(a.campaign, "analysis")
     write_tables({"reproduce": rows, "reproduce_figures": figs}, out)
     print(f"## {seed}: measured beside published (relative tolerance {a.tolerance:.0%})\n")

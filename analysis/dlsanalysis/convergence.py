@@ -16,15 +16,12 @@ import math
 
 import pandas as pd
 
+from .records import ok_train
 from .stats import aggregate
 
 
-def _ok_train(df):
-    return df[(df["kind"] == "train") & (df["status"] == "ok")].copy()
-
-
 def time_to_accuracy_table(df, group=("params.model",)):
-    d = _ok_train(df)
+    d = ok_train(df)
     if d.empty or "params.target" not in d:
         return pd.DataFrame()
     d = d[d["params.target"].notna()]
@@ -45,7 +42,7 @@ def _last_train_loss(epochs):
 
 
 def tau_table(df):
-    d = _ok_train(df)
+    d = ok_train(df)
     if d.empty or "params.easgd.tau" not in d:
         return pd.DataFrame()
     d["workers"] = d["metrics.ranks"].astype(int)
@@ -80,7 +77,7 @@ def _classify(layer_s):
 
 
 def layer_share_table(df, group=("params.model",)):
-    d = _ok_train(df)
+    d = ok_train(df)
     if d.empty:
         return pd.DataFrame()
     cols = [c for c in d.columns if c.startswith("metrics.layer_s.") and c.endswith(".type")]
@@ -106,7 +103,7 @@ def layer_share_table(df, group=("params.model",)):
 
 
 def convergence_frame(df, label=("params.model", "metrics.ranks")):
-    d = _ok_train(df)
+    d = ok_train(df)
     rows = []
     if d.empty or "metrics.epochs" not in d:
         return pd.DataFrame()

@@ -53,13 +53,14 @@ def breakdown_plot(table, group, path):
 
 
 def busbw_plot(table, fits, path):
-    """Bus bandwidth by message size, one line per (op, algo, ranks); dotted: the alpha-beta model."""
+    """Bus bandwidth by message size, one line per (op, algo, ranks); dotted: the alpha-beta model
+    (fits: the alpha_beta table, or None)."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for (op, algo, ranks), g in table.groupby(["op", "algo", "ranks"], sort=True):
         g = g.sort_values("bytes")
         line = ax.plot(g["bytes"], g["busbw_bytes_per_s"] / 1e9, marker=".", label=f"{op} {algo} {ranks} ranks")
-        f = fits[(fits["op"] == op) & (fits["algo"] == algo) & (fits["ranks"] == ranks)] if not fits.empty else fits
-        if not f.empty:
+        f = None if fits is None else fits[(fits["op"] == op) & (fits["algo"] == algo) & (fits["ranks"] == ranks)]
+        if f is not None and not f.empty:
             f = f.iloc[0]
             busbw_over_algbw = f["busbw_model_bytes_per_s"] / f["bandwidth_bytes_per_s"]
             model = g["bytes"] / (f["alpha_s"] + g["bytes"] / f["bandwidth_bytes_per_s"]) * busbw_over_algbw

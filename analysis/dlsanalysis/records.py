@@ -16,11 +16,11 @@ class RecordError(ValueError):
     """A record file that cannot be read as dlscale records; the message names file and line."""
 
 
-def _flatten(prefix, obj, out):
+def flatten(prefix, obj, out):
     for key, value in obj.items():
         name = f"{prefix}.{key}" if prefix else key
         if isinstance(value, dict):
-            _flatten(name, value, out)
+            flatten(name, value, out)
         else:
             out[name] = value
 
@@ -46,10 +46,15 @@ def load_records(path):
             row = {"file": path, "line": no}
             for key in ("kind", "benchmark", "point_id", "status", "error", "harness_point"):
                 row[key] = rec.get(key)
-            _flatten("params", rec["params"], row)
-            _flatten("metrics", rec["metrics"], row)
+            flatten("params", rec["params"], row)
+            flatten("metrics", rec["metrics"], row)
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def ok_train(df):
+    """The training records that completed (status ok); an empty frame stays empty."""
+    return df[(df["kind"] == "train") & (df["status"] == "ok")].copy() if not df.empty else df
 
 
 def load_campaign(folder):

@@ -10,8 +10,8 @@ import os
 
 import pandas as pd
 
-from .records import load_campaign
-from .reproduce import figure_verdicts, load_published, plan_info, reproduce_table
+from .records import flatten, load_campaign
+from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
 CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}
@@ -46,16 +46,6 @@ def _img(path):
     with open(path, "rb") as f:
         data = base64.b64encode(f.read()).decode()
     return f'<img alt="{html.escape(os.path.basename(path))}" src="data:image/png;base64,{data}">'
-
-
-def _flatten(prefix, obj, out):
-    for k, v in obj.items():
-        name = f"{prefix}.{k}" if prefix else k
-        if isinstance(v, dict):
-            _flatten(name, v, out)
-        else:
-            out.append((name, v if isinstance(v, str) else json.dumps(v)))
-    return out
 
 
 def _last_points(campaign):
@@ -115,11 +105,11 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
         pub = load_published(published_dir)
         pub = pub[pub["seed"] == seed]
         if not pub.empty:
-            frames = {"all": df, "train": df[(df["kind"] == "train") & (df["status"] == "ok")], "scaling": modes}
-            rt = reproduce_table(frames, pub, tolerance)
-            body.append(f"<h2>Reproduction of {html.escape(seed)} (tolerance {tolerance:.0%})</h2>"
-                        + _table(figure_verdicts(rt)) + _table(rt))
-    prov = _flatten("", manifest.get("provenance", {}), [])
+            rt, figs = reproduce_campaign(df, modes, pub, tolerance)
+            body.append(f"<h2>Reproduction of {html.escape(seed)} (tolerance {tolerance:.0%})</h2>" + _table(figs) + _table(rt))
+    prov = {}
+    flatten("", manifest.get("provenance", {}), prov)
+    prov = [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in prov.items()]
     body.append("<h2>Appendix: provenance</h2>" + _table(pd.DataFrame(prov, columns=["key", "value"])))
     doc = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>dlscale report</title>"
            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")

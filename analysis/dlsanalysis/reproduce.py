@@ -19,15 +19,18 @@ v (1 - tolerance). A figure is reproduced when it has judged rows and all are re
 reproduced when any judged row is not; otherwise not judged.
 """
 import glob
+import json
 import math
 import os
 import re
 
 import pandas as pd
+import yaml
 
 from .collectives import busbw_table
 from .convergence import layer_share_table
 from .kernels import kernel_table
+from .records import ok_train
 from .scaling import scaling_table, speedup_table
 
 HARDWARE_BOUND = {"samples_per_s_per_node", "speedup_vs_k40", "slowdown_vs_p100", "slowdown_vs_k40",
@@ -44,8 +47,6 @@ def load_published(folder):
 
 def plan_info(campaign):
     """(seed, {experiment: scaling mode}) from the plan file the campaign's manifest names."""
-    import json
-    import yaml
     manifest = os.path.join(campaign, "manifest.json")
     if not os.path.exists(manifest):
         return None, {}
@@ -221,6 +222,13 @@ def reproduce_table(campaign_frames, published, tolerance=0.10):
                    verdict="reproduced" if ok else "not reproduced")
         rows.append(out)
     return pd.DataFrame(rows)
+
+
+def reproduce_campaign(df, modes, published, tolerance=0.10):
+    """(rows, figures): a campaign's frame (and its experiments' scaling modes) against the
+    published rows of its seed."""
+    rows = reproduce_table({"all": df, "train": ok_train(df), "scaling": modes}, published, tolerance)
+    return rows, figure_verdicts(rows)
 
 
 def figure_verdicts(table):

@@ -12,6 +12,7 @@ import os
 from .collectives import alpha_beta_table, busbw_table
 from .convergence import convergence_frame, layer_share_table, tau_table, time_to_accuracy_table
 from .kernels import kernel_table
+from .records import ok_train
 from .plots import breakdown_plot, busbw_plot, convergence_plot, scaling_plot
 from .scaling import breakdown_table, scaling_table, speedup_table
 
@@ -32,7 +33,7 @@ def campaign_tables(df, modes=None):
     tables = {}
     if df.empty:
         return tables
-    train = df[(df["kind"] == "train") & (df["status"] == "ok")]
+    train = ok_train(df)
     if not train.empty:
         group = train_group(train)
         # EASGD runs count workers in metrics.ranks; they are in the tau table, not the scaling one
@@ -76,7 +77,7 @@ def write_plots(tables, df, out):
         breakdown_plot(tables["breakdown"], group, plots["breakdown"])
     if "busbw" in tables:
         plots["busbw"] = os.path.join(out, "busbw.png")
-        busbw_plot(tables["busbw"], tables.get("alpha_beta", tables["busbw"].iloc[0:0]), plots["busbw"])
+        busbw_plot(tables["busbw"], tables.get("alpha_beta"), plots["busbw"])
     conv = convergence_frame(train) if not train.empty else train
     if not conv.empty:
         plots["convergence"] = os.path.join(out, "convergence.png")
