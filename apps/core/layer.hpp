@@ -49,6 +49,7 @@ struct ParamSpec {
 // What a forward/backward pass knows besides its tensors.
 struct Context {
   Backend backend = Backend::kOpenBlas;
+  ConvAlgo conv_algo = ConvAlgo::kAuto;  // the openblas backend's convolutions (kernels/conv/conv2d.hpp)
   bool train = true;
   const int* labels = nullptr;  // batch labels, for classification losses
   std::uint64_t seed = 0;       // per-step seed (dropout masks)

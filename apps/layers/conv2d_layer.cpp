@@ -59,7 +59,7 @@ void Conv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x,
         onednn_with(x[0], this->w_[0]).forward();
         dnn_->get_y(y);
       } else {
-        conv2d_fwd_openblas(sh_, x[0], this->w_[0], y, conv_workspace());
+        conv2d_fwd_cpu(sh_, x[0], this->w_[0], y, conv_workspace(), ctx.conv_algo);
       }
       if (o_.bias) bias_fwd_cpu(this->w_[1], y, sh_.n, sh_.k, hw);
       return;
@@ -85,8 +85,8 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
         dnn_->get_dw(dwtmp_.data());
         accumulate_cpu(dwtmp_.data(), this->dw_[0], sh_.w_count());
       } else {
-        if (dx[0]) conv2d_bwd_data_openblas(sh_, dy, this->w_[0], dx[0], conv_workspace());
-        conv2d_bwd_filter_openblas(sh_, x[0], dy, this->dw_[0], conv_workspace(), 1.0f);
+        if (dx[0]) conv2d_bwd_data_cpu(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo);
+        conv2d_bwd_filter_cpu(sh_, x[0], dy, this->dw_[0], conv_workspace(), ctx.conv_algo, 1.0f);
       }
       if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.k, hw, 1.0f);
       return;

@@ -1,4 +1,4 @@
-// Convolution layer: kernels/conv (im2col + OpenBLAS, or oneDNN) plus the per-channel bias of
+// Convolution layer: kernels/conv (im2col + BLAS or Winograd, as ctx.conv_algo picks; or oneDNN) plus the per-channel bias of
 // kernels/eltwise. Grouped convolutions as Caffe's `group`; Caffe's floor output rule.
 #pragma once
 

@@ -34,7 +34,7 @@ void Deconv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& 
   const long hw = long(sh_.h) * sh_.w;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
-      conv2d_bwd_data_openblas(sh_, x[0], this->w_[0], y, conv_workspace());
+      conv2d_bwd_data_cpu(sh_, x[0], this->w_[0], y, conv_workspace(), ctx.conv_algo);
       if (o_.bias) bias_fwd_cpu(this->w_[1], y, sh_.n, sh_.c, hw);
       return;
     }
@@ -51,8 +51,8 @@ void Deconv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>&
   const long hw = long(sh_.h) * sh_.w;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
-      if (dx[0]) conv2d_fwd_openblas(sh_, dy, this->w_[0], dx[0], conv_workspace());
-      conv2d_bwd_filter_openblas(sh_, dy, x[0], this->dw_[0], conv_workspace(), 1.0f);
+      if (dx[0]) conv2d_fwd_cpu(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo);
+      conv2d_bwd_filter_cpu(sh_, dy, x[0], this->dw_[0], conv_workspace(), ctx.conv_algo, 1.0f);
       if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.c, hw, 1.0f);
       return;
     }

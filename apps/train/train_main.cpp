@@ -17,7 +17,7 @@ namespace dls {
 
 int train_main(int argc, char** argv) {
   TrainOptions o;
-  std::string optim = "sgd", policy = "fixed", scaling = "none", backend = "openblas", target, out, site = "localhost";
+  std::string optim = "sgd", policy = "fixed", scaling = "none", backend = "openblas", conv_algo = "auto", target, out, site = "localhost";
   std::string vae_sampling = "exp_logvar", vae_kl = "mean";
   std::vector<long> lr_steps;
   bool list = false, no_aux = false, no_cache = false;
@@ -67,6 +67,10 @@ int train_main(int argc, char** argv) {
   app.add_option("--lr-scaling", scaling, "none, linear or sqrt in the global batch over --ref-batch")->default_str(scaling);
   app.add_option("--ref-batch", o.solver.schedule.ref_batch, "the batch the base rate is for (scaling rules)");
   app.add_option("--backend", backend, "ref, openblas or onednn")->default_str(backend);
+  app.add_option("--conv-algo", conv_algo,
+                 "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 layers of 16+ "
+                 "channels, im2col + GEMM elsewhere), gemm, or winograd (wherever it applies)")
+      ->default_str(conv_algo);
   app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (default: as configured)");
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
   auto* dist_group = app.add_option_group("distributed", "under mpirun / srun (apps/dist/dist.hpp)");
@@ -115,6 +119,7 @@ int train_main(int argc, char** argv) {
   o.solver.schedule.steps = lr_steps;
   o.solver.schedule.scaling = parse_lr_scaling(scaling);
   o.backend = parse_backend(backend);
+  o.conv_algo = parse_conv_algo(conv_algo);
   o.target = Target::parse(target);
   if (no_cache) o.cache_bytes = 0;
   if (o.epochs <= 0 && o.steps <= 0) throw ConfigError("--epochs or --steps must be positive");

@@ -145,6 +145,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
               {"data", o.data},             {"optim", optim_name(o.solver.optim)},
               {"lr", so.schedule.describe()}, {"momentum", o.solver.params.momentum},
               {"weight_decay", o.solver.params.weight_decay}, {"backend", backend_name(o.backend)},
+              {"conv_algo", conv_algo_name(o.conv_algo)},
               {"threads", omp_threads()},   {"steps", total_steps},     {"seed", o.seed},
               {"scheme", "single"}, {"ranks", hooks.ranks}};
   if (hooks.params.is_object()) r.params.update(hooks.params);
@@ -166,7 +167,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     EvalResult e;
     if (!eval_any) return e;
     BatchBuffer b;
-    Context ctx{.backend = o.backend, .train = false};
+    Context ctx{.backend = o.backend, .conv_algo = o.conv_algo, .train = false};
     double loss = 0, sq = 0;
     long correct = 0, n = 0, pixels = 0;
     const long per = net->input_dims().per_image();
@@ -204,7 +205,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
   long epoch_steps = 0, steady = 0;
   Prefetcher pf(total_steps, [&](long b, BatchBuffer& buf) { train.fill(b, buf); });
-  Context ctx{.backend = o.backend, .train = true};
+  Context ctx{.backend = o.backend, .conv_algo = o.conv_algo, .train = true};
   if (!o.quiet && hooks.rank == 0)
     fmt::print(stderr, "train {}: {} parameters, {} forward MACs/image; {} ({} training, {} held-out samples); "
                "batch {}, {} steps ({} a epoch); {} {}\n", o.model, net->parameters(), net->forward_macs_per_image(),

@@ -50,6 +50,7 @@ struct TrainOptions {
     std::vector<double> steps;
   } lr_epochs;
   Backend backend = Backend::kOpenBlas;
+  ConvAlgo conv_algo = ConvAlgo::kAuto;
   int threads = 0;  // 0: leave as configured
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;

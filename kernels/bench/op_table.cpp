@@ -13,6 +13,9 @@ const std::vector<OpEntry>& op_table() {
       {"conv2d_fwd", "benchdnn conv: g1mb16ic64ih56iw56oc64kh3kw3sh1sw1ph1pw1dh0dw0", "ref openblas onednn cudnn", &make_conv2d_fwd_case},
       {"conv2d_bwd_data", "as conv2d_fwd", "ref openblas onednn cudnn", &make_conv2d_bwd_data_case},
       {"conv2d_bwd_filter", "as conv2d_fwd", "ref openblas onednn cudnn", &make_conv2d_bwd_filter_case},
+      {"conv2d_wino_fwd", "as conv2d_fwd; 3x3, stride 1, pad <= 2 (Winograd F(4x4,3x3))", "openblas", &make_conv2d_wino_fwd_case},
+      {"conv2d_wino_bwd_data", "as conv2d_wino_fwd", "openblas", &make_conv2d_wino_bwd_data_case},
+      {"conv2d_wino_bwd_filter", "as conv2d_wino_fwd", "openblas", &make_conv2d_wino_bwd_filter_case},
       {"fc_fwd", "benchdnn ip: mb16ic9216oc4096 (or mb16ic256ih6iw6oc4096)", "ref openblas", &make_fc_fwd_case},
       {"fc_bwd_data", "as fc_fwd", "ref openblas", &make_fc_bwd_data_case},
       {"fc_bwd_weights", "as fc_fwd (dw and db)", "ref openblas", &make_fc_bwd_weights_case},
@@ -60,6 +63,7 @@ const OpEntry* find_op(std::string_view op) {
 const std::vector<std::pair<std::string, std::vector<std::string>>>& op_groups() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
       {"conv2d", {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"}},
+      {"conv2d_wino", {"conv2d_wino_fwd", "conv2d_wino_bwd_data", "conv2d_wino_bwd_filter"}},
       {"fc", {"fc_fwd", "fc_bwd_data", "fc_bwd_weights"}},
       {"activations", {"relu_fwd", "relu_bwd", "sigmoid_fwd", "sigmoid_bwd", "tanh_fwd", "tanh_bwd"}},
       {"transpose", {"nchw2nhwc", "nhwc2nchw"}},

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/core/backend.hpp"
+
 namespace dls {
 
 struct Conv2dShape {
@@ -61,9 +63,14 @@ void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, doubl
 // An image whose column matrix would exceed max_image_col_bytes is processed in blocks of
 // output rows (the column matrix of a block at a time), so the workspace stays bounded on
 // large inputs (VGG-16's 224x224 layers: 115 MB a thread unsplit).
+// Winograd keeps its transformed filters (or their gradient) in wino_u (36 K C floats) and the
+// transformed tiles of a block in wino_v and wino_m (at most max_winograd_block_bytes together:
+// 4 MiB measured best on ResNet-50's 56x56 and 14x14 layers, 2 threads, against 0.5 to 16 MiB).
 struct ConvWorkspace {
   std::vector<std::vector<float>> col, tmp, dw;
   long max_image_col_bytes = 16L << 20;
+  std::vector<float> wino_u, wino_v, wino_m;
+  long max_winograd_block_bytes = 4L << 20;
 };
 // y = conv(x, w).  Overwrites y.
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
@@ -74,5 +81,31 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
 // dw = beta * dw + sum_n dy_n (x) col(x_n).  beta = 0 overwrites, 1 accumulates.
 void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                                 ConvWorkspace& ws, float beta = 0.0f);
+
+// ---- Winograd F(4x4, 3x3) (conv2d_winograd.cpp, transforms in winograd_transforms.hpp) ----
+// 3x3 filters, stride 1, no dilation, one group, padding at most 2 (else std::invalid_argument).
+// 2.25x (edge tiles padded) to 4x fewer multiplies than the direct method, at a larger rounding
+// error: winograd_amplification() is the factor on dot_bound's coefficient that covers it.
+bool winograd_applicable(const Conv2dShape& sh);
+double winograd_amplification(bool backward_filter);
+void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws);
+void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                              ConvWorkspace& ws);
+void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                                ConvWorkspace& ws, float beta = 0.0f);
+
+// ---- the CPU convolution with an algorithm choice (conv2d_cpu.cpp) ----
+//   gemm      im2col + BLAS (every shape)
+//   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
+//   auto      winograd where applicable and both channel counts are at least 16 (below that the
+//             tile transforms cost more than the multiplies they save), else gemm
+// (ConvAlgo, its names and parse_conv_algo are in kernels/core/backend.hpp.)
+ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested);  // kGemm or kWinograd
+void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws,
+                    ConvAlgo algo);
+void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                         ConvWorkspace& ws, ConvAlgo algo);
+void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                           ConvWorkspace& ws, ConvAlgo algo, float beta = 0.0f);
 
 }  // namespace dls

@@ -1,5 +1,7 @@
 // `dlscale kernels --op conv2d_fwd|conv2d_bwd_data|conv2d_bwd_filter` (or conv2d for all three):
-// one direction on one Conv2dShape, checked against the conv2d_*_ref functions.
+// one direction on one Conv2dShape, checked against the conv2d_*_ref functions. The ops
+// conv2d_wino_* (group conv2d_wino) run the CPU's Winograd F(4x4,3x3) kernels instead of im2col +
+// GEMM; their FLOP count is the direct method's, so their GFLOP/s is an effective rate.
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
@@ -15,9 +17,10 @@ enum class Dir { kFwd, kBwdData, kBwdFilter };
 
 class ConvCase final : public TensorCase {
  public:
-  ConvCase(Conv2dShape sh, Dir dir) : sh_(std::move(sh)), dir_(dir) {}
+  ConvCase(Conv2dShape sh, Dir dir, bool wino) : sh_(std::move(sh)), dir_(dir), wino_(wino) {}
   std::string op() const override {
-    return dir_ == Dir::kFwd ? "conv2d_fwd" : dir_ == Dir::kBwdData ? "conv2d_bwd_data" : "conv2d_bwd_filter";
+    const std::string base = wino_ ? "conv2d_wino_" : "conv2d_";
+    return base + (dir_ == Dir::kFwd ? "fwd" : dir_ == Dir::kBwdData ? "bwd_data" : "bwd_filter");
   }
   std::string shape() const override { return sh_.str(); }
   nlohmann::json shape_params() const override {
@@ -27,11 +30,19 @@ class ConvCase final : public TensorCase {
             {"dh", sh_.dil_h}, {"dw", sh_.dil_w}, {"name", sh_.name}};
   }
   double flop() const override { return sh_.flop(); }
-  std::string flop_convention() const override { return "2*N*K*(C/G)*R*S*P*Q (padding taps counted, DeepBench)"; }
+  std::string flop_convention() const override {
+    return wino_ ? "2*N*K*(C/G)*R*S*P*Q of the direct method (an effective rate: Winograd multiplies less)"
+                 : "2*N*K*(C/G)*R*S*P*Q (padding taps counted, DeepBench)";
+  }
   double bytes() const override {
     return 4.0 * double(sh_.x_count() + sh_.w_count() + sh_.y_count());
   }
   std::string supports(Backend b) const override {
+    if (wino_) {
+      if (b != Backend::kOpenBlas) return "Winograd is a CPU kernel of the openblas backend";
+      if (!winograd_applicable(sh_)) return "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2";
+      return "";
+    }
     if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
     if (b == Backend::kCudnn) return gpu_unavailable();
     return KernelCase::supports(b);
@@ -77,6 +88,12 @@ class ConvCase final : public TensorCase {
       else dnn_->backward_filter();
       return;
     }
+    if (wino_) {
+      if (dir_ == Dir::kFwd) conv2d_fwd_winograd(sh_, x_.data(), w_.data(), out_.data(), ws_);
+      else if (dir_ == Dir::kBwdData) conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+      else conv2d_bwd_filter_winograd(sh_, x_.data(), dy_.data(), out_.data(), ws_);
+      return;
+    }
     if (dir_ == Dir::kFwd) conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
     else if (dir_ == Dir::kBwdData) conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
     else conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
@@ -95,7 +112,13 @@ class ConvCase final : public TensorCase {
     const double len = dir_ == Dir::kFwd       ? sh_.crs()
                        : dir_ == Dir::kBwdData ? double(sh_.kg()) * sh_.r * sh_.s
                                                : double(sh_.n) * sh_.p() * sh_.q();
-    return {{dir_ == Dir::kFwd ? "y" : dir_ == Dir::kBwdData ? "dx" : "dw", out_, dot_bound(len)}};
+    Bound bound = dot_bound(len);
+    if (wino_) {  // the transforms' rounding (conv2d.hpp)
+      const double amp = winograd_amplification(dir_ == Dir::kBwdFilter);
+      bound.coef *= amp;
+      bound.why += fmt::format(", x{:.0f} for the Winograd transforms", amp);
+    }
+    return {{dir_ == Dir::kFwd ? "y" : dir_ == Dir::kBwdData ? "dx" : "dw", out_, bound}};
   }
   std::span<float> mutable_output(int) override { return out_; }
   double ref_cost() const override { return sh_.flop() / 2; }
@@ -132,6 +155,7 @@ class ConvCase final : public TensorCase {
  private:
   Conv2dShape sh_;
   Dir dir_;
+  bool wino_;
   std::vector<float> x_, w_, dy_, out_;
   ConvWorkspace ws_;
   std::unique_ptr<Conv2dOnednn> dnn_;
@@ -147,13 +171,22 @@ Conv2dShape with_mb(std::string_view d, int mb) {
 }  // namespace
 
 std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kFwd);
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kFwd, false);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdData);
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdData, false);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdFilter);
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdFilter, false);
+}
+std::unique_ptr<KernelCase> make_conv2d_wino_fwd_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kFwd, true);
+}
+std::unique_ptr<KernelCase> make_conv2d_wino_bwd_data_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdData, true);
+}
+std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdFilter, true);
 }
 
 }  // namespace dls

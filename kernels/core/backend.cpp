@@ -25,4 +25,20 @@ Backend parse_backend(std::string_view name) {
   throw ConfigError(fmt::format("--backend '{}': unknown backend (expected ref, openblas, onednn or cudnn)", name));
 }
 
+std::string conv_algo_name(ConvAlgo a) {
+  switch (a) {
+    case ConvAlgo::kAuto: return "auto";
+    case ConvAlgo::kGemm: return "gemm";
+    case ConvAlgo::kWinograd: return "winograd";
+  }
+  return "?";
+}
+
+ConvAlgo parse_conv_algo(std::string_view name) {
+  if (name == "auto") return ConvAlgo::kAuto;
+  if (name == "gemm") return ConvAlgo::kGemm;
+  if (name == "winograd") return ConvAlgo::kWinograd;
+  throw ConfigError(fmt::format("--conv-algo '{}': unknown algorithm (expected auto, gemm or winograd)", name));
+}
+
 }  // namespace dls

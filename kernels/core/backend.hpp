@@ -14,4 +14,10 @@ enum class Backend { kRef, kOpenBlas, kOneDnn, kCudnn };
 std::string backend_name(Backend b);
 Backend parse_backend(std::string_view name);  // throws ConfigError naming --backend
 
+// The openblas backend's convolution algorithm (kernels/conv/conv2d.hpp says which shapes each
+// takes): auto | gemm (im2col + BLAS) | winograd (F(4x4,3x3)).
+enum class ConvAlgo { kAuto, kGemm, kWinograd };
+std::string conv_algo_name(ConvAlgo a);
+ConvAlgo parse_conv_algo(std::string_view name);  // throws ConfigError naming --conv-algo
+
 }  // namespace dls

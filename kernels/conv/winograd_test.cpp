@@ -1,0 +1,119 @@
+// Winograd F(4x4, 3x3): the transform matrices by the 1-D identity they must satisfy, then all
+// three directions against the plain reference (conv2d_*_ref) over shapes that cover padding
+// 0..2, sizes that are not multiples of the 4x4 tile, more tiles than one 16-lane group, channel
+// counts that are not multiples of the lanes, and blocks of tile rows (a small workspace cap).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/instrument/compare.hpp"
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/winograd_transforms.hpp"
+#include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
+
+namespace dls {
+namespace {
+
+using namespace wino;
+
+// y = AT [(G g) . (BT d)] is the correlation of d (6 taps) with g (3 taps), in exact arithmetic:
+// in double on random data it agrees to rounding.
+TEST(WinogradTransforms, OneDimensionalIdentity) {
+  std::uint64_t idx = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    double d[kT], g[kR], gd[kT], bd[kT];
+    for (double& v : d) v = rng_normal(7, idx++);
+    for (double& v : g) v = rng_normal(7, idx++);
+    for (int xi = 0; xi < kT; ++xi) {
+      gd[xi] = bd[xi] = 0;
+      for (int r = 0; r < kR; ++r) gd[xi] += kG[xi][r] * g[r];
+      for (int a = 0; a < kT; ++a) bd[xi] += kBT[xi][a] * d[a];
+    }
+    for (int i = 0; i < kM; ++i) {
+      double y = 0, ref = 0;
+      for (int xi = 0; xi < kT; ++xi) y += kAT[i][xi] * gd[xi] * bd[xi];
+      for (int r = 0; r < kR; ++r) ref += d[i + r] * g[r];
+      EXPECT_NEAR(y, ref, 1e-12) << "output " << i;
+    }
+  }
+}
+
+struct Case {
+  const char* shape;
+  long block_bytes;  // the workspace cap on a block of tiles (small: several blocks)
+};
+
+class WinogradVsReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(WinogradVsReference, AllDirections) {
+  const Conv2dShape sh = Conv2dShape::parse(GetParam().shape);
+  ASSERT_TRUE(winograd_applicable(sh));
+  const auto x = random_vector(sh.x_count(), 31), w = random_vector(sh.w_count(), 32),
+             dy = random_vector(sh.y_count(), 33);
+  std::vector<double> y(sh.y_count()), ya(sh.y_count()), dx(sh.x_count()), dxa(sh.x_count()),
+      dw(sh.w_count()), dwa(sh.w_count());
+  conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), ya.data());
+  conv2d_bwd_data_ref(sh, dy.data(), w.data(), dx.data(), dxa.data());
+  conv2d_bwd_filter_ref(sh, x.data(), dy.data(), dw.data(), dwa.data());
+
+  ConvWorkspace ws;
+  ws.max_winograd_block_bytes = GetParam().block_bytes;
+  std::vector<float> gy(sh.y_count(), NAN), gdx(sh.x_count(), NAN), gdw(sh.w_count(), NAN);
+  conv2d_fwd_winograd(sh, x.data(), w.data(), gy.data(), ws);
+  conv2d_bwd_data_winograd(sh, dy.data(), w.data(), gdx.data(), ws);
+  conv2d_bwd_filter_winograd(sh, x.data(), dy.data(), gdw.data(), ws);
+
+  auto bound = [](double len, bool filter) {
+    Bound b = dot_bound(len);
+    b.coef *= winograd_amplification(filter);
+    return b;
+  };
+  auto rep = compare(y, ya, gy, bound(sh.crs(), false));
+  EXPECT_TRUE(rep.ok()) << "forward: " << rep.summary();
+  rep = compare(dx, dxa, gdx, bound(sh.k * 9.0, false));
+  EXPECT_TRUE(rep.ok()) << "backward data: " << rep.summary();
+  rep = compare(dw, dwa, gdw, bound(double(sh.n) * sh.p() * sh.q(), true));
+  EXPECT_TRUE(rep.ok()) << "backward filter: " << rep.summary();
+  // The bound is loose (the transforms' worst case); the errors seen are far inside it.
+  EXPECT_LT(rep.max_rel_err, 1e-4);
+
+  // beta = 1 accumulates onto what dw holds.
+  std::vector<float> twice = gdw;
+  conv2d_bwd_filter_winograd(sh, x.data(), dy.data(), twice.data(), ws, 1.0f);
+  for (std::size_t i = 0; i < twice.size(); ++i) ASSERT_NEAR(twice[i], 2 * gdw[i], 1e-5 * (1 + std::fabs(gdw[i]))) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, WinogradVsReference,
+    ::testing::Values(Case{"mb2ic3ih8iw8oc5kh3kw3ph1pw1", 16L << 20},       // one tile row block
+                      Case{"mb2ic17ih13iw11oc19kh3kw3ph1pw1", 16L << 20},   // edge tiles, odd channels
+                      Case{"mb1ic4ih9iw70oc3kh3kw3ph0pw0", 16L << 20},      // pad 0, 17 tiles a row (2 lane groups)
+                      Case{"mb2ic5ih7iw6oc6kh3kw3ph2pw2", 16L << 20},       // pad 2: backward data pads 0
+                      Case{"mb3ic6ih10iw9oc7kh3kw3ph1pw0", 1},              // one tile row a block
+                      Case{"mb2ic8ih7iw7oc8kh3kw3ph1pw1", 4 * 36 * 16 * 2 * 3}));  // 3 tile rows a block
+
+TEST(Winograd, RejectsWhatItCannotDo) {
+  std::vector<float> buf(4096);
+  ConvWorkspace ws;
+  for (const char* s : {"mb1ic4ih8oc4kh3sh2ph1", "mb1ic4ih8oc4kh5ph2", "g2mb1ic4ih8oc4kh3ph1",
+                        "mb1ic4ih8oc4kh3ph1dh1", "mb1ic4ih8oc4kh3ph3"}) {
+    const Conv2dShape sh = Conv2dShape::parse(s);
+    EXPECT_FALSE(winograd_applicable(sh)) << s;
+    EXPECT_THROW(conv2d_fwd_winograd(sh, buf.data(), buf.data(), buf.data(), ws), std::invalid_argument) << s;
+    EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kWinograd), ConvAlgo::kGemm) << s;  // falls back
+  }
+}
+
+TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3Only) {
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto), ConvAlgo::kWinograd);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kAuto), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kWinograd), ConvAlgo::kWinograd);
+  EXPECT_EQ(parse_conv_algo("winograd"), ConvAlgo::kWinograd);
+  EXPECT_THROW(parse_conv_algo("fft"), ConfigError);
+}
+
+}  // namespace
+}  // namespace dls
