@@ -63,14 +63,16 @@ void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, doubl
 // An image whose column matrix would exceed max_image_col_bytes is processed in blocks of
 // output rows (the column matrix of a block at a time), so the workspace stays bounded on
 // large inputs (VGG-16's 224x224 layers: 115 MB a thread unsplit).
-// Winograd keeps its transformed filters (or their gradient) in wino_u (36 K C floats) and the
-// transformed tiles of a block in wino_v and wino_m (at most max_winograd_block_bytes together:
+// Winograd keeps its transformed filters (or their gradient) in wino_u (36 K C floats), and the
+// transformed tiles of a block and their input rows (channels innermost) in wino_v, wino_m,
+// wino_hx and wino_hy (at most max_winograd_block_bytes together:
 // 4 MiB measured best on ResNet-50's 56x56 and 14x14 layers, 2 threads, against 0.5 to 16 MiB).
 struct ConvWorkspace {
   std::vector<std::vector<float>> col, tmp, dw;
   long max_image_col_bytes = 16L << 20;
-  std::vector<float> wino_u, wino_v, wino_m;
+  std::vector<float> wino_u, wino_v, wino_m, wino_hx, wino_hy;
   long max_winograd_block_bytes = 4L << 20;
+  long min_winograd_block_tiles = 128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
 };
 // y = conv(x, w).  Overwrites y.
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,

@@ -1,16 +1,19 @@
 // Winograd F(4x4, 3x3) convolution on the CPU, all three directions (see conv2d.hpp and the
 // transforms in winograd_transforms.hpp). 36 multiplies per 4x4 output tile instead of 144.
 //
-//   forward:          V = BT d B (input tiles), U = G g GT (filters), M[xi] = U[xi] V[xi]
-//                     (36 GEMMs, K x C times C x tiles), y = AT M A (output tiles).
+//   forward:          V = BT d B (input tiles), U = G g GT (filters), M[xi] = V[xi] U[xi]
+//                     (36 GEMMs, tiles x C times C x K), y = AT M A (output tiles).
 //   backward data:    the forward of dy with the filters rotated by 180 degrees and C, K
 //                     swapped, padding 2 - pad (a stride-1 3x3 convolution's adjoint).
-//   backward filter:  dU[xi] = sum_tiles (A dY AT)[xi] V[xi]^T (36 GEMMs), dw = GT dU G.
-// Layouts: U [36][rows][cols] (a filter pair per element, rows = output channels), V [36][C][tiles],
-// M [36][K][tiles]. Tiles are numbered row of tiles by row of tiles over the batch; a block of
-// whole tile rows is transformed at a time, so V and M stay within ws.max_winograd_block_bytes.
-// Threads: the transforms run over (tile row, channel) pairs and the 36 GEMMs over xi, each
-// GEMM single-threaded, all in one OpenMP region per block.
+//   backward filter:  dU[xi] = sum_tiles V[xi]^T (A dY AT)[xi] (36 GEMMs), dw = GT dU G.
+// Layouts: U [36][C][K]; V [tiles][36][C] and M [tiles][36][K], so a GEMM's operand for one xi is
+// a strided matrix (leading dimension 36 C) and the transforms' 16 lanes are 16 contiguous
+// channels. The input rows a block of tiles reads are first copied channels-innermost, zero-
+// padded (the halo), so every load of a transform is one vector. Tiles are numbered tile row by
+// tile row over the batch; a block of whole tile rows is done at a time, so the workspace stays
+// within ws.max_winograd_block_bytes.
+// Threads: the halo, the transforms (over tiles and channel groups) and the 36 GEMMs (over xi,
+// each single-threaded) are work-shared in one OpenMP region per block.
 // The plain reference of every direction is conv2d_*_ref (conv2d_test.cpp compares them).
 #include <cblas.h>
 #include <omp.h>
@@ -36,6 +39,7 @@ struct Geom {
   int n, ci, ko, ih, iw, oh, ow, ph, pw;
   int th() const { return (oh + kM - 1) / kM; }  // tile rows per image
   int tw() const { return (ow + kM - 1) / kM; }  // tiles per tile row
+  int wp() const { return kM * tw() + kR - 1; }  // halo row width: every tile's 6 columns
 };
 
 // Tile t of a block that starts at tile row r0: its image and the output position of its corner.
@@ -48,27 +52,17 @@ inline TilePos tile_pos(const Geom& g, int r0, long t) {
   return {static_cast<int>(row / g.th()), kM * static_cast<int>(row % g.th()), kM * static_cast<int>(t % tw)};
 }
 
-// Copies the rows x rows patch of img (h x w) at (y0, x0) into lane l of p[rows][rows][L], 0 outside.
-template <int Rows>
-inline void gather(const float* img, int h, int w, int y0, int x0, float (&p)[Rows][Rows][L], int l) {
-  if (y0 >= 0 && x0 >= 0 && y0 + Rows <= h && x0 + Rows <= w) {
-    for (int a = 0; a < Rows; ++a)
-      for (int b = 0; b < Rows; ++b) p[a][b][l] = img[static_cast<long>(y0 + a) * w + x0 + b];
-    return;
-  }
+// The lanes are 16 channels: n of them real at channel c0 of ch.
+inline int lanes_at(int c0, int ch) { return std::min(L, ch - c0); }
+
+template <int Rows, int Cols>
+inline void zero_tail(float (&p)[Rows][Cols][L], int n) {
   for (int a = 0; a < Rows; ++a)
-    for (int b = 0; b < Rows; ++b) {
-      const int yy = y0 + a, xx = x0 + b;
-      p[a][b][l] = yy >= 0 && yy < h && xx >= 0 && xx < w ? img[static_cast<long>(yy) * w + xx] : 0.0f;
-    }
+    for (int b = 0; b < Cols; ++b)
+      for (int l = n; l < L; ++l) p[a][b][l] = 0.0f;
 }
 
-// The lanes of 16 consecutive tiles t0.. of a block (Winograd's tiles span tile rows and
-// images, so small feature maps still fill the lanes). n of them are real.
-inline int lanes_at(long t0, long tb) { return static_cast<int>(std::min<long>(L, tb - t0)); }
-
-// dst[0, n) = src[0, n): a fixed-length vector copy when all 16 lanes are real (a libc memcpy
-// call per 64 bytes cost more than the transforms).
+// dst[0, n) = src[0, n), a fixed-length vector copy when all 16 lanes are real.
 inline void copy_lanes(float* __restrict dst, const float* __restrict src, int n) {
   if (n == L) {
     for (int l = 0; l < L; ++l) dst[l] = src[l];
@@ -77,63 +71,85 @@ inline void copy_lanes(float* __restrict dst, const float* __restrict src, int n
   }
 }
 
-// Zeroes lanes n.. of every row of p (the lanes of tiles past the end of the block).
-template <int Rows, int Cols>
-inline void zero_tail(float (&p)[Rows][Cols][L], int n) {
-  for (int a = 0; a < Rows; ++a)
-    for (int b = 0; b < Cols; ++b)
-      for (int l = n; l < L; ++l) p[a][b][l] = 0.0f;
+// The halo of the tile rows r0..r0+nr-1 of an NCHW tensor (ch channels, h x w): for each tile row
+// its `rows` source rows from 4*trow - top, shifted right by `left`, channels innermost and 0
+// outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows make the tile transforms'
+// loads 16 contiguous channels. Work-shared over the calling OpenMP team (orphaned omp for).
+void build_halo(const Geom& g, const float* src, int ch, int h, int w, int top, int left, int rows, int r0,
+                int nr, float* halo) {
+  const int wp = g.wp(), th = g.th();
+  const long row_len = static_cast<long>(wp) * ch;
+#pragma omp for schedule(static)
+  for (int ra = 0; ra < nr * rows; ++ra) {
+    const int rr = ra / rows, a = ra % rows;
+    const int n = (r0 + rr) / th, y = kM * ((r0 + rr) % th) - top + a;
+    float* dst = halo + ra * row_len;
+    if (y < 0 || y >= h) {
+      std::fill_n(dst, row_len, 0.0f);
+      continue;
+    }
+    const int x1 = std::min(w, wp - left);  // source columns that land inside the row
+    std::fill_n(dst, static_cast<long>(left) * ch, 0.0f);
+    std::fill(dst + static_cast<long>(left + x1) * ch, dst + row_len, 0.0f);
+    const float* img = src + (static_cast<long>(n) * ch * h + y) * w;
+    for (int x0 = 0; x0 < x1; x0 += L) {  // a ch x 16 transpose at a time
+      const int xb = std::min(L, x1 - x0);
+      for (int c = 0; c < ch; ++c) {
+        const float* s = img + static_cast<long>(c) * h * w + x0;
+        float* d = dst + static_cast<long>(left + x0) * ch + c;
+        for (int xx = 0; xx < xb; ++xx) d[static_cast<long>(xx) * ch] = s[xx];
+      }
+    }
+  }
 }
 
-// v[xi * stride + t] = (BT d B)[xi] of input channel c for the tiles t0..t0+15 of the block.
-void input_tiles(const Geom& g, const float* in, int c, int r0, long t0, long tb, float* v, long stride) {
+// V[t][xi][c0..] = (BT d B)[xi] for tile t (tile row rr, column col) and channels c0..c0+15.
+void input_tile(const Geom& g, const float* halo, int rr, int col, int c0, float* v) {
+  const int wp = g.wp(), ch = g.ci, n = lanes_at(c0, ch);
+  const float* base = halo + (static_cast<long>(rr * kT) * wp + kM * col) * ch + c0;
   alignas(64) float d[kT][kT][L], t1[kT][kT][L], o[kT][kT][L];
-  const int n = lanes_at(t0, tb);
   zero_tail(d, n);
-  for (int l = 0; l < n; ++l) {
-    const TilePos p = tile_pos(g, r0, t0 + l);
-    gather<kT>(in + (static_cast<long>(p.n) * g.ci + c) * g.ih * g.iw, g.ih, g.iw, p.y - g.ph, p.x - g.pw, d, l);
-  }
+  for (int a = 0; a < kT; ++a)
+    for (int b = 0; b < kT; ++b) copy_lanes(d[a][b], base + (static_cast<long>(a) * wp + b) * ch, n);
   for (int a = 0; a < kT; ++a) apply<kT, kT>(kBT, d[a][0], L, t1[a][0], L);
   for (int b = 0; b < kT; ++b) apply<kT, kT>(kBT, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-  for (int xi = 0; xi < kXi; ++xi) copy_lanes(v + xi * stride + t0, o[xi / kT][xi % kT], n);
+  for (int xi = 0; xi < kXi; ++xi) copy_lanes(v + xi * ch + c0, o[xi / kT][xi % kT], n);
 }
 
-// dm[xi * stride + t] = (A dY AT)[xi] of output-gradient channel k for the tiles t0..t0+15.
-void grad_tiles(const Geom& g, const float* dy, int k, int r0, long t0, long tb, float* dm, long stride) {
+// dM[t][xi][k0..] = (A dY AT)[xi] for tile t and output-gradient channels k0..k0+15.
+void grad_tile(const Geom& g, const float* halo, int rr, int col, int k0, float* dm) {
+  const int wp = g.wp(), ch = g.ko, n = lanes_at(k0, ch);
+  const float* base = halo + (static_cast<long>(rr * kM) * wp + kM * col) * ch + k0;
   alignas(64) float e[kM][kM][L], t1[kM][kT][L], o[kT][kT][L];
-  const int n = lanes_at(t0, tb);
   zero_tail(e, n);
-  for (int l = 0; l < n; ++l) {
-    const TilePos p = tile_pos(g, r0, t0 + l);
-    gather<kM>(dy + (static_cast<long>(p.n) * g.ko + k) * g.oh * g.ow, g.oh, g.ow, p.y, p.x, e, l);
-  }
+  for (int i = 0; i < kM; ++i)
+    for (int j = 0; j < kM; ++j) copy_lanes(e[i][j], base + (static_cast<long>(i) * wp + j) * ch, n);
   for (int i = 0; i < kM; ++i) apply<kT, kM, true>(kAT, e[i][0], L, t1[i][0], L);
   for (int b = 0; b < kT; ++b) apply<kT, kM, true>(kAT, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-  for (int xi = 0; xi < kXi; ++xi) copy_lanes(dm + xi * stride + t0, o[xi / kT][xi % kT], n);
+  for (int xi = 0; xi < kXi; ++xi) copy_lanes(dm + xi * ch + k0, o[xi / kT][xi % kT], n);
 }
 
-// Output channel k of the tiles t0..t0+15 = AT M A, clipped to oh x ow.
-void output_tiles(const Geom& g, const float* m, long stride, int k, int r0, long t0, long tb, float* out) {
+// Output channels k0..k0+15 of tile t = AT M A, clipped to oh x ow, into the NCHW output.
+void output_tile(const Geom& g, const float* m, const TilePos& p, int k0, float* out) {
+  const int ch = g.ko, n = lanes_at(k0, ch);
   alignas(64) float mm[kXi][L], t1[kT][kM][L], o[kM][kM][L];
-  const int n = lanes_at(t0, tb);
   for (int xi = 0; xi < kXi; ++xi) {
-    copy_lanes(mm[xi], m + xi * stride + t0, n);
+    copy_lanes(mm[xi], m + xi * ch + k0, n);
     for (int l = n; l < L; ++l) mm[xi][l] = 0.0f;
   }
   for (int a = 0; a < kT; ++a) apply<kM, kT>(kAT, mm[a * kT], L, t1[a][0], L);
   for (int j = 0; j < kM; ++j) apply<kM, kT>(kAT, &t1[0][j][0], kM * L, &o[0][j][0], kM * L);
+  const int rows = std::min(kM, g.oh - p.y), cols = std::min(kM, g.ow - p.x);
   for (int l = 0; l < n; ++l) {
-    const TilePos p = tile_pos(g, r0, t0 + l);
-    float* img = out + (static_cast<long>(p.n) * g.ko + k) * g.oh * g.ow;
-    const int rows = std::min(kM, g.oh - p.y), cols = std::min(kM, g.ow - p.x);
+    float* img = out + ((static_cast<long>(p.n) * ch + k0 + l) * g.oh + p.y) * g.ow + p.x;
     for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) img[static_cast<long>(p.y + i) * g.ow + p.x + j] = o[i][j][l];
+      for (int j = 0; j < cols; ++j) img[static_cast<long>(i) * g.ow + j] = o[i][j][l];
   }
 }
 
-// U[xi][row][col] = (G f GT)[xi] for the filters f of all (row, col) pairs: f = w[row][col] when
-// !rotate (rows = K, cols = C), else f = w[col][row] rotated by 180 degrees (rows = C, cols = K).
+// U[xi][row][col] = (G f GT)[xi] for the filters f of all (row, col) pairs, read from KCRS w as
+// w[col][row] (transposed: rows = C, cols = K, the forward) or w[row][col] rotated by 180
+// degrees (rows = K, cols = C, backward data).
 void filter_transform(const float* w, int rows, int cols, bool rotate, float* u) {
   const long pairs = static_cast<long>(rows) * cols;
 #pragma omp parallel for schedule(static)
@@ -142,18 +158,19 @@ void filter_transform(const float* w, int rows, int cols, bool rotate, float* u)
     const int n = static_cast<int>(std::min<long>(L, pairs - p0));
     for (int l = 0; l < n; ++l) {
       const long p = p0 + l, row = p / cols, col = p % cols;
-      const float* src = rotate ? w + (col * rows + row) * kR * kR : w + p * kR * kR;
+      const float* src = w + (rotate ? p : col * rows + row) * kR * kR;
       for (int r = 0; r < kR; ++r)
         for (int s = 0; s < kR; ++s) f[r][s][l] = rotate ? src[(kR - 1 - r) * kR + kR - 1 - s] : src[r * kR + s];
     }
     for (int r = 0; r < kR; ++r) apply<kT, kR>(kG, f[r][0], L, t1[r][0], L);
     for (int b = 0; b < kT; ++b) apply<kT, kR>(kG, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-    for (int xi = 0; xi < kXi; ++xi) copy_lanes(u + xi * pairs + p0, o[xi / kT][xi % kT], n);
+    for (int xi = 0; xi < kXi; ++xi) copy_lanes(u + xi * pairs + p0, o[xi / kT][xi % kT], static_cast<int>(n));
   }
 }
 
-// dw[pair][r][s] = beta * dw + (GT dU G)[r][s] for every (K, C) filter pair.
-void filter_gradient(const float* du, long pairs, float* dw, float beta) {
+// dw[k][c] = beta * dw + (GT dU G) for dU [36][C][K].
+void filter_gradient(const float* du, int c_count, int k_count, float* dw, float beta) {
+  const long pairs = static_cast<long>(c_count) * k_count;
 #pragma omp parallel for schedule(static)
   for (long p0 = 0; p0 < pairs; p0 += L) {
     alignas(64) float m[kXi][L] = {}, t1[kT][kR][L], o[kR][kR][L];
@@ -161,12 +178,12 @@ void filter_gradient(const float* du, long pairs, float* dw, float beta) {
     for (int xi = 0; xi < kXi; ++xi) copy_lanes(m[xi], du + xi * pairs + p0, n);
     for (int a = 0; a < kT; ++a) apply<kR, kT, true>(kG, m[a * kT], L, t1[a][0], L);
     for (int s = 0; s < kR; ++s) apply<kR, kT, true>(kG, &t1[0][s][0], kR * L, &o[0][s][0], kR * L);
-    for (int l = 0; l < n; ++l)
+    for (int l = 0; l < n; ++l) {
+      const long c = (p0 + l) / k_count, k = (p0 + l) % k_count;
+      float* d = dw + (k * c_count + c) * kR * kR;
       for (int r = 0; r < kR; ++r)
-        for (int s = 0; s < kR; ++s) {
-          float& d = dw[(p0 + l) * kR * kR + r * kR + s];
-          d = beta == 0.0f ? o[r][s][l] : beta * d + o[r][s][l];
-        }
+        for (int s = 0; s < kR; ++s) d[r * kR + s] = beta == 0.0f ? o[r][s][l] : beta * d[r * kR + s] + o[r][s][l];
+    }
   }
 }
 
@@ -174,38 +191,59 @@ void grow(std::vector<float>& v, long n) {
   if (static_cast<long>(v.size()) < n) v.resize(n);
 }
 
-// Tile rows per block: V and M of a block within the workspace cap.
+// Tile rows per block: V, M and the halos of a block within the workspace cap, but at least
+// ws.min_winograd_block_tiles: GEMMs of fewer rows run far from peak. Measured on ResNet-50's 3x3 layers,
+// batch 16, 2 threads (best of 5, all three directions): the 7x7 ones took 1.4x longer at the
+// cap alone (64 tiles of 512 channels) than in one block, and 128 beat 256 over the four sizes.
 int rows_per_block(const Geom& g, const ConvWorkspace& ws) {
-  const long row_bytes = 4L * kXi * (g.ci + g.ko) * g.tw();
-  return static_cast<int>(std::clamp<long>(ws.max_winograd_block_bytes / row_bytes, 1, static_cast<long>(g.n) * g.th()));
+  const long row_bytes = 4L * (static_cast<long>(kXi) * g.tw() + kT * g.wp()) * (g.ci + g.ko);
+  const long rows = std::max(ws.max_winograd_block_bytes / row_bytes, (ws.min_winograd_block_tiles + g.tw() - 1) / g.tw());
+  return static_cast<int>(std::clamp<long>(rows, 1, static_cast<long>(g.n) * g.th()));
 }
 
-// out = conv(in) with the transformed filters U [36][ko][ci].
-void core_forward(const Geom& g, const float* in, const float* u, float* out, ConvWorkspace& ws) {
+struct Block {
+  int r0, nr;
+  long tb;  // tiles
+};
+
+// Runs body(block) over the blocks of tile rows, after sizing V, M and the halos.
+template <class Body>
+void for_each_block(const Geom& g, ConvWorkspace& ws, bool grad_halo, Body body) {
   const int tw = g.tw(), rpb = rows_per_block(g, ws), all = g.n * g.th();
   grow(ws.wino_v, static_cast<long>(kXi) * g.ci * rpb * tw);
   grow(ws.wino_m, static_cast<long>(kXi) * g.ko * rpb * tw);
-  float* v = ws.wino_v.data();
-  float* m = ws.wino_m.data();
+  grow(ws.wino_hx, static_cast<long>(rpb) * kT * g.wp() * g.ci);
+  if (grad_halo) grow(ws.wino_hy, static_cast<long>(rpb) * kM * g.wp() * g.ko);
   BlasThreadsGuard single(1);
   for (int r0 = 0; r0 < all; r0 += rpb) {
     const int nr = std::min(rpb, all - r0);
-    const long tb = static_cast<long>(nr) * tw;
+    body(Block{r0, nr, static_cast<long>(nr) * tw});
+  }
+}
+
+// out = conv(in) with the transformed filters U [36][ci][ko].
+void core_forward(const Geom& g, const float* in, const float* u, float* out, ConvWorkspace& ws) {
+  const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
+  const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
+  for_each_block(g, ws, false, [&](const Block& b) {
+    float *v = ws.wino_v.data(), *m = ws.wino_m.data(), *hx = ws.wino_hx.data();
 #pragma omp parallel
     {
+      build_halo(g, in, g.ci, g.ih, g.iw, g.ph, g.pw, kT, b.r0, b.nr, hx);
 #pragma omp for collapse(2) schedule(static)
-      for (int c = 0; c < g.ci; ++c)
-        for (long t0 = 0; t0 < tb; t0 += L) input_tiles(g, in, c, r0, t0, tb, v + c * tb, g.ci * tb);
+      for (long t = 0; t < b.tb; ++t)
+        for (int cg = 0; cg < cgroups; ++cg)
+          input_tile(g, hx, static_cast<int>(t / tw), static_cast<int>(t % tw), cg * L, v + t * vld);
 #pragma omp for schedule(dynamic, 1)
       for (int xi = 0; xi < kXi; ++xi)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g.ko, static_cast<int>(tb), g.ci, 1.0f,
-                    u + static_cast<long>(xi) * g.ko * g.ci, g.ci, v + xi * g.ci * tb, static_cast<int>(tb), 0.0f,
-                    m + xi * g.ko * tb, static_cast<int>(tb));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(b.tb), g.ko, g.ci, 1.0f,
+                    v + xi * g.ci, static_cast<int>(vld), u + static_cast<long>(xi) * g.ci * g.ko, g.ko, 0.0f,
+                    m + xi * g.ko, static_cast<int>(mld));
 #pragma omp for collapse(2) schedule(static)
-      for (int k = 0; k < g.ko; ++k)
-        for (long t0 = 0; t0 < tb; t0 += L) output_tiles(g, m + k * tb, g.ko * tb, k, r0, t0, tb, out);
+      for (long t = 0; t < b.tb; ++t)
+        for (int kg = 0; kg < kgroups; ++kg) output_tile(g, m + t * mld, tile_pos(g, b.r0, t), kg * L, out);
     }
-  }
+  });
 }
 
 Geom forward_geom(const Conv2dShape& sh) {
@@ -257,7 +295,7 @@ double winograd_amplification(bool backward_filter) {
 void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws) {
   require(sh);
   grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
-  filter_transform(w, sh.k, sh.c, false, ws.wino_u.data());
+  filter_transform(w, sh.c, sh.k, false, ws.wino_u.data());
   core_forward(forward_geom(sh), x, ws.wino_u.data(), y, ws);
 }
 
@@ -265,7 +303,7 @@ void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const floa
                               ConvWorkspace& ws) {
   require(sh);
   grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
-  filter_transform(w, sh.c, sh.k, true, ws.wino_u.data());
+  filter_transform(w, sh.k, sh.c, true, ws.wino_u.data());
   const Geom g{sh.n, sh.k, sh.c, sh.p(), sh.q(), sh.h, sh.w, kR - 1 - sh.pad_h, kR - 1 - sh.pad_w};
   core_forward(g, dy, ws.wino_u.data(), dx, ws);
 }
@@ -274,37 +312,34 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
                                 ConvWorkspace& ws, float beta) {
   require(sh);
   const Geom g = forward_geom(sh);
-  const int tw = g.tw(), rpb = rows_per_block(g, ws), all = g.n * g.th();
+  const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
+  const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
   const long pairs = static_cast<long>(g.ko) * g.ci;
-  grow(ws.wino_v, static_cast<long>(kXi) * g.ci * rpb * tw);
-  grow(ws.wino_m, static_cast<long>(kXi) * g.ko * rpb * tw);
   grow(ws.wino_u, kXi * pairs);
-  float* v = ws.wino_v.data();
-  float* m = ws.wino_m.data();
   float* du = ws.wino_u.data();
   std::fill_n(du, kXi * pairs, 0.0f);
-  {
-    BlasThreadsGuard single(1);
-    for (int r0 = 0; r0 < all; r0 += rpb) {
-      const int nr = std::min(rpb, all - r0);
-      const long tb = static_cast<long>(nr) * tw;
+  for_each_block(g, ws, true, [&](const Block& b) {
+    float *v = ws.wino_v.data(), *m = ws.wino_m.data(), *hx = ws.wino_hx.data(), *hy = ws.wino_hy.data();
 #pragma omp parallel
-      {
+    {
+      build_halo(g, x, g.ci, g.ih, g.iw, g.ph, g.pw, kT, b.r0, b.nr, hx);
+      build_halo(g, dy, g.ko, g.oh, g.ow, 0, 0, kM, b.r0, b.nr, hy);
 #pragma omp for collapse(2) schedule(static) nowait
-        for (int c = 0; c < g.ci; ++c)
-          for (long t0 = 0; t0 < tb; t0 += L) input_tiles(g, x, c, r0, t0, tb, v + c * tb, g.ci * tb);
+      for (long t = 0; t < b.tb; ++t)
+        for (int cg = 0; cg < cgroups; ++cg)
+          input_tile(g, hx, static_cast<int>(t / tw), static_cast<int>(t % tw), cg * L, v + t * vld);
 #pragma omp for collapse(2) schedule(static)
-        for (int k = 0; k < g.ko; ++k)
-          for (long t0 = 0; t0 < tb; t0 += L) grad_tiles(g, dy, k, r0, t0, tb, m + k * tb, g.ko * tb);
+      for (long t = 0; t < b.tb; ++t)
+        for (int kg = 0; kg < kgroups; ++kg)
+          grad_tile(g, hy, static_cast<int>(t / tw), static_cast<int>(t % tw), kg * L, m + t * mld);
 #pragma omp for schedule(dynamic, 1)
-        for (int xi = 0; xi < kXi; ++xi)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, g.ko, g.ci, static_cast<int>(tb), 1.0f,
-                      m + xi * g.ko * tb, static_cast<int>(tb), v + xi * g.ci * tb, static_cast<int>(tb), 1.0f,
-                      du + xi * pairs, g.ci);
-      }
+      for (int xi = 0; xi < kXi; ++xi)  // dU[xi] (C x K) += V[xi]^T dM[xi]
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.ci, g.ko, static_cast<int>(b.tb), 1.0f,
+                    v + xi * g.ci, static_cast<int>(vld), m + xi * g.ko, static_cast<int>(mld), 1.0f,
+                    du + xi * pairs, g.ko);
     }
-  }
-  filter_gradient(du, pairs, dw, beta);
+  });
+  filter_gradient(du, g.ci, g.ko, dw, beta);
 }
 
 }  // namespace dls
