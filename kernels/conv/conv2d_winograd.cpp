@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -187,8 +188,13 @@ void filter_gradient(const float* du, int c_count, int k_count, float* dw, float
   }
 }
 
-void grow(std::vector<float>& v, long n) {
-  if (static_cast<long>(v.size()) < n) v.resize(n);
+// n floats of v from a 64-byte boundary (a cache line: the transforms' vector loads and stores
+// then never split one; std::vector only guarantees 16 bytes).
+float* grow(std::vector<float>& v, long n) {
+  constexpr long kPad = 64 / sizeof(float);
+  if (static_cast<long>(v.size()) < n + kPad) v.resize(n + kPad);
+  const auto misalign = reinterpret_cast<std::uintptr_t>(v.data()) % 64;
+  return v.data() + (misalign ? (64 - misalign) / sizeof(float) : 0);
 }
 
 // Tile rows per block: V, M and the halos of a block within the workspace cap, but at least
@@ -203,21 +209,22 @@ int rows_per_block(const Geom& g, const ConvWorkspace& ws) {
 
 struct Block {
   int r0, nr;
-  long tb;  // tiles
+  long tb;                   // tiles
+  float *v, *m, *hx, *hy;    // the workspace's buffers
 };
 
 // Runs body(block) over the blocks of tile rows, after sizing V, M and the halos.
 template <class Body>
 void for_each_block(const Geom& g, ConvWorkspace& ws, bool grad_halo, Body body) {
   const int tw = g.tw(), rpb = rows_per_block(g, ws), all = g.n * g.th();
-  grow(ws.wino_v, static_cast<long>(kXi) * g.ci * rpb * tw);
-  grow(ws.wino_m, static_cast<long>(kXi) * g.ko * rpb * tw);
-  grow(ws.wino_hx, static_cast<long>(rpb) * kT * g.wp() * g.ci);
-  if (grad_halo) grow(ws.wino_hy, static_cast<long>(rpb) * kM * g.wp() * g.ko);
+  float* v = grow(ws.wino_v, static_cast<long>(kXi) * g.ci * rpb * tw);
+  float* m = grow(ws.wino_m, static_cast<long>(kXi) * g.ko * rpb * tw);
+  float* hx = grow(ws.wino_hx, static_cast<long>(rpb) * kT * g.wp() * g.ci);
+  float* hy = grad_halo ? grow(ws.wino_hy, static_cast<long>(rpb) * kM * g.wp() * g.ko) : nullptr;
   BlasThreadsGuard single(1);
   for (int r0 = 0; r0 < all; r0 += rpb) {
     const int nr = std::min(rpb, all - r0);
-    body(Block{r0, nr, static_cast<long>(nr) * tw});
+    body(Block{r0, nr, static_cast<long>(nr) * tw, v, m, hx, hy});
   }
 }
 
@@ -226,7 +233,7 @@ void core_forward(const Geom& g, const float* in, const float* u, float* out, Co
   const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
   const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
   for_each_block(g, ws, false, [&](const Block& b) {
-    float *v = ws.wino_v.data(), *m = ws.wino_m.data(), *hx = ws.wino_hx.data();
+    float *v = b.v, *m = b.m, *hx = b.hx;
 #pragma omp parallel
     {
       build_halo(g, in, g.ci, g.ih, g.iw, g.ph, g.pw, kT, b.r0, b.nr, hx);
@@ -294,18 +301,18 @@ double winograd_amplification(bool backward_filter) {
 
 void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws) {
   require(sh);
-  grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
-  filter_transform(w, sh.c, sh.k, false, ws.wino_u.data());
-  core_forward(forward_geom(sh), x, ws.wino_u.data(), y, ws);
+  float* u = grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
+  filter_transform(w, sh.c, sh.k, false, u);
+  core_forward(forward_geom(sh), x, u, y, ws);
 }
 
 void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                               ConvWorkspace& ws) {
   require(sh);
-  grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
-  filter_transform(w, sh.k, sh.c, true, ws.wino_u.data());
+  float* u = grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
+  filter_transform(w, sh.k, sh.c, true, u);
   const Geom g{sh.n, sh.k, sh.c, sh.p(), sh.q(), sh.h, sh.w, kR - 1 - sh.pad_h, kR - 1 - sh.pad_w};
-  core_forward(g, dy, ws.wino_u.data(), dx, ws);
+  core_forward(g, dy, u, dx, ws);
 }
 
 void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
@@ -315,11 +322,10 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
   const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
   const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
   const long pairs = static_cast<long>(g.ko) * g.ci;
-  grow(ws.wino_u, kXi * pairs);
-  float* du = ws.wino_u.data();
+  float* du = grow(ws.wino_u, kXi * pairs);
   std::fill_n(du, kXi * pairs, 0.0f);
   for_each_block(g, ws, true, [&](const Block& b) {
-    float *v = ws.wino_v.data(), *m = ws.wino_m.data(), *hx = ws.wino_hx.data(), *hy = ws.wino_hy.data();
+    float *v = b.v, *m = b.m, *hx = b.hx, *hy = b.hy;
 #pragma omp parallel
     {
       build_halo(g, x, g.ci, g.ih, g.iw, g.ph, g.pw, kT, b.r0, b.nr, hx);
