@@ -104,8 +104,11 @@ void AddLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T*
 
 // d(a + b)/da = d(a + b)/db = 1: both gradients are dy.
 template <class T>
-void AddLayer<T>::backward(const Context&, const std::vector<const T*>&, const T*, const T* dy,
+void AddLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T*, const T* dy,
                            const std::vector<T*>& dx) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_path<T>(ctx)) return fan_out_cpu(dy, dx[0], dx[1], count_);
+  }
   for (T* d : dx)
     if (d) std::copy(dy, dy + count_, d);
 }

@@ -182,5 +182,47 @@ TEST(Models, TinyNetOverfitsOneBatch) {
   }
 }
 
+// The same float net with every 3x3 stride-1 convolution on Winograd F(4x4,3x3) and on im2col +
+// GEMM: one training step's loss and gradients agree (two algorithms for the same maths, whose
+// rounding differs). The models with such layers only; the kernels are checked one by one
+// against the reference in kernels/conv/winograd_test.cpp.
+TEST(Models, WinogradAndGemmGiveTheSameStep) {
+  int nets = 0;
+  for (const ModelInfo& m : model_table()) {
+    auto gemm = build_model<float>(m.name, tiny(m.name, 4));
+    auto wino = build_model<float>(m.name, tiny(m.name, 4));
+    bool any = false;
+    for (const ParamBlob& b : gemm->blobs())
+      if (auto* c = dynamic_cast<Conv2dLayer<float>*>(&gemm->layer(b.layer))) any = any || winograd_applicable(c->shape());
+    if (!any) continue;
+    SCOPED_TRACE(m.name);
+    ++nets;
+    std::vector<int> labels;
+    std::vector<float> grads[2];
+    double loss[2];
+    int i = 0;
+    for (auto* net : {gemm.get(), wino.get()}) {
+      net->allocate(3);
+      order_one_init(*net);
+      fill_batch(*net, labels, 5);
+      const Context ctx{.backend = Backend::kOpenBlas, .conv_algo = i == 0 ? ConvAlgo::kGemm : ConvAlgo::kWinograd,
+                        .train = true, .labels = labels.data(), .seed = 1};
+      net->zero_grad();
+      loss[i] = net->forward(ctx);
+      net->backward(ctx);
+      grads[i++] = net->grads();
+    }
+    EXPECT_NEAR(loss[1], loss[0], 1e-4 * std::fabs(loss[0]));
+    double big = 0, diff = 0;
+    for (std::size_t k = 0; k < grads[0].size(); ++k) {
+      big = std::max(big, double(std::fabs(grads[0][k])));
+      diff = std::max(diff, double(std::fabs(grads[1][k] - grads[0][k])));
+    }
+    EXPECT_GT(big, 0.0);
+    EXPECT_LT(diff, 1e-3 * big) << "largest gradient " << big;
+  }
+  EXPECT_GE(nets, 6);  // CaffeNet, AlexNet (conv3), GoogLeNet, VGG-16, ResNet-50, Inception-v3
+}
+
 }  // namespace
 }  // namespace dls

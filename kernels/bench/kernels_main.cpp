@@ -53,7 +53,7 @@ struct Session {
 };
 
 void print_header() {
-  fmt::print("{:<18} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", "op", "backend",
+  fmt::print("{:<22} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", "op", "backend",
              "thr", "median_ms", "min_ms", "cv%", "GFLOP/s", "%peak", "GB/s", "check", "shape");
   std::fflush(stdout);
 }
@@ -123,7 +123,7 @@ void finish_case(Session& run, CaseEntry& e) {
     return m.contains(key) ? fmt::format(fmt::runtime(f), m[key].get<double>() * scale) : std::string("-");
   };
   const std::string check = r.status == "skipped" ? "skipped" : e.check.status;
-  fmt::print("{:<18} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", e.op,
+  fmt::print("{:<22} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", e.op,
              backend_name(e.backend), e.threads, num("time_s", 1e3, "{:.4f}"),
              num("time_s_min", 1e3, "{:.4f}"), num("time_s_cv", 100, "{:.1f}"),
              num("gflop_per_s", 1, "{:.2f}"), num("pct_of_peak", 1, "{:.1f}"),
@@ -231,9 +231,9 @@ void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, c
 
 std::string op_help() {
   std::string s = "Ops (--op, or a prefix on a shapes-file line):\n";
-  for (const auto& e : op_table()) s += fmt::format("  {:<18} [{}]  {}\n", e.op, e.backends, e.syntax);
+  for (const auto& e : op_table()) s += fmt::format("  {:<22} [{}]  {}\n", e.op, e.backends, e.syntax);
   s += "Groups (expand to their ops):\n";
-  for (const auto& [name, ops] : op_groups()) s += fmt::format("  {:<18} = {}\n", name, fmt::join(ops, ","));
+  for (const auto& [name, ops] : op_groups()) s += fmt::format("  {:<22} = {}\n", name, fmt::join(ops, ","));
   return s;
 }
 
@@ -290,7 +290,7 @@ int kernels_main(int argc, char** argv) {
 
   if (o.mode == "list") {
     for (const auto& e : run.cases)
-      fmt::print("{:<18} {:<8} t{:<3} {:>12.4g} flop  {}{}\n", e.op, backend_name(e.backend), e.threads,
+      fmt::print("{:<22} {:<8} t{:<3} {:>12.4g} flop  {}{}\n", e.op, backend_name(e.backend), e.threads,
                  e.kcase->flop(), e.kcase->shape(), e.unsupported.empty() ? "" : "  (skipped: " + e.unsupported + ")");
     return kExitOk;
   }

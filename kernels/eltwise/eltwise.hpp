@@ -42,6 +42,9 @@ void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* 
 template <class T>
 void add_ref(const T* a, const T* b, double* z, long count);
 void add_cpu(const float* a, const float* b, float* z, long count);
+// The add's backward: za = zb = dz (either may be null), one read of dz for both; std::copy is
+// the reference.
+void fan_out_cpu(const float* dz, float* za, float* zb, long count);
 
 // Per-channel bias of NCHW data (conv and linear layers):
 //   forward  y[n,c,i] += b[c]                       backward  db[c] = beta db[c] + sum_{n,i} dy[n,c,i]

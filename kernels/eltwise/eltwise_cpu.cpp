@@ -45,6 +45,18 @@ void add_cpu(const float* a, const float* b, float* z, long count) {
   for (long i = 0; i < count; ++i) z[i] = a[i] + b[i];
 }
 
+void fan_out_cpu(const float* dz, float* za, float* zb, long count) {
+  if (za && zb) {
+#pragma omp parallel for simd schedule(static)
+    for (long i = 0; i < count; ++i) za[i] = zb[i] = dz[i];
+    return;
+  }
+  float* z = za ? za : zb;
+  if (!z) return;
+#pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < count; ++i) z[i] = dz[i];
+}
+
 void bias_fwd_cpu(const float* b, float* y, int n, int c, long hw) {
 #pragma omp parallel for schedule(static)
   for (long i = 0; i < long(n) * c; ++i) {
