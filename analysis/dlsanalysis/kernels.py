@@ -6,7 +6,9 @@ kernel_table   one row per (op, backend, shape, threads): repeats aggregated (me
                it was found travel in the record), and for convolutions `vs_gemm`: the ratio of
                the convolution's GFLOP/s to the fastest GEMM of the same backend and thread
                count in the same campaign (NaN when the campaign timed no such GEMM). A ratio
-               near 1 says the convolution runs as fast as the BLAS it is built on.
+               near 1 says the convolution runs as fast as the BLAS it is built on. The
+               Winograd ops (conv2d_wino_*) count the direct method's FLOPs, so their rate is an
+               effective one: above 1 (and above 100 % of peak) is what they are for.
 """
 import math
 

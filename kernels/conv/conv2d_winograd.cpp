@@ -159,40 +159,47 @@ void output_tile(const Geom& g, const float* m, const TilePos& p, int k0, float*
 
 // U[xi][row][col] = (G f GT)[xi] for the filters f of all (row, col) pairs, read from KCRS w as
 // w[col][row] (transposed: rows = C, cols = K, the forward) or w[row][col] rotated by 180
-// degrees (rows = K, cols = C, backward data).
+// degrees (rows = K, cols = C, backward data). The lanes are 16 consecutive pairs, so U is
+// written in 36 sequential streams; (row, col) is stepped, not divided out, per lane.
 void filter_transform(const float* w, int rows, int cols, bool rotate, float* u) {
   const long pairs = static_cast<long>(rows) * cols;
 #pragma omp parallel for schedule(static)
   for (long p0 = 0; p0 < pairs; p0 += L) {
-    alignas(64) float f[kR][kR][L] = {}, t1[kR][kT][L], o[kT][kT][L];
+    alignas(64) float f[kR][kR][L], t1[kR][kT][L], o[kT][kT][L];
     const int n = static_cast<int>(std::min<long>(L, pairs - p0));
+    zero_tail(f, n);
+    long row = p0 / cols, col = p0 % cols;
     for (int l = 0; l < n; ++l) {
-      const long p = p0 + l, row = p / cols, col = p % cols;
-      const float* src = w + (rotate ? p : col * rows + row) * kR * kR;
+      const float* src = w + (rotate ? row * cols + col : col * rows + row) * kR * kR;
       for (int r = 0; r < kR; ++r)
         for (int s = 0; s < kR; ++s) f[r][s][l] = rotate ? src[(kR - 1 - r) * kR + kR - 1 - s] : src[r * kR + s];
+      if (++col == cols) col = 0, ++row;
     }
     for (int r = 0; r < kR; ++r) apply<kT, kR>(kG, f[r][0], L, t1[r][0], L);
     for (int b = 0; b < kT; ++b) apply<kT, kR>(kG, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-    for (int xi = 0; xi < kXi; ++xi) copy_lanes(u + xi * pairs + p0, o[xi / kT][xi % kT], static_cast<int>(n));
+    for (int xi = 0; xi < kXi; ++xi) copy_lanes(u + xi * pairs + p0, o[xi / kT][xi % kT], n);
   }
 }
 
-// dw[k][c] = beta * dw + (GT dU G) for dU [36][C][K].
+// dw[k][c] = beta * dw + (GT dU G) for dU [36][C][K] (16 consecutive (c, k) pairs a group).
 void filter_gradient(const float* du, int c_count, int k_count, float* dw, float beta) {
   const long pairs = static_cast<long>(c_count) * k_count;
 #pragma omp parallel for schedule(static)
   for (long p0 = 0; p0 < pairs; p0 += L) {
-    alignas(64) float m[kXi][L] = {}, t1[kT][kR][L], o[kR][kR][L];
+    alignas(64) float m[kXi][L], t1[kT][kR][L], o[kR][kR][L];
     const int n = static_cast<int>(std::min<long>(L, pairs - p0));
-    for (int xi = 0; xi < kXi; ++xi) copy_lanes(m[xi], du + xi * pairs + p0, n);
+    for (int xi = 0; xi < kXi; ++xi) {
+      copy_lanes(m[xi], du + xi * pairs + p0, n);
+      for (int l = n; l < L; ++l) m[xi][l] = 0.0f;
+    }
     for (int a = 0; a < kT; ++a) apply<kR, kT, true>(kG, m[a * kT], L, t1[a][0], L);
     for (int s = 0; s < kR; ++s) apply<kR, kT, true>(kG, &t1[0][s][0], kR * L, &o[0][s][0], kR * L);
+    long c = p0 / k_count, k = p0 % k_count;
     for (int l = 0; l < n; ++l) {
-      const long c = (p0 + l) / k_count, k = (p0 + l) % k_count;
       float* d = dw + (k * c_count + c) * kR * kR;
       for (int r = 0; r < kR; ++r)
         for (int s = 0; s < kR; ++s) d[r * kR + s] = beta == 0.0f ? o[r][s][l] : beta * d[r * kR + s] + o[r][s][l];
+      if (++k == k_count) k = 0, ++c;
     }
   }
 }
@@ -331,8 +338,7 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
   const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
   const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
   const long pairs = static_cast<long>(g.ko) * g.ci;
-  float* du = grow(ws.wino_u, kXi * pairs);
-  std::fill_n(du, kXi * pairs, 0.0f);
+  float* du = grow(ws.wino_u, kXi * pairs);  // the first block's GEMMs overwrite it (beta 0)
   for_each_block(g, ws, true, [&](const Block& b) {
     float *v = b.v, *m = b.m, *hx = b.hx, *hy = b.hy;
 #pragma omp parallel
@@ -350,8 +356,8 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 #pragma omp for schedule(dynamic, 1)
       for (int xi = 0; xi < kXi; ++xi)  // dU[xi] (C x K) += V[xi]^T dM[xi]
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.ci, g.ko, static_cast<int>(b.tb), 1.0f,
-                    v + xi * g.ci, static_cast<int>(vld), m + xi * g.ko, static_cast<int>(mld), 1.0f,
-                    du + xi * pairs, g.ko);
+                    v + xi * g.ci, static_cast<int>(vld), m + xi * g.ko, static_cast<int>(mld),
+                    b.r0 == 0 ? 0.0f : 1.0f, du + xi * pairs, g.ko);
     }
   });
   filter_gradient(du, g.ci, g.ko, dw, beta);
