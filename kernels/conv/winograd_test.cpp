@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ostream>
 
 #include "harness/instrument/compare.hpp"
 #include "kernels/conv/conv2d.hpp"
@@ -42,6 +43,7 @@ TEST(WinogradTransforms, OneDimensionalIdentity) {
 struct Case {
   const char* shape;
   long block_bytes;  // the workspace cap on a block of tiles (small: several blocks)
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " cap " << c.block_bytes << " B"; }
 };
 
 class WinogradVsReference : public ::testing::TestWithParam<Case> {};
