@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
 #include "kernels/core/versions.hpp"
 #include "kernels/gpu/gpu.hpp"
@@ -112,12 +112,7 @@ class ConvCase final : public TensorCase {
     const double len = dir_ == Dir::kFwd       ? sh_.crs()
                        : dir_ == Dir::kBwdData ? double(sh_.kg()) * sh_.r * sh_.s
                                                : double(sh_.n) * sh_.p() * sh_.q();
-    Bound bound = dot_bound(len);
-    if (wino_) {  // the transforms' rounding (conv2d.hpp)
-      const double amp = winograd_amplification(dir_ == Dir::kBwdFilter);
-      bound.coef *= amp;
-      bound.why += fmt::format(", x{:.0f} for the Winograd transforms", amp);
-    }
+    const Bound bound = wino_ ? winograd_bound(len, dir_ == Dir::kBwdFilter) : dot_bound(len);
     return {{dir_ == Dir::kFwd ? "y" : dir_ == Dir::kBwdData ? "dx" : "dw", out_, bound}};
   }
   std::span<float> mutable_output(int) override { return out_; }

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/instrument/compare.hpp"
-#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/descriptor.hpp"
@@ -20,21 +20,6 @@ std::vector<Conv2dShape> small_shapes() {
   return out;
 }
 
-struct RefResults {
-  std::vector<double> y, y_abs, dx, dx_abs, dw, dw_abs;
-};
-
-RefResults run_ref(const Conv2dShape& sh, const std::vector<float>& x, const std::vector<float>& w,
-                   const std::vector<float>& dy) {
-  RefResults r{std::vector<double>(sh.y_count()), std::vector<double>(sh.y_count()),
-               std::vector<double>(sh.x_count()), std::vector<double>(sh.x_count()),
-               std::vector<double>(sh.w_count()), std::vector<double>(sh.w_count())};
-  conv2d_fwd_ref(sh, x.data(), w.data(), r.y.data(), r.y_abs.data());
-  conv2d_bwd_data_ref(sh, dy.data(), w.data(), r.dx.data(), r.dx_abs.data());
-  conv2d_bwd_filter_ref(sh, x.data(), dy.data(), r.dw.data(), r.dw_abs.data());
-  return r;
-}
-
 double dot(const std::vector<double>& a, const std::vector<float>& b) {
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
@@ -49,7 +34,7 @@ TEST(Conv2dReference, BackwardIsTheAdjointOfForward) {
     const auto x = random_int_vector(sh.x_count(), 11, -3, 3);
     const auto w = random_int_vector(sh.w_count(), 12, -3, 3);
     const auto dy = random_int_vector(sh.y_count(), 13, -3, 3);
-    const auto r = run_ref(sh, x, w, dy);
+    const auto r = conv2d_ref_all(sh, x, w, dy);
     const double lhs = dot(r.y, dy);
     EXPECT_EQ(lhs, dot(r.dx, x));
     EXPECT_EQ(lhs, dot(r.dw, w));
@@ -79,7 +64,7 @@ void check_backend(Which which) {
     const auto x = random_vector(sh.x_count(), 21);
     const auto w = random_vector(sh.w_count(), 22);
     const auto dy = random_vector(sh.y_count(), 23);
-    const auto r = run_ref(sh, x, w, dy);
+    const auto r = conv2d_ref_all(sh, x, w, dy);
     std::vector<float> y(sh.y_count(), NAN), dx(sh.x_count(), NAN), dw(sh.w_count(), NAN);
     if (which != Which::kOneDnn) {
       ConvWorkspace ws;

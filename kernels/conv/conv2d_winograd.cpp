@@ -14,7 +14,7 @@
 // within ws.max_winograd_block_bytes.
 // Threads: the halo, the transforms (over tiles and channel groups) and the 36 GEMMs (over xi,
 // each single-threaded) are work-shared in one OpenMP region per block.
-// The plain reference of every direction is conv2d_*_ref (conv2d_test.cpp compares them).
+// The plain reference of every direction is conv2d_*_ref (winograd_test.cpp compares them).
 #include <cblas.h>
 #include <immintrin.h>
 #include <omp.h>
@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 
 #include "kernels/conv/conv2d.hpp"
@@ -79,6 +78,19 @@ inline void copy_lanes(float* __restrict dst, const float* __restrict src, int n
 #endif
 }
 
+// dst[xi * stride + 0..n) = o[xi]: the 36 transformed lane vectors of one group.
+inline void store_xi(float* dst, long stride, const float (&o)[kT][kT][L], int n) {
+  for (int xi = 0; xi < kXi; ++xi) copy_lanes(dst + xi * stride, o[xi / kT][xi % kT], n);
+}
+
+// m[xi] = src[xi * stride + 0..n), lanes n.. zero: 36 lane vectors to transform back.
+inline void load_xi(float (&m)[kXi][L], const float* src, long stride, int n) {
+  for (int xi = 0; xi < kXi; ++xi) {
+    copy_lanes(m[xi], src + xi * stride, n);
+    for (int l = n; l < L; ++l) m[xi][l] = 0.0f;
+  }
+}
+
 // The halo of the tile rows r0..r0+nr-1 of an NCHW tensor (ch channels, h x w): for each tile row
 // its `rows` source rows from 4*trow - top, shifted right by `left`, channels innermost and 0
 // outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows make the tile transforms'
@@ -113,40 +125,33 @@ void build_halo(const Geom& g, const float* src, int ch, int h, int w, int top, 
   }
 }
 
-// V[t][xi][c0..] = (BT d B)[xi] for tile t (tile row rr, column col) and channels c0..c0+15.
-void input_tile(const Geom& g, const float* halo, int rr, int col, int c0, float* v) {
-  const int wp = g.wp(), ch = g.ci, n = lanes_at(c0, ch);
-  const float* base = halo + (static_cast<long>(rr * kT) * wp + kM * col) * ch + c0;
-  alignas(64) float d[kT][kT][L], t1[kT][kT][L], o[kT][kT][L];
-  zero_tail(d, n);
-  for (int a = 0; a < kT; ++a)
-    for (int b = 0; b < kT; ++b) copy_lanes(d[a][b], base + (static_cast<long>(a) * wp + b) * ch, n);
-  for (int a = 0; a < kT; ++a) apply<kT, kT>(kBT, d[a][0], L, t1[a][0], L);
-  for (int b = 0; b < kT; ++b) apply<kT, kT>(kBT, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-  for (int xi = 0; xi < kXi; ++xi) copy_lanes(v + xi * ch + c0, o[xi / kT][xi % kT], n);
-}
-
-// dM[t][xi][k0..] = (A dY AT)[xi] for tile t and output-gradient channels k0..k0+15.
-void grad_tile(const Geom& g, const float* halo, int rr, int col, int k0, float* dm) {
-  const int wp = g.wp(), ch = g.ko, n = lanes_at(k0, ch);
-  const float* base = halo + (static_cast<long>(rr * kM) * wp + kM * col) * ch + k0;
-  alignas(64) float e[kM][kM][L], t1[kM][kT][L], o[kT][kT][L];
-  zero_tail(e, n);
-  for (int i = 0; i < kM; ++i)
-    for (int j = 0; j < kM; ++j) copy_lanes(e[i][j], base + (static_cast<long>(i) * wp + j) * ch, n);
-  for (int i = 0; i < kM; ++i) apply<kT, kM, true>(kAT, e[i][0], L, t1[i][0], L);
-  for (int b = 0; b < kT; ++b) apply<kT, kM, true>(kAT, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-  for (int xi = 0; xi < kXi; ++xi) copy_lanes(dm + xi * ch + k0, o[xi / kT][xi % kT], n);
+// dst[t][xi][c] = (M h MT)[xi] for the Rows x Rows halo patch h of every tile t of the block
+// and every channel c of ch, 16 channels a group: the input tiles (Rows 6, M = BT) and the
+// output-gradient tiles (Rows 4, M = A, that is AT transposed). Work-shared over the calling team.
+template <int Rows, bool Transposed, class Matrix>
+void halo_tiles(const Matrix& mat, const Geom& g, const float* halo, int ch, long tb, float* dst) {
+  const int wp = g.wp(), tw = g.tw(), groups = (ch + L - 1) / L;
+  const long ld = static_cast<long>(kXi) * ch;
+#pragma omp for collapse(2) schedule(static)
+  for (long t = 0; t < tb; ++t)
+    for (int cg = 0; cg < groups; ++cg) {
+      const int c0 = cg * L, n = lanes_at(c0, ch);
+      const float* base = halo + ((t / tw) * Rows * wp + kM * (t % tw)) * ch + c0;
+      alignas(64) float d[Rows][Rows][L], t1[Rows][kT][L], o[kT][kT][L];
+      zero_tail(d, n);
+      for (int a = 0; a < Rows; ++a)
+        for (int b = 0; b < Rows; ++b) copy_lanes(d[a][b], base + (static_cast<long>(a) * wp + b) * ch, n);
+      for (int a = 0; a < Rows; ++a) apply<kT, Rows, Transposed>(mat, d[a][0], L, t1[a][0], L);
+      for (int b = 0; b < kT; ++b) apply<kT, Rows, Transposed>(mat, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
+      store_xi(dst + t * ld + c0, ch, o, n);
+    }
 }
 
 // Output channels k0..k0+15 of tile t = AT M A, clipped to oh x ow, into the NCHW output.
 void output_tile(const Geom& g, const float* m, const TilePos& p, int k0, float* out) {
   const int ch = g.ko, n = lanes_at(k0, ch);
   alignas(64) float mm[kXi][L], t1[kT][kM][L], o[kM][kM][L];
-  for (int xi = 0; xi < kXi; ++xi) {
-    copy_lanes(mm[xi], m + xi * ch + k0, n);
-    for (int l = n; l < L; ++l) mm[xi][l] = 0.0f;
-  }
+  load_xi(mm, m + k0, ch, n);
   for (int a = 0; a < kT; ++a) apply<kM, kT>(kAT, mm[a * kT], L, t1[a][0], L);
   for (int j = 0; j < kM; ++j) apply<kM, kT>(kAT, &t1[0][j][0], kM * L, &o[0][j][0], kM * L);
   const int rows = std::min(kM, g.oh - p.y), cols = std::min(kM, g.ow - p.x);
@@ -177,7 +182,7 @@ void filter_transform(const float* w, int rows, int cols, bool rotate, float* u)
     }
     for (int r = 0; r < kR; ++r) apply<kT, kR>(kG, f[r][0], L, t1[r][0], L);
     for (int b = 0; b < kT; ++b) apply<kT, kR>(kG, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
-    for (int xi = 0; xi < kXi; ++xi) copy_lanes(u + xi * pairs + p0, o[xi / kT][xi % kT], n);
+    store_xi(u + p0, pairs, o, n);
   }
 }
 
@@ -188,10 +193,7 @@ void filter_gradient(const float* du, int c_count, int k_count, float* dw, float
   for (long p0 = 0; p0 < pairs; p0 += L) {
     alignas(64) float m[kXi][L], t1[kT][kR][L], o[kR][kR][L];
     const int n = static_cast<int>(std::min<long>(L, pairs - p0));
-    for (int xi = 0; xi < kXi; ++xi) {
-      copy_lanes(m[xi], du + xi * pairs + p0, n);
-      for (int l = n; l < L; ++l) m[xi][l] = 0.0f;
-    }
+    load_xi(m, du + p0, pairs, n);
     for (int a = 0; a < kT; ++a) apply<kR, kT, true>(kG, m[a * kT], L, t1[a][0], L);
     for (int s = 0; s < kR; ++s) apply<kR, kT, true>(kG, &t1[0][s][0], kR * L, &o[0][s][0], kR * L);
     long c = p0 / k_count, k = p0 % k_count;
@@ -246,17 +248,14 @@ void for_each_block(const Geom& g, ConvWorkspace& ws, bool grad_halo, Body body)
 
 // out = conv(in) with the transformed filters U [36][ci][ko].
 void core_forward(const Geom& g, const float* in, const float* u, float* out, ConvWorkspace& ws) {
-  const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
+  const int kgroups = (g.ko + L - 1) / L;
   const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
   for_each_block(g, ws, false, [&](const Block& b) {
     float *v = b.v, *m = b.m, *hx = b.hx;
 #pragma omp parallel
     {
       build_halo(g, in, g.ci, g.ih, g.iw, g.ph, g.pw, kT, b.r0, b.nr, hx);
-#pragma omp for collapse(2) schedule(static)
-      for (long t = 0; t < b.tb; ++t)
-        for (int cg = 0; cg < cgroups; ++cg)
-          input_tile(g, hx, static_cast<int>(t / tw), static_cast<int>(t % tw), cg * L, v + t * vld);
+      halo_tiles<kT, false>(kBT, g, hx, g.ci, b.tb, v);
 #pragma omp for schedule(dynamic, 1)
       for (int xi = 0; xi < kXi; ++xi)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(b.tb), g.ko, g.ci, 1.0f,
@@ -287,30 +286,23 @@ bool winograd_applicable(const Conv2dShape& sh) {
 }
 
 double winograd_amplification(bool backward_filter) {
-  // 1-D: the largest sum of |transform products| an output gathers, over the taps it really sums.
+  // 1-D: the largest sum of |transform products| one output gathers, over the terms it really sums.
+  //   forward:          y_i  = sum_xi AT[i][xi] (G g)[xi] (BT d)[xi]    (3 true terms)
+  //   backward filter:  dg_r = sum_xi G[xi][r] (A dy)[xi] (BT d)[xi]    (4 true terms)
+  const int outputs = backward_filter ? kR : kM, terms = backward_filter ? kM : kR;
   double worst = 0;
-  if (!backward_filter) {  // y_i = sum_xi AT[i][xi] (G g)[xi] (BT d)[xi]: 3 true terms
-    for (int i = 0; i < kM; ++i) {
-      double s = 0;
-      for (int xi = 0; xi < kT; ++xi) {
-        double gs = 0, bs = 0;
-        for (int r = 0; r < kR; ++r) gs += std::fabs(kG[xi][r]);
-        for (int a = 0; a < kT; ++a) bs += std::fabs(kBT[xi][a]);
-        s += std::fabs(kAT[i][xi]) * gs * bs;
-      }
-      worst = std::max(worst, s / kR);
+  for (int o = 0; o < outputs; ++o) {
+    double s = 0;
+    for (int xi = 0; xi < kT; ++xi) {
+      double bs = 0, other = 0;  // |BT d| and the other factor's row of absolute values
+      for (int a = 0; a < kT; ++a) bs += std::fabs(kBT[xi][a]);
+      if (backward_filter)
+        for (int i = 0; i < kM; ++i) other += std::fabs(kAT[i][xi]);
+      else
+        for (int r = 0; r < kR; ++r) other += std::fabs(kG[xi][r]);
+      s += std::fabs(backward_filter ? kG[xi][o] : kAT[o][xi]) * other * bs;
     }
-  } else {  // dg_r = sum_xi G[xi][r] (A dy)[xi] (BT d)[xi]: 4 true terms
-    for (int r = 0; r < kR; ++r) {
-      double s = 0;
-      for (int xi = 0; xi < kT; ++xi) {
-        double as = 0, bs = 0;
-        for (int i = 0; i < kM; ++i) as += std::fabs(kAT[i][xi]);
-        for (int a = 0; a < kT; ++a) bs += std::fabs(kBT[xi][a]);
-        s += std::fabs(kG[xi][r]) * as * bs;
-      }
-      worst = std::max(worst, s / kM);
-    }
+    worst = std::max(worst, s / terms);
   }
   return worst * worst;  // 2-D: the transforms nest
 }
@@ -335,7 +327,6 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
                                 ConvWorkspace& ws, float beta) {
   require(sh);
   const Geom g = forward_geom(sh);
-  const int tw = g.tw(), cgroups = (g.ci + L - 1) / L, kgroups = (g.ko + L - 1) / L;
   const long vld = static_cast<long>(kXi) * g.ci, mld = static_cast<long>(kXi) * g.ko;
   const long pairs = static_cast<long>(g.ko) * g.ci;
   float* du = grow(ws.wino_u, kXi * pairs);  // the first block's GEMMs overwrite it (beta 0)
@@ -345,14 +336,8 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
     {
       build_halo(g, x, g.ci, g.ih, g.iw, g.ph, g.pw, kT, b.r0, b.nr, hx);
       build_halo(g, dy, g.ko, g.oh, g.ow, 0, 0, kM, b.r0, b.nr, hy);
-#pragma omp for collapse(2) schedule(static) nowait
-      for (long t = 0; t < b.tb; ++t)
-        for (int cg = 0; cg < cgroups; ++cg)
-          input_tile(g, hx, static_cast<int>(t / tw), static_cast<int>(t % tw), cg * L, v + t * vld);
-#pragma omp for collapse(2) schedule(static)
-      for (long t = 0; t < b.tb; ++t)
-        for (int kg = 0; kg < kgroups; ++kg)
-          grad_tile(g, hy, static_cast<int>(t / tw), static_cast<int>(t % tw), kg * L, m + t * mld);
+      halo_tiles<kT, false>(kBT, g, hx, g.ci, b.tb, v);
+      halo_tiles<kM, true>(kAT, g, hy, g.ko, b.tb, m);
 #pragma omp for schedule(dynamic, 1)
       for (int xi = 0; xi < kXi; ++xi)  // dU[xi] (C x K) += V[xi]^T dM[xi]
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.ci, g.ko, static_cast<int>(b.tb), 1.0f,

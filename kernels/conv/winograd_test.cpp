@@ -7,8 +7,7 @@
 #include <cmath>
 #include <ostream>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/winograd_transforms.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
@@ -53,11 +52,7 @@ TEST_P(WinogradVsReference, AllDirections) {
   ASSERT_TRUE(winograd_applicable(sh));
   const auto x = random_vector(sh.x_count(), 31), w = random_vector(sh.w_count(), 32),
              dy = random_vector(sh.y_count(), 33);
-  std::vector<double> y(sh.y_count()), ya(sh.y_count()), dx(sh.x_count()), dxa(sh.x_count()),
-      dw(sh.w_count()), dwa(sh.w_count());
-  conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), ya.data());
-  conv2d_bwd_data_ref(sh, dy.data(), w.data(), dx.data(), dxa.data());
-  conv2d_bwd_filter_ref(sh, x.data(), dy.data(), dw.data(), dwa.data());
+  const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
 
   ConvWorkspace ws;
   ws.max_winograd_block_bytes = GetParam().block_bytes;
@@ -67,16 +62,11 @@ TEST_P(WinogradVsReference, AllDirections) {
   conv2d_bwd_data_winograd(sh, dy.data(), w.data(), gdx.data(), ws);
   conv2d_bwd_filter_winograd(sh, x.data(), dy.data(), gdw.data(), ws);
 
-  auto bound = [](double len, bool filter) {
-    Bound b = dot_bound(len);
-    b.coef *= winograd_amplification(filter);
-    return b;
-  };
-  auto rep = compare(y, ya, gy, bound(sh.crs(), false));
+  auto rep = compare(r.y, r.y_abs, gy, winograd_bound(sh.crs(), false));
   EXPECT_TRUE(rep.ok()) << "forward: " << rep.summary();
-  rep = compare(dx, dxa, gdx, bound(sh.k * 9.0, false));
+  rep = compare(r.dx, r.dx_abs, gdx, winograd_bound(sh.k * 9.0, false));
   EXPECT_TRUE(rep.ok()) << "backward data: " << rep.summary();
-  rep = compare(dw, dwa, gdw, bound(double(sh.n) * sh.p() * sh.q(), true));
+  rep = compare(r.dw, r.dw_abs, gdw, winograd_bound(double(sh.n) * sh.p() * sh.q(), true));
   EXPECT_TRUE(rep.ok()) << "backward filter: " << rep.summary();
   // The bound is loose (the transforms' worst case); the errors seen are far inside it.
   EXPECT_LT(rep.max_rel_err, 1e-4);

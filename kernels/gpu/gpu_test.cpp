@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "harness/instrument/compare.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/core/descriptor.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/gpu/gpu.hpp"
@@ -53,10 +54,7 @@ TEST(Conv2dCudnn, AllDirectionsMatchReference) {
     const auto x = random_vector(sh.x_count(), 21);
     const auto w = random_vector(sh.w_count(), 22);
     const auto dy = random_vector(sh.y_count(), 23);
-    std::vector<double> y(sh.y_count()), y_abs(y.size()), dx(sh.x_count()), dx_abs(dx.size()), dw(sh.w_count()), dw_abs(dw.size());
-    conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), y_abs.data());
-    conv2d_bwd_data_ref(sh, dy.data(), w.data(), dx.data(), dx_abs.data());
-    conv2d_bwd_filter_ref(sh, x.data(), dy.data(), dw.data(), dw_abs.data());
+    const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
     Conv2dCudnn c(sh);
     c.set_x(x.data());
     c.set_w(w.data());
@@ -64,13 +62,13 @@ TEST(Conv2dCudnn, AllDirectionsMatchReference) {
     c.forward();
     c.backward_data();
     c.backward_filter();
-    std::vector<float> gy(y.size(), NAN), gdx(dx.size(), NAN), gdw(dw.size(), NAN);
+    std::vector<float> gy(r.y.size(), NAN), gdx(r.dx.size(), NAN), gdw(r.dw.size(), NAN);
     c.get_y(gy.data());
     c.get_dx(gdx.data());
     c.get_dw(gdw.data());
-    const auto ry = compare(y, y_abs, gy, dot_bound(sh.crs()));
-    const auto rdx = compare(dx, dx_abs, gdx, dot_bound(sh.kg() * sh.r * sh.s));
-    const auto rdw = compare(dw, dw_abs, gdw, dot_bound(double(sh.n) * sh.p() * sh.q()));
+    const auto ry = compare(r.y, r.y_abs, gy, dot_bound(sh.crs()));
+    const auto rdx = compare(r.dx, r.dx_abs, gdx, dot_bound(sh.kg() * sh.r * sh.s));
+    const auto rdw = compare(r.dw, r.dw_abs, gdw, dot_bound(double(sh.n) * sh.p() * sh.q()));
     EXPECT_TRUE(ry.ok()) << "y: " << ry.summary() << " (" << c.implementation() << ")";
     EXPECT_TRUE(rdx.ok()) << "dx: " << rdx.summary() << " (" << c.implementation() << ")";
     EXPECT_TRUE(rdw.ok()) << "dw: " << rdw.summary() << " (" << c.implementation() << ")";
