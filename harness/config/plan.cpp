@@ -144,14 +144,7 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
   return p;
 }
 
-std::vector<std::string> shipped_plans(const std::string& root) {
-  std::vector<std::string> v;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(root + "/harness/plans", ec))
-    if (e.path().extension() == ".yaml") v.push_back(e.path().stem().string());
-  std::sort(v.begin(), v.end());
-  return v;
-}
+std::vector<std::string> shipped_plans(const std::string& root) { return yaml_names_in(root + "/harness/plans"); }
 
 Expansion expand(const Plan& plan, const SiteConfig& site) {
   Expansion out;

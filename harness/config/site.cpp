@@ -120,13 +120,6 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   return s;
 }
 
-std::vector<std::string> shipped_sites(const std::string& root) {
-  std::vector<std::string> v;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(root + "/site_configs", ec))
-    if (e.path().extension() == ".yaml") v.push_back(e.path().stem().string());
-  std::sort(v.begin(), v.end());
-  return v;
-}
+std::vector<std::string> shipped_sites(const std::string& root) { return yaml_names_in(root + "/site_configs"); }
 
 }  // namespace dls

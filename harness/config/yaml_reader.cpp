@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <filesystem>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -11,6 +12,15 @@
 #include "kernels/core/check.hpp"
 
 namespace dls {
+
+std::vector<std::string> yaml_names_in(const std::string& dir) {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".yaml") v.push_back(e.path().stem().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
 
 YAML::Node load_yaml_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such file", path));

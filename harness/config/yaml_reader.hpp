@@ -16,6 +16,9 @@ namespace dls {
 // Loads a YAML file; a missing file or a syntax error is a ConfigError with file and line.
 YAML::Node load_yaml_file(const std::string& path);
 
+// The names (file stems) of the .yaml files in dir, sorted; none when dir cannot be read.
+std::vector<std::string> yaml_names_in(const std::string& dir);
+
 class YamlMap {
  public:
   // `where` names the mapping in messages ("site", "experiments[2]").
