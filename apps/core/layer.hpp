@@ -75,6 +75,14 @@ class Layer {
   virtual bool in_place_ok() const { return false; }
   virtual bool backward_reads_output() const { return true; }
   virtual bool backward_reads_inputs() const { return true; }
+  // Fusion (Net::allocate): a ReLU whose input is read by nothing else is folded into that
+  // input's producer when the producer can_fuse_relu(): the net calls its fuse_relu() and skips
+  // the ReLU node, whose output and gradient are the producer's. A fused layer's forward writes
+  // max(f(x), 0) (NaN to 0, as act_fwd_cpu) and its backward receives the ReLU's output gradient.
+  virtual bool is_relu() const { return false; }
+  virtual bool can_fuse_relu() const { return false; }
+  void fuse_relu() { relu_ = true; }
+  bool relu_fused() const { return relu_; }
   virtual void forward(const Context& ctx, const std::vector<const T*>& x, T* y) = 0;
   virtual void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                         const std::vector<T*>& dx) = 0;
@@ -94,6 +102,7 @@ class Layer {
 
   std::string name_;
   std::vector<ParamSpec> params_;  // filled by setup
+  bool relu_ = false;              // a ReLU is fused into this layer
   std::vector<T*> w_, dw_;
 };
 

@@ -160,6 +160,12 @@ void Net<T>::allocate(std::uint64_t seed) {
 }
 
 template <class T>
+void Net<T>::set_fusion(bool on) {
+  if (allocated_) throw Error(fmt::format("net '{}': set_fusion after allocate()", name_));
+  fuse_ = on;
+}
+
+template <class T>
 void Net<T>::plan_memory() {
   // steps: the data at 0, node i's forward at i + 1, its backward at 2 nn - i
   const std::size_t nt = tensors_.size(), nn = nodes_.size();
@@ -168,7 +174,15 @@ void Net<T>::plan_memory() {
   std::vector<std::size_t> last_reader(nt, 0);  // node index + 1
   for (std::size_t i = 0; i < nn; ++i)
     for (std::size_t t : nodes_[i].in) ++readers[t], last_reader[t] = i + 1;
-  // in-place ReLUs: the output shares the input's value and the input's gradient the output's
+  // fused ReLUs: a ReLU that is its input's only reader, made by a layer that can apply it
+  for (Node& n : nodes_) {
+    n.fused = false;
+    if (!fuse_ || !n.layer->is_relu() || n.in.size() != 1 || n.in[0] == 0 || readers[n.in[0]] != 1) continue;
+    Layer<T>& producer = *nodes_[tensors_[n.in[0]].producer - 1].layer;
+    if (producer.can_fuse_relu()) producer.fuse_relu(), n.fused = true;
+  }
+  // in-place and fused ReLUs: the output shares the input's value and the input's gradient the
+  // output's
   std::vector<std::size_t> group(nt);
   for (std::size_t t = 0; t < nt; ++t) {
     group[t] = t;
@@ -176,7 +190,8 @@ void Net<T>::plan_memory() {
     if (p == 0) continue;
     const Node& n = nodes_[p - 1];
     const std::size_t in = n.in.size() == 1 ? n.in[0] : 0;
-    if (n.layer->in_place_ok() && in > 0 && readers[in] == 1 && !nodes_[tensors_[in].producer - 1].layer->backward_reads_output())
+    if (n.fused || (n.layer->in_place_ok() && in > 0 && readers[in] == 1 &&
+                    !nodes_[tensors_[in].producer - 1].layer->backward_reads_output()))
       group[t] = group[in];
   }
   // one request per value group and per gradient group
@@ -259,6 +274,10 @@ double Net<T>::forward(const Context& ctx) {
   std::vector<const T*> xs;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
+    if (n.fused) {  // its producer applied it
+      fwd_s_[i] = 0;
+      continue;
+    }
     xs.clear();
     for (std::size_t t : n.in) xs.push_back(tensors_[t].value);
     const auto t0 = std::chrono::steady_clock::now();
@@ -280,6 +299,13 @@ void Net<T>::backward(const Context& ctx) {
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     Node& n = nodes_[i];
     Tensor& out = tensors_[n.out];
+    if (n.fused) {  // its producer masks the gradient, which is already its input's (one buffer)
+      tensors_[n.in[0]].grad_ready = out.grad_ready;
+      bwd_s_[i] = 0;
+      poison(i);
+      if (observer_) observer_(i);
+      continue;
+    }
     if (n.loss_weight != 0) out.grad[0] = T(n.loss_weight);
     else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
       bwd_s_[i] = 0;

@@ -15,7 +15,10 @@
 // a framework that frees saved tensors would. A ReLU whose input has no other reader, and whose
 // producer's backward does not read its own output, works in place: its output is its input's
 // buffer (output() of that input then shows the ReLU'd values), and the input's gradient is
-// its output's gradient.
+// its output's gradient. Where that ReLU's input comes from a layer that can apply it (batch
+// norm, the residual add), the ReLU is fused: the producer writes max(f(x), 0) and masks the
+// gradient in its backward, and the ReLU node does nothing (one pass over the tensor less each
+// way; set_fusion(false) turns it off).
 #pragma once
 
 #include <cstdint>
@@ -85,6 +88,10 @@ class Net {
   // Testing the plan: fill every buffer with NaN as soon as its planned life ends, so a layer
   // that reads memory the plan gave away produces NaN (gradient checks then fail).
   void set_poison_dead(bool on) { poison_dead_ = on; }
+  // ReLU fusion (Layer::can_fuse_relu), on by default; set it before allocate(). A fused ReLU
+  // node is skipped in both passes (its times are 0, its producer's include its work).
+  void set_fusion(bool on);
+  bool fused(std::size_t node) const { return nodes_[node].fused; }
   // Per-layer forward and backward seconds of the last pass, in node order.
   const std::vector<double>& forward_seconds() const { return fwd_s_; }
   const std::vector<double>& backward_seconds() const { return bwd_s_; }
@@ -108,6 +115,7 @@ class Net {
     std::size_t out;
     float loss_weight;
     std::vector<std::size_t> blob;  // indices into blobs_
+    bool fused = false;             // a ReLU folded into its input's producer
   };
   std::size_t tensor(const std::string& name) const;
 
@@ -122,6 +130,7 @@ class Net {
   std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per backward step
   long planned_bytes_ = 0, lower_bound_bytes_ = 0;
   bool poison_dead_ = false;
+  bool fuse_ = true;
   std::function<void(std::size_t)> observer_;
   std::vector<std::vector<T>> scratch_;
   std::vector<double> fwd_s_, bwd_s_;

@@ -74,6 +74,72 @@ TEST(Net, FanOutGradientsAreSummed) {
   EXPECT_LT(d / m, 1e-5);
 }
 
+// A residual block: ReLUs after a batch norm and after the join are fused, the ReLU after a
+// convolution (which cannot apply it) and the one whose input has two readers are not.
+template <class T>
+std::unique_ptr<Net<T>> residual(bool fuse) {
+  auto n = std::make_unique<Net<T>>("residual", Dims{3, 4, 6, 6});
+  const ConvOptions c3{.out = 4, .kernel = 3, .pad = 1, .bias = false};
+  conv(*n, "conv0", c3);
+  const std::string x = relu(*n, "relu0");  // after a conv: not fused
+  conv(*n, "conv1", c3, {x});
+  bnorm(*n, "bn1");
+  relu(*n, "relu1");  // fused into bn1
+  conv(*n, "conv2", c3);
+  const std::string b2 = bnorm(*n, "bn2");
+  sum(*n, "add", {b2, x});
+  const std::string r = relu(*n, "relu2");  // fused into add
+  conv(*n, "conv3", c3, {r});
+  const std::string b3 = bnorm(*n, "bn3");
+  relu(*n, "relu3", {b3});  // bn3 is read twice: not fused
+  sum(*n, "add2", {"relu3", b3});
+  pool(*n, "pool", {.alg = PoolAlg::kAvg, .kernel = 2, .stride = 2});
+  linear(*n, "fc", {.out = 3});
+  softmax_loss(*n, "loss");
+  n->set_fusion(fuse);
+  return n;
+}
+
+template <class T>
+std::vector<T> step_grads(Net<T>& n, Backend b, double& loss) {
+  std::vector<int> labels;
+  prepare(n, labels);
+  labels.push_back(0);
+  n.set_poison_dead(true);  // a fused layer reading memory the plan gave away shows as NaN
+  const Context ctx{.backend = b, .train = true, .labels = labels.data(), .seed = 1};
+  n.zero_grad();
+  loss = n.forward(ctx);
+  n.backward(ctx);
+  return n.grads();
+}
+
+TEST(Net, FusedReluGivesTheSameStep) {
+  auto fused = residual<float>(true);
+  auto plain = residual<float>(false);
+  std::vector<int> labels;
+  prepare(*fused, labels);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < fused->size(); ++i)
+    if (fused->fused(i)) names.push_back(fused->layer_name(i));
+  EXPECT_EQ(names, (std::vector<std::string>{"relu1", "relu2"}));
+  // the same step in double (reference kernels) and in float (CPU kernels), fused and not
+  double lf = 0, lp = 0;
+  const auto gf = step_grads(*residual<double>(true), Backend::kRef, lf);
+  const auto gp = step_grads(*residual<double>(false), Backend::kRef, lp);
+  EXPECT_NEAR(lf, lp, 1e-12 * std::fabs(lp));
+  double m = 0, d = 0;
+  for (std::size_t i = 0; i < gp.size(); ++i) m = std::max(m, std::fabs(gp[i])), d = std::max(d, std::fabs(gf[i] - gp[i]));
+  EXPECT_LT(d, 1e-12 * m) << "double";
+  EXPECT_GT(m, 0.0);
+  const auto ff = step_grads(*residual<float>(true), Backend::kOpenBlas, lf);
+  const auto fp = step_grads(*residual<float>(false), Backend::kOpenBlas, lp);
+  EXPECT_NEAR(lf, lp, 1e-6 * std::fabs(lp));
+  d = 0;
+  for (std::size_t i = 0; i < gp.size(); ++i) d = std::max(d, double(std::fabs(ff[i] - fp[i])));
+  EXPECT_LT(d, 1e-6 * m) << "float";
+  EXPECT_THROW(fused->set_fusion(false), Error);  // after allocate()
+}
+
 TEST(Net, BadGraphsAreClearErrors) {
   Net<float> n("bad", Dims{1, 3, 8, 8});
   conv(n, "conv1", {.out = 4, .kernel = 3});

@@ -95,22 +95,25 @@ Dims AddLayer<T>::setup(const std::vector<Dims>& in) {
 template <class T>
 void AddLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T* y) {
   if constexpr (std::is_same_v<T, float>) {
-    if (cpu_path<T>(ctx)) return add_cpu(x[0], x[1], y, count_);
+    if (cpu_path<T>(ctx)) return add_cpu(x[0], x[1], y, count_, this->relu_);
   }
   double* t = scratch(tmp_, count_);
   add_ref(x[0], x[1], t, count_);
+  if (this->relu_)
+    for (long i = 0; i < count_; ++i) t[i] = t[i] > 0 ? t[i] : 0.0;
   store(t, y, count_);
 }
 
-// d(a + b)/da = d(a + b)/db = 1: both gradients are dy.
+// d(a + b)/da = d(a + b)/db = 1: both gradients are dy (times [y > 0] with the fused ReLU).
 template <class T>
-void AddLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T*, const T* dy,
+void AddLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T* y, const T* dy,
                            const std::vector<T*>& dx) {
   if constexpr (std::is_same_v<T, float>) {
-    if (cpu_path<T>(ctx)) return fan_out_cpu(dy, dx[0], dx[1], count_);
+    if (cpu_path<T>(ctx)) return fan_out_cpu(dy, dx[0], dx[1], count_, this->relu_ ? y : nullptr);
   }
   for (T* d : dx)
-    if (d) std::copy(dy, dy + count_, d);
+    if (d)
+      for (long i = 0; i < count_; ++i) d[i] = !this->relu_ || y[i] > 0 ? dy[i] : T(0);
 }
 
 template class ActLayer<float>;

@@ -17,6 +17,7 @@ class ActLayer : public Layer<T> {
   std::string type() const override { return act_name(a_); }
   bool in_place_ok() const override { return a_ == Act::kRelu; }  // relu'(x) = relu'(relu(x)); sigmoid/tanh read y
   bool backward_reads_output() const override { return a_ != Act::kRelu; }
+  bool is_relu() const override { return a_ == Act::kRelu; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
@@ -52,7 +53,9 @@ class AddLayer : public Layer<T> {
  public:
   explicit AddLayer(std::string name) : Layer<T>(std::move(name)) {}
   std::string type() const override { return "add"; }
-  bool backward_reads_output() const override { return false; }
+  // fused ReLU: the backward's mask is the output's sign
+  bool can_fuse_relu() const override { return true; }
+  bool backward_reads_output() const override { return this->relu_; }
   bool backward_reads_inputs() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;

@@ -31,10 +31,13 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   trained_ = ctx.train;
   if (!ctx.train) {
     if constexpr (std::is_same_v<T, float>) {
-      if (cpu_path<T>(ctx)) return bnorm_infer_cpu(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), y);
+      if (cpu_path<T>(ctx))
+        return bnorm_infer_cpu(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), y, this->relu_);
     }
     double* t = scratch(tmp_, n);
     bnorm_infer_ref(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), t);
+    if (this->relu_)
+      for (long i = 0; i < n; ++i) t[i] = t[i] > 0 ? t[i] : 0.0;
     return store(t, y, n);
   }
   if (sh_.m() < 2)  // as PyTorch: the batch variance of one value is 0
@@ -43,7 +46,7 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   bool done = false;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
-      bnorm_fwd_cpu(sh_, x[0], gamma, beta, y, mean_.data(), var_.data());
+      bnorm_fwd_cpu(sh_, x[0], gamma, beta, y, mean_.data(), var_.data(), this->relu_);
       for (int c = 0; c < sh_.t.c; ++c) dmean_[std::size_t(c)] = mean_[std::size_t(c)], dvar_[std::size_t(c)] = var_[std::size_t(c)];
       done = true;
     }
@@ -51,6 +54,8 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   if (!done) {
     double* t = scratch(tmp_, n);
     bnorm_fwd_ref(sh_, x[0], gamma, beta, t, nullptr, dmean_.data(), dvar_.data());
+    if (this->relu_)
+      for (long i = 0; i < n; ++i) t[i] = t[i] > 0 ? t[i] : 0.0;
     store(t, y, n);
   }
   const double m = double(sh_.m()), mom = o_.momentum;
@@ -70,13 +75,20 @@ void BatchNormLayer<T>::backward(const Context& ctx, const std::vector<const T*>
     if (cpu_path<T>(ctx)) {
       float* out = dx[0];
       if (!out) dx_.resize(std::size_t(n)), out = dx_.data();
-      bnorm_bwd_cpu(sh_, x[0], this->w_[0], mean_.data(), var_.data(), dy, out, dg_.data(), db_.data());
+      bnorm_bwd_cpu(sh_, x[0], this->w_[0], this->w_[1], mean_.data(), var_.data(), dy, out, dg_.data(), db_.data(),
+                    this->relu_);
       accumulate_cpu(dg_.data(), this->dw_[0], c);
       accumulate_cpu(db_.data(), this->dw_[1], c);
       return;
     }
   }
   double* t = scratch(tmp_, n);
+  if (this->relu_) {  // the ReLU's mask from the recomputed normalisation
+    bnorm_fwd_ref(sh_, x[0], this->w_[0], this->w_[1], t, nullptr, dmean_.data(), dvar_.data());
+    masked_.resize(std::size_t(n));
+    for (long i = 0; i < n; ++i) masked_[std::size_t(i)] = t[i] > 0 ? dy[i] : T(0);
+    dy = masked_.data();
+  }
   bnorm_bwd_ref(sh_, x[0], this->w_[0], dy, {t, dgd_.data(), dbd_.data()});
   if (dx[0]) store(t, dx[0], n);
   store_add(dgd_.data(), this->dw_[0], c);

@@ -23,6 +23,8 @@ class BatchNormLayer : public Layer<T> {
  public:
   BatchNormLayer(std::string name, BatchNormOptions o) : Layer<T>(std::move(name)), o_(o) {}
   bool backward_reads_output() const override { return false; }
+  // fused ReLU: the backward recomputes the mask from x (bnorm.hpp), so it still reads only x
+  bool can_fuse_relu() const override { return true; }
   std::string type() const override { return "batchnorm"; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
@@ -38,6 +40,7 @@ class BatchNormLayer : public Layer<T> {
   std::vector<T> run_mean_, run_var_;
   std::vector<float> mean_, var_, dg_, db_, dx_;  // float path: batch statistics, gradient scratch
   std::vector<double> tmp_, dmean_, dvar_, dgd_, dbd_;
+  std::vector<T> masked_;  // reference path with the fused ReLU: dy * [bn(x) > 0]
   bool trained_ = false;  // the last forward was in training mode
 };
 

@@ -20,7 +20,7 @@ int train_main(int argc, char** argv) {
   std::string optim = "sgd", policy = "fixed", scaling = "none", backend = "openblas", conv_algo = "auto", target, out, site = "localhost";
   std::string vae_sampling = "exp_logvar", vae_kl = "mean";
   std::vector<long> lr_steps;
-  bool list = false, no_aux = false, no_cache = false;
+  bool list = false, no_aux = false, no_cache = false, no_fuse = false;
   DistOptions dist;
   std::string scheme = "single";
   double lr = 0.01;
@@ -71,6 +71,7 @@ int train_main(int argc, char** argv) {
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 layers of 16+ "
                  "channels, im2col + GEMM elsewhere), gemm, or winograd (wherever it applies)")
       ->default_str(conv_algo);
+  app.add_flag("--no-fuse", no_fuse, "run every ReLU as its own layer (default: folded into the batch norm or residual add before it)");
   app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (default: as configured)");
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
   auto* dist_group = app.add_option_group("distributed", "under mpirun / srun (apps/dist/dist.hpp)");
@@ -122,6 +123,7 @@ int train_main(int argc, char** argv) {
   o.conv_algo = parse_conv_algo(conv_algo);
   o.target = Target::parse(target);
   if (no_cache) o.cache_bytes = 0;
+  o.fuse = !no_fuse;
   if (o.epochs <= 0 && o.steps <= 0) throw ConfigError("--epochs or --steps must be positive");
   dist.scheme = parse_scheme(scheme);
   std::optional<RecordWriter> writer;

@@ -104,6 +104,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       throw ConfigError(fmt::format("--classes {} but the data have {} classes", mo.classes, data_classes));
   }
   auto net = build_model<float>(o.model, mo);
+  net->set_fusion(o.fuse);
   net->allocate(o.seed);
   if (hooks.after_allocate) hooks.after_allocate(*net);
   const int batch = mo.batch;
@@ -145,7 +146,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
               {"data", o.data},             {"optim", optim_name(o.solver.optim)},
               {"lr", so.schedule.describe()}, {"momentum", o.solver.params.momentum},
               {"weight_decay", o.solver.params.weight_decay}, {"backend", backend_name(o.backend)},
-              {"conv_algo", conv_algo_name(o.conv_algo)},
+              {"conv_algo", conv_algo_name(o.conv_algo)}, {"fuse", o.fuse},
               {"threads", omp_threads()},   {"steps", total_steps},     {"seed", o.seed},
               {"scheme", "single"}, {"ranks", hooks.ranks}};
   if (hooks.params.is_object()) r.params.update(hooks.params);
@@ -309,7 +310,10 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   };
   nlohmann::json layers = nlohmann::json::object();
   for (std::size_t i = 0; i < net->size(); ++i)
-    if (steady > 0) layers[net->layer_name(i)] = {{"type", net->layer_type(i)}, {"forward_s", layer_fwd[i] / double(steady)}, {"backward_s", layer_bwd[i] / double(steady)}};
+    if (steady > 0) {
+      layers[net->layer_name(i)] = {{"type", net->layer_type(i)}, {"forward_s", layer_fwd[i] / double(steady)}, {"backward_s", layer_bwd[i] / double(steady)}};
+      if (net->fused(i)) layers[net->layer_name(i)]["fused"] = true;  // its time is its producer's
+    }
   nlohmann::json& m = r.metrics;
   m = {{"model", o.model},
        {"parameters", net->parameters()},

@@ -51,6 +51,7 @@ struct TrainOptions {
   } lr_epochs;
   Backend backend = Backend::kOpenBlas;
   ConvAlgo conv_algo = ConvAlgo::kAuto;
+  bool fuse = true;  // fold ReLUs into batch norm and the residual add (Net::set_fusion)
   int threads = 0;  // 0: leave as configured
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;

@@ -41,10 +41,11 @@ void act_fwd_cpu(Act a, const float* x, float* y, long count);
 void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* dx, long count);
 template <class T>
 void add_ref(const T* a, const T* b, double* z, long count);
-void add_cpu(const float* a, const float* b, float* z, long count);
+// relu: z = max(a + b, 0), the ReLU after ResNet's join fused (as act_fwd_cpu's ReLU).
+void add_cpu(const float* a, const float* b, float* z, long count, bool relu = false);
 // The add's backward: za = zb = dz (either may be null), one read of dz for both; std::copy is
-// the reference.
-void fan_out_cpu(const float* dz, float* za, float* zb, long count);
+// the reference. With the fused ReLU's output relu_y: za = zb = dz * [relu_y > 0].
+void fan_out_cpu(const float* dz, float* za, float* zb, long count, const float* relu_y = nullptr);
 
 // Per-channel bias of NCHW data (conv and linear layers):
 //   forward  y[n,c,i] += b[c]                       backward  db[c] = beta db[c] + sum_{n,i} dy[n,c,i]

@@ -40,12 +40,25 @@ void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* 
   }
 }
 
-void add_cpu(const float* a, const float* b, float* z, long count) {
+void add_cpu(const float* a, const float* b, float* z, long count, bool relu) {
+  if (relu) {
+#pragma omp parallel for simd schedule(static)
+    for (long i = 0; i < count; ++i) {
+      const float v = a[i] + b[i];
+      z[i] = v > 0.0f ? v : 0.0f;
+    }
+    return;
+  }
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < count; ++i) z[i] = a[i] + b[i];
 }
 
-void fan_out_cpu(const float* dz, float* za, float* zb, long count) {
+void fan_out_cpu(const float* dz, float* za, float* zb, long count, const float* relu_y) {
+  if (relu_y && za && zb) {
+#pragma omp parallel for simd schedule(static)
+    for (long i = 0; i < count; ++i) za[i] = zb[i] = relu_y[i] > 0.0f ? dz[i] : 0.0f;
+    return;
+  }
   if (za && zb) {
 #pragma omp parallel for simd schedule(static)
     for (long i = 0; i < count; ++i) za[i] = zb[i] = dz[i];
@@ -53,6 +66,7 @@ void fan_out_cpu(const float* dz, float* za, float* zb, long count) {
   }
   float* z = za ? za : zb;
   if (!z) return;
+  if (relu_y) return act_bwd_cpu(Act::kRelu, relu_y, relu_y, dz, z, count);
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < count; ++i) z[i] = dz[i];
 }

@@ -5,7 +5,8 @@
 //   dx = gamma / sqrt(var + eps) * (dy - dbeta/M - xhat * dgamma/M)
 // The running statistics (momentum, unbiased variance in PyTorch) are the training engine's
 // business, not the kernel's: it gets mean and var from the forward.
-// Descriptor (benchdnn's bnorm keys): "mb16ic64ih56iw56eps1e-5" (eps default 1e-5).
+// Descriptor (benchdnn's bnorm keys): "mb16ic64ih56iw56eps1e-5" (eps default 1e-5); "relu1"
+// times the kernels with the following ReLU fused.
 #pragma once
 
 #include <string>
@@ -18,14 +19,17 @@ namespace dls {
 struct BnormShape {
   TensorShape t;
   double eps = 1e-5;
+  bool relu = false;  // the benches' fused ReLU ("relu1", benchdnn's flag R); the kernels take it as an argument
   long m() const { return long(t.n) * t.h * t.w; }  // values per channel
   std::string str() const;
   static BnormShape parse(std::string_view text, int mb);
 };
 
 // References in double, two-pass statistics; the backward recomputes them from x.
-// y_abs / dx_abs receive error scales (|gamma| (|x| + |mean|) / sigma + |beta| and the
-// sum of the absolute terms of dx).
+// y_abs / dx_abs receive error scales: the sums of the absolute values of the terms, with the
+// channel sums expanded into theirs, as the kernels' sums err relative to those:
+//   y_abs  = |gamma| (|x| + sum|x| / M) / sigma + |beta|
+//   dx_abs = |gamma| / sigma (|dy| + sum|dy| / M + |xhat| sum|dy xhat| / M)
 template <class T>
 void bnorm_fwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, double* y,
                    double* y_abs, double* mean, double* var);
@@ -42,13 +46,28 @@ template <class T>
 void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean, const T* var,
                      double* y);
 void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
-                     const float* var, float* y);
+                     const float* var, float* y, bool relu = false);
 
-// Optimised: OpenMP over channels; per-channel sums in double (a float sum of M = 16*56*56
-// values loses ~ 2^-24 * M relative); the per-element work is one fused multiply-add in float.
+// Optimised: OpenMP over channels; per-channel sums in float lanes of at most kBnormFlush terms,
+// then in double (bnorm_cpu.cpp), so a sum errs by less than kBnormFlush ulps of the sum of
+// its terms' absolute values; the per-element work is one fused multiply-add in float.
+// relu: the ReLU that follows is fused (y = max(bn(x), 0); backward takes the ReLU's output
+// gradient and recomputes its mask from x, so it reads nothing more than the plain backward).
+constexpr int kBnormFlush = 8;
+// The kernels' error against the reference, in ulps of the reference's error scales: a channel
+// sum's kBnormFlush plus the roundings of its terms and of the float result (mean, var, dbeta,
+// dgamma); twice the sums' for y and dx, whose statistics' errors add to the element maths'.
+constexpr double kBnormSumUlps = kBnormFlush + 4;
+constexpr double kBnormElementUlps = 2 * kBnormFlush;
+struct BnormAffine {
+  float a, b;  // y = a x + b
+};
+// The per-channel affine map of the normalisation from the float statistics, computed the
+// same way in forward and backward (the fused ReLU's mask depends on it bit for bit).
+BnormAffine bnorm_affine(float gamma, float beta, float mean, float var, double eps);
 void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y,
-                   float* mean, float* var);
-void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* mean, const float* var,
-                   const float* dy, float* dx, float* dgamma, float* dbeta);
+                   float* mean, float* var, bool relu = false);
+void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
+                   const float* var, const float* dy, float* dx, float* dgamma, float* dbeta, bool relu = false);
 
 }  // namespace dls

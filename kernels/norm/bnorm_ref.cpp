@@ -10,17 +10,20 @@
 namespace dls {
 
 std::string BnormShape::str() const {
-  return fmt::format("{}eps{}{}", t.dims(), eps, t.name.empty() ? "" : "_n" + t.name);
+  return fmt::format("{}eps{}{}{}", t.dims(), eps, relu ? "relu1" : "", t.name.empty() ? "" : "_n" + t.name);
 }
 
 BnormShape BnormShape::parse(std::string_view text, int mb) {
   const Descriptor d(text, "batch-norm descriptor");
-  d.allow_only({"mb", "ic", "ih", "iw", "eps"});
+  d.allow_only({"mb", "ic", "ih", "iw", "eps", "relu"});
   BnormShape s;
   s.t = TensorShape::from(d);
   s.t.set_batch(mb);
   s.eps = d.number("eps", 1e-5);
   if (s.eps <= 0) d.fail("eps must be positive");
+  const double relu = d.number("relu", 0);
+  if (relu != 0 && relu != 1) d.fail("relu must be 0 or 1");
+  s.relu = relu == 1;
   return s;
 }
 
@@ -51,9 +54,11 @@ void bnorm_fwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* bet
   for (int c = 0; c < s.t.c; ++c) {
     stats(s, x, c, mean[c], var[c]);
     const double inv = 1.0 / std::sqrt(var[c] + s.eps);
+    double mean_abs = 0;  // sum |x| / M: the scale of the mean's error, as its terms may cancel
+    if (y_abs) each_in_channel(s.t, c, [&](long i) { mean_abs += std::fabs(double(x[i])) / double(s.m()); });
     each_in_channel(s.t, c, [&](long i) {
       y[i] = gamma[c] * (x[i] - mean[c]) * inv + beta[c];
-      if (y_abs) y_abs[i] = std::fabs(gamma[c]) * (std::fabs(x[i]) + std::fabs(mean[c])) * inv + std::fabs(beta[c]);
+      if (y_abs) y_abs[i] = std::fabs(gamma[c]) * (std::fabs(x[i]) + mean_abs) * inv + std::fabs(beta[c]);
     });
   }
 }
@@ -79,7 +84,7 @@ void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy,
       const double xhat = (x[i] - mean) * inv;
       g.dx[i] = gamma[c] * inv * (dy[i] - db / m - xhat * dg / m);
       if (g.dx_abs)
-        g.dx_abs[i] = std::fabs(gamma[c]) * inv * (std::fabs(dy[i]) + std::fabs(db) / m + std::fabs(xhat * dg) / m);
+        g.dx_abs[i] = std::fabs(gamma[c]) * inv * (std::fabs(dy[i]) + db_abs / m + std::fabs(xhat) * dg_abs / m);
     });
   }
 }
