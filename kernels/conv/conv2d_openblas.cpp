@@ -22,7 +22,7 @@
 namespace dls {
 namespace {
 
-constexpr long kTargetCols = 1024;            // GEMM width below which images are batched
+constexpr long kTargetCols = 192;  // GEMM width below which images are batched (see above)
 constexpr long kMaxColBytes = 64L << 20;      // cap on one thread's column buffer
 
 struct ChunkPlan {
@@ -206,9 +206,12 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   ensure(ws.dw, pl.threads, wcount);
-  for (int t = 0; t < pl.threads; ++t) std::fill_n(ws.dw[t].data(), wcount, 0.0f);
+  // each thread zeroes its sum before its first chunk (in parallel); one that got no chunk
+  // (dynamic scheduling) is left out of the total
+  std::vector<char> started(std::size_t(pl.threads), 0);
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
     float* acc = ws.dw[tid].data();
+    if (!started[std::size_t(tid)]) std::fill_n(acc, wcount, 0.0f), started[std::size_t(tid)] = 1;
     if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
       float* col = ws.col[tid].data();
       for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
@@ -230,10 +233,11 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
                   static_cast<int>(crs));
   });
   // dw = beta*dw + sum over threads (fixed order: the result does not depend on scheduling
-  // beyond which images each thread summed).
+  // beyond which images each thread summed), threads over the weights
+#pragma omp parallel for simd schedule(static) num_threads(pl.threads)
   for (long i = 0; i < wcount; ++i) {
     float s = 0;
-    for (int t = 0; t < pl.threads; ++t) s += ws.dw[t][i];
+    for (int t = 0; t < pl.threads; ++t) s += started[std::size_t(t)] ? ws.dw[t][i] : 0.0f;
     dw[i] = beta == 0.0f ? s : beta * dw[i] + s;
   }
 }
