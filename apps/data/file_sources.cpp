@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -46,21 +47,46 @@ class Synthetic : public DataSource {
     }
     const int k = int(rng_bits(o_.seed, i) % std::uint64_t(o_.classes));
     *label = k;
-    for (long p = 0; p < per; ++p)
-      x[p] = float(prototype(k, p) + o_.noise * rng_normal(mix64(o_.seed + 1) ^ i, std::uint64_t(p)));
+    prototype(k, x);
+    const std::uint64_t ns = mix64(o_.seed + 1) ^ i;
+    for (long p = 0; p + 1 < per; p += 2) {
+      double z0, z1;
+      rng_normal_pair(ns, std::uint64_t(p / 2), z0, z1);
+      x[p] = float(x[p] + o_.noise * z0);
+      x[p + 1] = float(x[p + 1] + o_.noise * z1);
+    }
+    if (per % 2) x[per - 1] = float(x[per - 1] + o_.noise * rng_normal(ns, std::uint64_t(per / 2)));
   }
 
  private:
-  double prototype(int k, long p) const {
-    const int ch = int(p / (long(o_.dims.h) * o_.dims.w));
-    const double r = double((p / o_.dims.w) % o_.dims.h) / o_.dims.h, c = double(p % o_.dims.w) / o_.dims.w;
-    double v = 0;
-    for (int j = 0; j < 3; ++j) {
-      const std::uint64_t s = mix64(o_.seed * 1000003 + std::uint64_t(k) * 97 + std::uint64_t(ch) * 7 + std::uint64_t(j));
-      const double fr = 1 + 3 * rng_uniform01(s, 0), fc = 1 + 3 * rng_uniform01(s, 1), ph = 6.283 * rng_uniform01(s, 2);
-      v += std::sin(6.283 * (fr * r + fc * c) + ph);
+  // Class k's prototype into x: per channel, the sum of 3 plane waves
+  // sin(2 pi (fr r + fc c) + ph) = sin(a_r) cos(b_c) + cos(a_r) sin(b_c), computed from
+  // per-row and per-column tables (h + w sines and cosines instead of h w).
+  void prototype(int k, float* x) const {
+    const int h = o_.dims.h, w = o_.dims.w;
+    std::vector<double> sr(std::size_t(3 * h)), cr(std::size_t(3 * h)), sc(std::size_t(3 * w)), cc(std::size_t(3 * w));
+    for (int ch = 0; ch < o_.dims.c; ++ch) {
+      for (int j = 0; j < 3; ++j) {
+        const std::uint64_t s = mix64(o_.seed * 1000003 + std::uint64_t(k) * 97 + std::uint64_t(ch) * 7 + std::uint64_t(j));
+        const double fr = 1 + 3 * rng_uniform01(s, 0), fc = 1 + 3 * rng_uniform01(s, 1), ph = 6.283 * rng_uniform01(s, 2);
+        for (int r = 0; r < h; ++r) {
+          const double a = 6.283 * fr * double(r) / h + ph;
+          sr[std::size_t(j * h + r)] = std::sin(a), cr[std::size_t(j * h + r)] = std::cos(a);
+        }
+        for (int c = 0; c < w; ++c) {
+          const double b = 6.283 * fc * double(c) / w;
+          sc[std::size_t(j * w + c)] = std::sin(b), cc[std::size_t(j * w + c)] = std::cos(b);
+        }
+      }
+      float* xc = x + long(ch) * h * w;
+      for (int r = 0; r < h; ++r)
+        for (int c = 0; c < w; ++c) {
+          double v = 0;
+          for (int j = 0; j < 3; ++j)
+            v += sr[std::size_t(j * h + r)] * cc[std::size_t(j * w + c)] + cr[std::size_t(j * h + r)] * sc[std::size_t(j * w + c)];
+          xc[long(r) * w + c] = float(v / std::sqrt(1.5));  // unit variance
+        }
     }
-    return v / std::sqrt(1.5);  // unit variance
   }
   SyntheticOptions o_;
 };

@@ -38,6 +38,16 @@ inline double rng_normal(std::uint64_t seed, std::uint64_t index) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
 }
 
+// Both normals of that Box-Muller draw: z0 = rng_normal(seed, index) and its sine partner, at
+// one logarithm for two values.
+inline void rng_normal_pair(std::uint64_t seed, std::uint64_t index, double& z0, double& z1) {
+  const double u1 = (double(rng_bits(seed, 2 * index) >> 11) + 1.0) / 9007199254740993.0;  // (0, 1]
+  const double u2 = double(rng_bits(seed, 2 * index + 1) >> 11) / 9007199254740992.0;
+  const double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * 3.14159265358979323846 * u2;
+  z0 = r * std::cos(t);
+  z1 = r * std::sin(t);
+}
+
 // Fills x[i] = uniform(seed, i) in [lo, hi).
 inline void fill_uniform(float* x, std::size_t count, std::uint64_t seed, float lo = -1.0f,
                          float hi = 1.0f) {
