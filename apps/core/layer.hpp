@@ -83,6 +83,15 @@ class Layer {
   virtual bool can_fuse_relu() const { return false; }
   void fuse_relu() { relu_ = true; }
   bool relu_fused() const { return relu_; }
+  // A tensor read by several layers gets the sum of their input gradients. A layer that
+  // can_accumulate_dx() adds its dx[i] to what dx[i] holds when the net set_accumulate_dx(i)
+  // before its backward (the gradient already has another reader's part); otherwise the net
+  // gives it a scratch buffer and adds that in a pass of its own.
+  virtual bool can_accumulate_dx() const { return false; }
+  void set_accumulate_dx(std::size_t i, bool on) {
+    if (acc_dx_.size() <= i) acc_dx_.resize(i + 1, 0);
+    acc_dx_[i] = on;
+  }
   virtual void forward(const Context& ctx, const std::vector<const T*>& x, T* y) = 0;
   virtual void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                         const std::vector<T*>& dx) = 0;
@@ -103,6 +112,8 @@ class Layer {
   std::string name_;
   std::vector<ParamSpec> params_;  // filled by setup
   bool relu_ = false;              // a ReLU is fused into this layer
+  bool accumulate_dx(std::size_t i) const { return i < acc_dx_.size() && acc_dx_[i]; }
+  std::vector<char> acc_dx_;       // set_accumulate_dx
   std::vector<T*> w_, dw_;
 };
 

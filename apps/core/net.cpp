@@ -317,10 +317,15 @@ void Net<T>::backward(const Context& ctx) {
     for (std::size_t j = 0; j < n.in.size(); ++j) {
       const std::size_t t = n.in[j];
       xs.push_back(tensors_[t].value);
+      const bool mine = std::find(claimed.begin(), claimed.end(), t) != claimed.end();
+      n.layer->set_accumulate_dx(j, false);
       if (t == 0) dx.push_back(nullptr);  // the data needs no gradient
-      else if (!tensors_[t].grad_ready && std::find(claimed.begin(), claimed.end(), t) == claimed.end()) {
+      else if (!tensors_[t].grad_ready && !mine) {
         dx.push_back(tensors_[t].grad);  // the first gradient overwrites
         claimed.push_back(t);
+      } else if (n.layer->can_accumulate_dx() && !mine) {
+        dx.push_back(tensors_[t].grad);  // an earlier backward wrote it: the layer adds to it
+        n.layer->set_accumulate_dx(j, true);
       } else {
         dx.push_back(scratch_[j].data());  // later ones are added to it
         added[j] = 1;

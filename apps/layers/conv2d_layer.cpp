@@ -79,13 +79,22 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
     if (cpu_path<T>(ctx)) {
       if (ctx.backend == Backend::kOneDnn) {
         onednn_with(x[0], this->w_[0]).set_dy(dy);
-        if (dx[0]) dnn_->backward_data(), dnn_->get_dx(dx[0]);
+        if (dx[0] && this->accumulate_dx(0)) {
+          dnn_->backward_data();
+          dxtmp_.resize(std::size_t(sh_.x_count()));
+          dnn_->get_dx(dxtmp_.data());
+          accumulate_cpu(dxtmp_.data(), dx[0], sh_.x_count());
+        } else if (dx[0]) {
+          dnn_->backward_data(), dnn_->get_dx(dx[0]);
+        }
         dnn_->backward_filter();
         dwtmp_.resize(std::size_t(sh_.w_count()));
         dnn_->get_dw(dwtmp_.data());
         accumulate_cpu(dwtmp_.data(), this->dw_[0], sh_.w_count());
       } else {
-        if (dx[0]) conv2d_bwd_data_cpu(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo);
+        if (dx[0])
+          conv2d_bwd_data_cpu(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo,
+                              this->accumulate_dx(0) ? 1.0f : 0.0f);
         conv2d_bwd_filter_cpu(sh_, x[0], dy, this->dw_[0], conv_workspace(), ctx.conv_algo, 1.0f);
       }
       if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.k, hw, 1.0f);
@@ -95,7 +104,8 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
   if (dx[0]) {
     double* t = scratch(tmp_, sh_.x_count());
     conv2d_bwd_data_ref(sh_, dy, this->w_[0], t, nullptr);
-    store(t, dx[0], sh_.x_count());
+    if (this->accumulate_dx(0)) store_add(t, dx[0], sh_.x_count());
+    else store(t, dx[0], sh_.x_count());
   }
   double* t = scratch(tmp2_, sh_.w_count());
   conv2d_bwd_filter_ref(sh_, x[0], dy, t, nullptr);

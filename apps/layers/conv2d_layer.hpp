@@ -24,6 +24,7 @@ class Conv2dLayer : public Layer<T> {
   Conv2dLayer(std::string name, ConvOptions o);
   ~Conv2dLayer() override;
   bool backward_reads_output() const override { return false; }
+  bool can_accumulate_dx() const override { return true; }  // the GEMM's beta = 1
   std::string type() const override { return "conv2d"; }
   Dims setup(const std::vector<Dims>& in) override;
   long forward_macs_per_image() const override;
@@ -39,7 +40,7 @@ class Conv2dLayer : public Layer<T> {
   Conv2dShape sh_;
   std::unique_ptr<Conv2dOnednn> dnn_;
   std::vector<double> tmp_, tmp2_;
-  std::vector<float> dwtmp_;
+  std::vector<float> dwtmp_, dxtmp_;
 };
 
 }  // namespace dls

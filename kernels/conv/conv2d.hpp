@@ -66,20 +66,22 @@ void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, doubl
 // Winograd keeps its transformed filters (or their gradient) in wino_u (36 K C floats), and the
 // transformed tiles of a block and their input rows (channels innermost) in wino_v, wino_m,
 // wino_hx and wino_hy (at most max_winograd_block_bytes together:
-// 4 MiB measured best on ResNet-50's 56x56 and 14x14 layers, 2 threads, against 0.5 to 16 MiB).
+// 4 MiB measured best on ResNet-50's 56x56 and 14x14 layers, 2 threads, against 0.5 to 16 MiB);
+// wino_acc holds a backward data pass that is then added to dx (beta != 0).
 struct ConvWorkspace {
   std::vector<std::vector<float>> col, tmp, dw;
   long max_image_col_bytes = 16L << 20;
-  std::vector<float> wino_u, wino_v, wino_m, wino_hx, wino_hy;
+  std::vector<float> wino_u, wino_v, wino_m, wino_hx, wino_hy, wino_acc;
   long max_winograd_block_bytes = 4L << 20;
   long min_winograd_block_tiles = 128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
 };
 // y = conv(x, w).  Overwrites y.
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
                          ConvWorkspace& ws);
-// dx = conv^T(dy, w).  Overwrites dx.
+// dx = beta * dx + conv^T(dy, w).  beta = 0 overwrites (whatever dx held), 1 accumulates (a
+// tensor read by several layers: its gradient is the sum of theirs).
 void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
-                              ConvWorkspace& ws);
+                              ConvWorkspace& ws, float beta = 0.0f);
 // dw = beta * dw + sum_n dy_n (x) col(x_n).  beta = 0 overwrites, 1 accumulates.
 void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                                 ConvWorkspace& ws, float beta = 0.0f);
@@ -105,8 +107,9 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested);  // kGemm or kWinograd
 void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws,
                     ConvAlgo algo);
+// beta as conv2d_bwd_data_openblas's (Winograd: computed into ws.wino_acc, then added)
 void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
-                         ConvWorkspace& ws, ConvAlgo algo);
+                         ConvWorkspace& ws, ConvAlgo algo, float beta = 0.0f);
 void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                            ConvWorkspace& ws, ConvAlgo algo, float beta = 0.0f);
 

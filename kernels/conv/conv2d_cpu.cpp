@@ -16,9 +16,15 @@ void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float
 }
 
 void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
-                         ConvWorkspace& ws, ConvAlgo algo) {
-  if (resolve_conv_algo(sh, algo) == ConvAlgo::kWinograd) conv2d_bwd_data_winograd(sh, dy, w, dx, ws);
-  else conv2d_bwd_data_openblas(sh, dy, w, dx, ws);
+                         ConvWorkspace& ws, ConvAlgo algo, float beta) {
+  if (resolve_conv_algo(sh, algo) == ConvAlgo::kGemm) return conv2d_bwd_data_openblas(sh, dy, w, dx, ws, beta);
+  if (beta == 0.0f) return conv2d_bwd_data_winograd(sh, dy, w, dx, ws);
+  const long n = sh.x_count();
+  if (long(ws.wino_acc.size()) < n) ws.wino_acc.resize(std::size_t(n));
+  conv2d_bwd_data_winograd(sh, dy, w, ws.wino_acc.data(), ws);
+  const float* t = ws.wino_acc.data();
+#pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < n; ++i) dx[i] = beta * dx[i] + t[i];
 }
 
 void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* dy, float* dw,

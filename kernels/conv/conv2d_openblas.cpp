@@ -119,6 +119,13 @@ const float* gathered_dy(const Conv2dShape& sh, const float* dy, int n0, int nb,
   return tmp;
 }
 
+// p = beta p over n values (beta 0: zeroed, whatever p held).
+void scale_or_zero(float* p, long n, float beta) {
+  if (beta == 0.0f) std::memset(p, 0, sizeof(float) * n);
+  else if (beta != 1.0f)
+    for (long i = 0; i < n; ++i) p[i] *= beta;
+}
+
 }  // namespace
 
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
@@ -157,7 +164,7 @@ void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, 
 }
 
 void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
-                              ConvWorkspace& ws) {
+                              ConvWorkspace& ws, float beta) {
   const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
   const long cols = col_width(sh, pl), crs = sh.crs();
@@ -168,7 +175,7 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
     if (pl.pb < sh.p()) {  // one image, a block of output rows at a time
       float* dcol = ws.col[tid].data();
       float* dxi = dx + n0 * x_img;
-      std::memset(dxi, 0, sizeof(float) * x_img);
+      scale_or_zero(dxi, x_img, beta);
       for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         for (int g = 0; g < sh.g; ++g)
           cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs), static_cast<int>(bc), sh.kg(), 1.0f,
@@ -186,12 +193,12 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
     for (int g = 0; g < sh.g; ++g)
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs),
                   static_cast<int>(ld), sh.kg(), 1.0f, w + g * sh.kg() * crs,
-                  static_cast<int>(crs), a + g * sh.kg() * ld, static_cast<int>(ld), 0.0f,
+                  static_cast<int>(crs), a + g * sh.kg() * ld, static_cast<int>(ld), direct ? beta : 0.0f,
                   dcol + g * crs * ld, static_cast<int>(ld));
     if (!direct)
       for (int i = 0; i < nb; ++i) {
         float* dxi = dx + (n0 + i) * x_img;
-        std::memset(dxi, 0, sizeof(float) * x_img);
+        scale_or_zero(dxi, x_img, beta);
         col2im_cpu(sh, dcol + i * pq, ld, dxi);
       }
   });

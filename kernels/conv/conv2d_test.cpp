@@ -55,7 +55,7 @@ TEST(Conv2dReference, HandComputedExample) {
 enum class Which { kOpenBlas, kOpenBlasRowBlocks, kOneDnn };
 
 void check_backend(Which which) {
-  // row blocks happen for one image at a time, which needs P*Q >= 1024 (else images are batched)
+  // row blocks happen for one image at a time, which needs P*Q >= 192 (else images are batched)
   const std::vector<Conv2dShape> large = {Conv2dShape::parse("mb2ic3ih34iw34oc5kh3kw3ph1pw1"),
                                           Conv2dShape::parse("mb2ic4ih67iw64oc4kh3kw3sh2sw2ph1pw1"),
                                           Conv2dShape::parse("g2mb1ic4ih40iw36oc6kh5kw3ph2pw1")};
@@ -108,6 +108,29 @@ TEST(Conv2d, OpenblasBackwardFilterAccumulatesWithBetaOne) {
   conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw2.data(), ws, 1.0f);
   conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw2.data(), ws, 1.0f);
   for (std::size_t i = 0; i < dw1.size(); ++i) EXPECT_EQ(dw2[i], 2 * dw1[i]) << i;  // exact: ints
+}
+
+// beta = 1 adds the backward data pass to what dx holds (a tensor read by several layers), on
+// every path: per image, pointwise direct, batched images, row blocks, and Winograd through the
+// dispatch. Integer data: the sums are exact, so the check is exact.
+TEST(Conv2d, BackwardDataAccumulatesWithBetaOne) {
+  std::vector<std::pair<Conv2dShape, long>> cases;  // shape, max_image_col_bytes
+  for (const auto& sh : small_shapes()) cases.push_back({sh, 16L << 20});
+  const auto rows = Conv2dShape::parse("mb2ic3ih34iw34oc5kh3kw3ph1pw1");
+  cases.push_back({rows, 2 * 4 * rows.crs() * rows.q()});
+  for (const auto& [sh, col_bytes] : cases)
+    for (const ConvAlgo algo : {ConvAlgo::kGemm, ConvAlgo::kWinograd}) {
+      SCOPED_TRACE(sh.str() + " " + conv_algo_name(algo));
+      const auto w = random_int_vector(sh.w_count(), 3, -2, 2);
+      const auto dy = random_int_vector(sh.y_count(), 4, -2, 2);
+      const auto dx0 = random_int_vector(sh.x_count(), 5, -9, 9);
+      ConvWorkspace ws;
+      ws.max_image_col_bytes = col_bytes;
+      std::vector<float> once(sh.x_count(), NAN), acc = dx0;
+      conv2d_bwd_data_cpu(sh, dy.data(), w.data(), once.data(), ws, algo);
+      conv2d_bwd_data_cpu(sh, dy.data(), w.data(), acc.data(), ws, algo, 1.0f);
+      for (std::size_t i = 0; i < acc.size(); ++i) ASSERT_EQ(acc[i], dx0[i] + once[i]) << i;
+    }
 }
 
 TEST(Conv2dShape, BenchdnnDefaultsSquareRuleAndErrors) {
