@@ -159,6 +159,9 @@ int train_main(int argc, char** argv) {
     return r.status == "diverged" ? kExitCheckFailed : kExitRuntime;
   }
   const auto& m = r.metrics;
+  if (m["steady_steps"].get<long>() == 0)
+    fmt::print(stderr, "dlscale train: the {} steps run were all warm-up (--warmup-steps {}): throughput not measured\n",
+               m["steps"].get<long>(), o.warmup_steps);
   fmt::print("{}: {:.2f} images/s (median step {:.4f} s over {} steady steps); phases input {:.4f} forward {:.4f} "
              "backward {:.4f} update {:.4f} s; peak RSS {:.1f} MiB\n",
              o.model, m["images_per_s"].get<double>(), m["step_time_s"].get<double>(), m["steady_steps"].get<long>(),
