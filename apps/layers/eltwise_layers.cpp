@@ -99,8 +99,7 @@ void AddLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T*
   }
   double* t = scratch(tmp_, count_);
   add_ref(x[0], x[1], t, count_);
-  if (this->relu_)
-    for (long i = 0; i < count_; ++i) t[i] = t[i] > 0 ? t[i] : 0.0;
+  if (this->relu_) act_fwd_ref(Act::kRelu, t, t, count_);
   store(t, y, count_);
 }
 

@@ -36,8 +36,7 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
     }
     double* t = scratch(tmp_, n);
     bnorm_infer_ref(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), t);
-    if (this->relu_)
-      for (long i = 0; i < n; ++i) t[i] = t[i] > 0 ? t[i] : 0.0;
+    if (this->relu_) act_fwd_ref(Act::kRelu, t, t, n);
     return store(t, y, n);
   }
   if (sh_.m() < 2)  // as PyTorch: the batch variance of one value is 0
@@ -54,8 +53,7 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   if (!done) {
     double* t = scratch(tmp_, n);
     bnorm_fwd_ref(sh_, x[0], gamma, beta, t, nullptr, dmean_.data(), dvar_.data());
-    if (this->relu_)
-      for (long i = 0; i < n; ++i) t[i] = t[i] > 0 ? t[i] : 0.0;
+    if (this->relu_) act_fwd_ref(Act::kRelu, t, t, n);
     store(t, y, n);
   }
   const double m = double(sh_.m()), mom = o_.momentum;

@@ -51,6 +51,16 @@ inline float affine(float a, float x, float b) {
 #endif
 }
 
+// y = a x + b over one plane of n values, then the fused ReLU (as act_fwd_cpu's).
+template <bool Relu>
+void affine_plane(BnormAffine f, const float* x, float* y, long n) {
+#pragma omp simd
+  for (long p = 0; p < n; ++p) {
+    const float z = affine(f.a, x[p], f.b);
+    y[p] = !Relu || z > 0.0f ? z : 0.0f;
+  }
+}
+
 // g where a x + b > 0, else 0, lane by lane: the fused ReLU's backward, its mask computed as
 // affine() computes the forward (one rounding where the hardware fuses).
 vf relu_mask(const BnormAffine& f, vf x, vf g) {
@@ -135,15 +145,14 @@ void fwd(const BnormShape& s, const float* x, const float* gamma, const float* b
   channel_blocks(t, [&](int c0, int c1) {
     // mean and biased variance, two passes (the one-pass E[x^2] - E[x]^2 cancels)
     std::vector<LaneSums<1>> sum(std::size_t(c1 - c0)), sq(std::size_t(c1 - c0));
-    std::vector<float> m(std::size_t(c1 - c0));
     std::vector<BnormAffine> f(std::size_t(c1 - c0));
     each_plane(t, c0, c1, [&](int c, long o) {
       sum[std::size_t(c - c0)].plane(
           o, hw, [&](long i, vf* v) { v[0] = load(x + i); }, [&](long i, double* v) { v[0] = x[i]; });
     });
-    for (int c = c0; c < c1; ++c) m[std::size_t(c - c0)] = float(sum[std::size_t(c - c0)].total(0) / double(s.m()));
+    for (int c = c0; c < c1; ++c) mean[c] = float(sum[std::size_t(c - c0)].total(0) / double(s.m()));
     each_plane(t, c0, c1, [&](int c, long o) {
-      const float mc = m[std::size_t(c - c0)];
+      const float mc = mean[c];
       sq[std::size_t(c - c0)].plane(
           o, hw,
           [&](long i, vf* v) {
@@ -154,18 +163,10 @@ void fwd(const BnormShape& s, const float* x, const float* gamma, const float* b
     });
     for (int c = c0; c < c1; ++c) {
       const std::size_t k = std::size_t(c - c0);
-      mean[c] = m[k];
       var[c] = float(sq[k].total(0) / double(s.m()));
       f[k] = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
     }
-    each_plane(t, c0, c1, [&](int c, long o) {
-      const BnormAffine fc = f[std::size_t(c - c0)];
-#pragma omp simd
-      for (long p = 0; p < hw; ++p) {
-        const float z = affine(fc.a, x[o + p], fc.b);
-        y[o + p] = !Relu || z > 0.0f ? z : 0.0f;  // as act_fwd_cpu's ReLU
-      }
-    });
+    each_plane(t, c0, c1, [&](int c, long o) { affine_plane<Relu>(f[std::size_t(c - c0)], x + o, y + o, hw); });
   });
 }
 
@@ -177,8 +178,8 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
   const double m = double(s.m());
   channel_blocks(t, [&](int c0, int c1) {
     struct Coeffs {
-      BnormAffine f;  // the forward's map (the fused ReLU's mask)
-      float a, b, k;  // dx = a * (dy - b - (x - mean) * k)
+      BnormAffine f;  // the forward's map (the fused ReLU's mask); dx = f.a * (dy - b - (x - mean) * k)
+      float b, k;
     };
     std::vector<Coeffs> co(std::size_t(c1 - c0));
     std::vector<LaneSums<2>> sums(std::size_t(c1 - c0));  // sum dy, sum dy * (x - mean)
@@ -200,7 +201,7 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
           },
           [&](long i, double* v) {
             v[0] = pass(f, i);
-            v[1] = double(pass(f, i)) * double(x[i] - mu);
+            v[1] = v[0] * double(x[i] - mu);
           });
     });
     for (int c = c0; c < c1; ++c) {
@@ -209,7 +210,7 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
       const double db = sums[k].total(0), dg = sums[k].total(1) * inv;
       dgamma[c] = float(dg);
       dbeta[c] = float(db);
-      co[k].a = float(gamma[c] * inv), co[k].b = float(db / m), co[k].k = float(dg * inv / m);
+      co[k].b = float(db / m), co[k].k = float(dg * inv / m);
     }
     each_plane(t, c0, c1, [&](int c, long o) {
       const Coeffs q = co[std::size_t(c - c0)];
@@ -220,9 +221,9 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
             vf g = load(dy + i);
             const vf xv = load(x + i);
             if constexpr (Relu) g = relu_mask(q.f, xv, g);
-            store(dx + i, q.a * (g - q.b - (xv - mu) * q.k));
+            store(dx + i, q.f.a * (g - q.b - (xv - mu) * q.k));
           },
-          [&](long i) { dx[i] = q.a * (pass(q.f, i) - q.b - (x[i] - mu) * q.k); });
+          [&](long i) { dx[i] = q.f.a * (pass(q.f, i) - q.b - (x[i] - mu) * q.k); });
     });
   });
 }
@@ -253,11 +254,7 @@ void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, co
     for (int c = 0; c < t.c; ++c) {
       const BnormAffine f = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
       const long o = (long(n) * t.c + c) * hw;
-#pragma omp simd
-      for (long p = 0; p < hw; ++p) {
-        const float z = affine(f.a, x[o + p], f.b);
-        y[o + p] = !relu || z > 0.0f ? z : 0.0f;  // as act_fwd_cpu's ReLU
-      }
+      (relu ? affine_plane<true> : affine_plane<false>)(f, x + o, y + o, hw);
     }
 }
 
