@@ -13,14 +13,12 @@
 namespace dls {
 namespace {
 
-enum class Dir { kFwd, kBwdData, kBwdFilter };
-
 class ConvCase final : public TensorCase {
  public:
-  ConvCase(Conv2dShape sh, Dir dir, bool wino) : sh_(std::move(sh)), dir_(dir), wino_(wino) {}
+  ConvCase(Conv2dShape sh, ConvDir dir, bool wino) : sh_(std::move(sh)), dir_(dir), wino_(wino) {}
   std::string op() const override {
     const std::string base = wino_ ? "conv2d_wino_" : "conv2d_";
-    return base + (dir_ == Dir::kFwd ? "fwd" : dir_ == Dir::kBwdData ? "bwd_data" : "bwd_filter");
+    return base + (dir_ == ConvDir::kFwd ? "fwd" : dir_ == ConvDir::kBwdData ? "bwd_data" : "bwd_filter");
   }
   std::string shape() const override { return sh_.str(); }
   nlohmann::json shape_params() const override {
@@ -50,10 +48,10 @@ class ConvCase final : public TensorCase {
   void setup(Backend b) override {
     backend_ = b;
     // inputs: fwd (x, w), bwd_data (dy, w), bwd_filter (x, dy)
-    if (dir_ != Dir::kBwdData) x_ = case_input(sh_.x_count(), 1);
-    if (dir_ != Dir::kBwdFilter) w_ = case_input(sh_.w_count(), 2);
-    if (dir_ != Dir::kFwd) dy_ = case_input(sh_.y_count(), 3);
-    out_.assign(dir_ == Dir::kFwd ? sh_.y_count() : dir_ == Dir::kBwdData ? sh_.x_count() : sh_.w_count(), 0.0f);
+    if (dir_ != ConvDir::kBwdData) x_ = case_input(sh_.x_count(), 1);
+    if (dir_ != ConvDir::kBwdFilter) w_ = case_input(sh_.w_count(), 2);
+    if (dir_ != ConvDir::kFwd) dy_ = case_input(sh_.y_count(), 3);
+    out_.assign(dir_ == ConvDir::kFwd ? sh_.y_count() : dir_ == ConvDir::kBwdData ? sh_.x_count() : sh_.w_count(), 0.0f);
     if (b == Backend::kOneDnn) {
       dnn_ = std::make_unique<Conv2dOnednn>(sh_);
       if (!x_.empty()) dnn_->set_x(x_.data());
@@ -77,51 +75,47 @@ class ConvCase final : public TensorCase {
  protected:
   void run_backend() override {
     if (backend_ == Backend::kCudnn) {
-      if (dir_ == Dir::kFwd) gpu_->forward();
-      else if (dir_ == Dir::kBwdData) gpu_->backward_data();
+      if (dir_ == ConvDir::kFwd) gpu_->forward();
+      else if (dir_ == ConvDir::kBwdData) gpu_->backward_data();
       else gpu_->backward_filter();
       return;
     }
     if (backend_ == Backend::kOneDnn) {
-      if (dir_ == Dir::kFwd) dnn_->forward();
-      else if (dir_ == Dir::kBwdData) dnn_->backward_data();
+      if (dir_ == ConvDir::kFwd) dnn_->forward();
+      else if (dir_ == ConvDir::kBwdData) dnn_->backward_data();
       else dnn_->backward_filter();
       return;
     }
     if (wino_) {
-      if (dir_ == Dir::kFwd) conv2d_fwd_winograd(sh_, x_.data(), w_.data(), out_.data(), ws_);
-      else if (dir_ == Dir::kBwdData) conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+      if (dir_ == ConvDir::kFwd) conv2d_fwd_winograd(sh_, x_.data(), w_.data(), out_.data(), ws_);
+      else if (dir_ == ConvDir::kBwdData) conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
       else conv2d_bwd_filter_winograd(sh_, x_.data(), dy_.data(), out_.data(), ws_);
       return;
     }
-    if (dir_ == Dir::kFwd) conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
-    else if (dir_ == Dir::kBwdData) conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+    if (dir_ == ConvDir::kFwd) conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
+    else if (dir_ == ConvDir::kBwdData) conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
     else conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
   }
   std::vector<OutputView> outputs() override {
     if (backend_ == Backend::kCudnn) {  // device to host (untimed)
-      if (dir_ == Dir::kFwd) gpu_->get_y(out_.data());
-      else if (dir_ == Dir::kBwdData) gpu_->get_dx(out_.data());
+      if (dir_ == ConvDir::kFwd) gpu_->get_y(out_.data());
+      else if (dir_ == ConvDir::kBwdData) gpu_->get_dx(out_.data());
       else gpu_->get_dw(out_.data());
     }
     if (backend_ == Backend::kOneDnn) {  // reorder oneDNN's layout back to NCHW (untimed)
-      if (dir_ == Dir::kFwd) dnn_->get_y(out_.data());
-      else if (dir_ == Dir::kBwdData) dnn_->get_dx(out_.data());
+      if (dir_ == ConvDir::kFwd) dnn_->get_y(out_.data());
+      else if (dir_ == ConvDir::kBwdData) dnn_->get_dx(out_.data());
       else dnn_->get_dw(out_.data());
     }
-    const double len = dir_ == Dir::kFwd       ? sh_.crs()
-                       : dir_ == Dir::kBwdData ? double(sh_.kg()) * sh_.r * sh_.s
-                                               : double(sh_.n) * sh_.p() * sh_.q();
-    const Bound bound = wino_ ? winograd_bound(len, dir_ == Dir::kBwdFilter) : dot_bound(len);
-    return {{dir_ == Dir::kFwd ? "y" : dir_ == Dir::kBwdData ? "dx" : "dw", out_, bound}};
+    return {{dir_ == ConvDir::kFwd ? "y" : dir_ == ConvDir::kBwdData ? "dx" : "dw", out_, conv2d_bound(sh_, dir_, wino_)}};
   }
   std::span<float> mutable_output(int) override { return out_; }
   double ref_cost() const override { return sh_.flop() / 2; }
   void ref_full(int, std::vector<double>& ref, std::vector<double>& scale) override {
     ref.resize(out_.size());
     scale.resize(out_.size());
-    if (dir_ == Dir::kFwd) conv2d_fwd_ref(sh_, x_.data(), w_.data(), ref.data(), scale.data());
-    else if (dir_ == Dir::kBwdData) conv2d_bwd_data_ref(sh_, dy_.data(), w_.data(), ref.data(), scale.data());
+    if (dir_ == ConvDir::kFwd) conv2d_fwd_ref(sh_, x_.data(), w_.data(), ref.data(), scale.data());
+    else if (dir_ == ConvDir::kBwdData) conv2d_bwd_data_ref(sh_, dy_.data(), w_.data(), ref.data(), scale.data());
     else conv2d_bwd_filter_ref(sh_, x_.data(), dy_.data(), ref.data(), scale.data());
   }
   bool has_ref_point() const override { return true; }
@@ -135,11 +129,11 @@ class ConvCase final : public TensorCase {
       *a = int(v);
     };
     int a, b, c, d;
-    if (dir_ == Dir::kFwd) {
+    if (dir_ == ConvDir::kFwd) {
       split(sh_.k, sh_.p(), sh_.q(), &a, &b, &c, &d);
       return conv2d_fwd_ref_point(sh_, x_.data(), w_.data(), a, b, c, d, scale);
     }
-    if (dir_ == Dir::kBwdData) {
+    if (dir_ == ConvDir::kBwdData) {
       split(sh_.c, sh_.h, sh_.w, &a, &b, &c, &d);
       return conv2d_bwd_data_ref_point(sh_, dy_.data(), w_.data(), a, b, c, d, scale);
     }
@@ -149,7 +143,7 @@ class ConvCase final : public TensorCase {
 
  private:
   Conv2dShape sh_;
-  Dir dir_;
+  ConvDir dir_;
   bool wino_;
   std::vector<float> x_, w_, dy_, out_;
   ConvWorkspace ws_;
@@ -166,22 +160,22 @@ Conv2dShape with_mb(std::string_view d, int mb) {
 }  // namespace
 
 std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kFwd, false);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, false);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdData, false);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, false);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdFilter, false);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, false);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kFwd, true);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, true);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdData, true);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, true);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), Dir::kBwdFilter, true);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, true);
 }
 
 }  // namespace dls

@@ -1,6 +1,6 @@
 // What the convolution checks share (conv2d_test, winograd_test, gpu_test, conv2d_bench): all
-// three reference directions of one problem with their error scales, and the bound of a
-// Winograd result.
+// three reference directions of one problem with their error scales, the bound of each
+// direction's result (direct method or Winograd), and the three comparisons at once.
 #pragma once
 
 #include <fmt/format.h>
@@ -35,6 +35,35 @@ inline Bound winograd_bound(double reduction_length, bool backward_filter) {
   b.coef *= amp;
   b.why += fmt::format(", x{:.0f} for the Winograd transforms", amp);
   return b;
+}
+
+enum class ConvDir { kFwd, kBwdData, kBwdFilter };
+
+// The length of the sum behind each value of a direction: C/G R S for y, K/G R S for dx, N P Q
+// for dw.
+inline double conv2d_reduction_length(const Conv2dShape& sh, ConvDir d) {
+  return d == ConvDir::kFwd       ? double(sh.crs())
+         : d == ConvDir::kBwdData ? double(sh.kg()) * sh.r * sh.s
+                                  : double(sh.n) * sh.p() * sh.q();
+}
+
+// The bound of a direction's result: dot_bound of its reduction length, widened for Winograd.
+inline Bound conv2d_bound(const Conv2dShape& sh, ConvDir d, bool winograd) {
+  const double len = conv2d_reduction_length(sh, d);
+  return winograd ? winograd_bound(len, d == ConvDir::kBwdFilter) : dot_bound(len);
+}
+
+struct ConvReports {
+  CompareReport y, dx, dw;
+};
+
+// y, dx and dw against the reference, each within its direction's bound.
+inline ConvReports conv2d_compare_all(const Conv2dShape& sh, const ConvRefResults& r, const std::vector<float>& y,
+                                      const std::vector<float>& dx, const std::vector<float>& dw,
+                                      bool winograd = false) {
+  return {compare(r.y, r.y_abs, y, conv2d_bound(sh, ConvDir::kFwd, winograd)),
+          compare(r.dx, r.dx_abs, dx, conv2d_bound(sh, ConvDir::kBwdData, winograd)),
+          compare(r.dw, r.dw_abs, dw, conv2d_bound(sh, ConvDir::kBwdFilter, winograd))};
 }
 
 }  // namespace dls

@@ -84,13 +84,10 @@ void check_backend(Which which) {
       c.get_dx(dx.data());
       c.get_dw(dw.data());
     }
-    const double pq = static_cast<double>(sh.p()) * sh.q();
-    auto rep = compare(r.y, r.y_abs, y, dot_bound(sh.crs()));
-    EXPECT_TRUE(rep.ok()) << "forward: " << rep.summary();
-    rep = compare(r.dx, r.dx_abs, dx, dot_bound(sh.kg() * sh.r * sh.s));
-    EXPECT_TRUE(rep.ok()) << "backward data: " << rep.summary();
-    rep = compare(r.dw, r.dw_abs, dw, dot_bound(sh.n * pq));
-    EXPECT_TRUE(rep.ok()) << "backward filter: " << rep.summary();
+    const ConvReports rep = conv2d_compare_all(sh, r, y, dx, dw);
+    EXPECT_TRUE(rep.y.ok()) << "forward: " << rep.y.summary();
+    EXPECT_TRUE(rep.dx.ok()) << "backward data: " << rep.dx.summary();
+    EXPECT_TRUE(rep.dw.ok()) << "backward filter: " << rep.dw.summary();
   }
 }
 

@@ -66,12 +66,10 @@ TEST(Conv2dCudnn, AllDirectionsMatchReference) {
     c.get_y(gy.data());
     c.get_dx(gdx.data());
     c.get_dw(gdw.data());
-    const auto ry = compare(r.y, r.y_abs, gy, dot_bound(sh.crs()));
-    const auto rdx = compare(r.dx, r.dx_abs, gdx, dot_bound(sh.kg() * sh.r * sh.s));
-    const auto rdw = compare(r.dw, r.dw_abs, gdw, dot_bound(double(sh.n) * sh.p() * sh.q()));
-    EXPECT_TRUE(ry.ok()) << "y: " << ry.summary() << " (" << c.implementation() << ")";
-    EXPECT_TRUE(rdx.ok()) << "dx: " << rdx.summary() << " (" << c.implementation() << ")";
-    EXPECT_TRUE(rdw.ok()) << "dw: " << rdw.summary() << " (" << c.implementation() << ")";
+    const ConvReports rep = conv2d_compare_all(sh, r, gy, gdx, gdw);
+    EXPECT_TRUE(rep.y.ok()) << "y: " << rep.y.summary() << " (" << c.implementation() << ")";
+    EXPECT_TRUE(rep.dx.ok()) << "dx: " << rep.dx.summary() << " (" << c.implementation() << ")";
+    EXPECT_TRUE(rep.dw.ok()) << "dw: " << rep.dw.summary() << " (" << c.implementation() << ")";
   }
 }
 
