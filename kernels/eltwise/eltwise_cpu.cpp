@@ -41,16 +41,11 @@ void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* 
 }
 
 void add_cpu(const float* a, const float* b, float* z, long count, bool relu) {
-  if (relu) {
 #pragma omp parallel for simd schedule(static)
-    for (long i = 0; i < count; ++i) {
-      const float v = a[i] + b[i];
-      z[i] = v > 0.0f ? v : 0.0f;
-    }
-    return;
+  for (long i = 0; i < count; ++i) {
+    const float v = a[i] + b[i];
+    z[i] = !relu || v > 0.0f ? v : 0.0f;
   }
-#pragma omp parallel for simd schedule(static)
-  for (long i = 0; i < count; ++i) z[i] = a[i] + b[i];
 }
 
 void fan_out_cpu(const float* dz, float* za, float* zb, long count, const float* relu_y) {
