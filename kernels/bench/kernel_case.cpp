@@ -35,7 +35,14 @@ std::vector<float> case_input(std::size_t count, std::uint64_t seed) {
 
 void TensorCase::run() {
   if (backend_ == Backend::kRef) write_ref_outputs();
+  else if (gpu_) gpu_->run();
   else run_backend();
+}
+
+void TensorCase::gpu_start(std::unique_ptr<GpuOp> op,
+                           std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs) {
+  gpu_ = std::move(op);
+  for (const auto& [name, host] : inputs) gpu_->set(name, host->data());
 }
 
 void TensorCase::write_ref_outputs() {
@@ -57,6 +64,8 @@ CheckOutcome TensorCase::check(double full_ref_limit) {
   }
   const bool sampled = has_ref_point() && ref_cost() > full_ref_limit;
   const auto outs = outputs();
+  if (gpu_)  // device to host, untimed
+    for (int o = 0; o < static_cast<int>(outs.size()); ++o) gpu_->get(outs[o].name, mutable_output(o).data());
   std::vector<std::string> failures;
   for (int o = 0; o < static_cast<int>(outs.size()); ++o) {
     const auto& out = outs[o];

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/instrument/compare.hpp"
+#include "kernels/gpu/gpu_ops.hpp"
 
 namespace dls {
 
@@ -54,6 +55,9 @@ class KernelCase {
 };
 
 // Base for cases whose outputs are float buffers compared with a double reference.
+// Backend cudnn: a case builds gpu_ in setup() (gpu_start) with buffers named as its outputs;
+// run() then calls it instead of run_backend(), and check() first copies each output back into
+// the host buffer that outputs() views (conv2d and gemm keep their own GPU objects instead).
 class TensorCase : public KernelCase {
  public:
   CheckOutcome check(double full_ref_limit) override;
@@ -66,7 +70,10 @@ class TensorCase : public KernelCase {
     Bound bound;
   };
   Backend backend_ = Backend::kOpenBlas;
+  std::unique_ptr<GpuOp> gpu_;
 
+  // Takes the op and uploads the named host inputs (untimed).
+  void gpu_start(std::unique_ptr<GpuOp> op, std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs);
   virtual void run_backend() = 0;                   // the timed call for backend_ != kRef
   virtual std::vector<OutputView> outputs() = 0;    // results of the last run()
   virtual double ref_cost() const = 0;             // multiply-adds of the whole reference

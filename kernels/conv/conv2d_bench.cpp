@@ -59,25 +59,25 @@ class ConvCase final : public TensorCase {
       if (!dy_.empty()) dnn_->set_dy(dy_.data());
     }
     if (b == Backend::kCudnn) {
-      gpu_ = std::make_unique<Conv2dCudnn>(sh_);
-      if (!x_.empty()) gpu_->set_x(x_.data());
-      if (!w_.empty()) gpu_->set_w(w_.data());
-      if (!dy_.empty()) gpu_->set_dy(dy_.data());
+      cudnn_ = std::make_unique<Conv2dCudnn>(sh_);
+      if (!x_.empty()) cudnn_->set_x(x_.data());
+      if (!w_.empty()) cudnn_->set_w(w_.data());
+      if (!dy_.empty()) cudnn_->set_dy(dy_.data());
     }
   }
   void teardown() override {
     x_ = w_ = dy_ = out_ = {};
     ws_ = {};
     dnn_.reset();
-    gpu_.reset();
+    cudnn_.reset();
   }
 
  protected:
   void run_backend() override {
     if (backend_ == Backend::kCudnn) {
-      if (dir_ == ConvDir::kFwd) gpu_->forward();
-      else if (dir_ == ConvDir::kBwdData) gpu_->backward_data();
-      else gpu_->backward_filter();
+      if (dir_ == ConvDir::kFwd) cudnn_->forward();
+      else if (dir_ == ConvDir::kBwdData) cudnn_->backward_data();
+      else cudnn_->backward_filter();
       return;
     }
     if (backend_ == Backend::kOneDnn) {
@@ -98,9 +98,9 @@ class ConvCase final : public TensorCase {
   }
   std::vector<OutputView> outputs() override {
     if (backend_ == Backend::kCudnn) {  // device to host (untimed)
-      if (dir_ == ConvDir::kFwd) gpu_->get_y(out_.data());
-      else if (dir_ == ConvDir::kBwdData) gpu_->get_dx(out_.data());
-      else gpu_->get_dw(out_.data());
+      if (dir_ == ConvDir::kFwd) cudnn_->get_y(out_.data());
+      else if (dir_ == ConvDir::kBwdData) cudnn_->get_dx(out_.data());
+      else cudnn_->get_dw(out_.data());
     }
     if (backend_ == Backend::kOneDnn) {  // reorder oneDNN's layout back to NCHW (untimed)
       if (dir_ == ConvDir::kFwd) dnn_->get_y(out_.data());
@@ -148,7 +148,7 @@ class ConvCase final : public TensorCase {
   std::vector<float> x_, w_, dy_, out_;
   ConvWorkspace ws_;
   std::unique_ptr<Conv2dOnednn> dnn_;
-  std::unique_ptr<Conv2dCudnn> gpu_;
+  std::unique_ptr<Conv2dCudnn> cudnn_;
 };
 
 Conv2dShape with_mb(std::string_view d, int mb) {

@@ -1,6 +1,7 @@
 // `dlscale kernels --op relu_fwd|relu_bwd|sigmoid_fwd|sigmoid_bwd|tanh_fwd|tanh_bwd|add`.
 #include "kernels/bench/op_table.hpp"
 #include "kernels/eltwise/eltwise.hpp"
+#include "kernels/gpu/gpu.hpp"
 
 namespace dls {
 namespace {
@@ -22,8 +23,18 @@ class ActCase final : public TensorCase {
       y_.assign(sh_.count, 0.0f);
       act_fwd_cpu(a_, x_.data(), y_.data(), sh_.count);
     }
+    if (b == Backend::kCudnn) {
+      if (bwd_) gpu_start(make_act_gpu(a_, true, sh_.count), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
+      else gpu_start(make_act_gpu(a_, false, sh_.count), {{"x", &x_}});
+    }
   }
-  void teardown() override { x_ = y_ = dy_ = out_ = {}; }
+  std::string supports(Backend b) const override {
+    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
+  }
+  void teardown() override {
+    x_ = y_ = dy_ = out_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override {
@@ -62,8 +73,15 @@ class AddCase final : public TensorCase {
     a_ = case_input(sh_.count, 1);
     b_ = case_input(sh_.count, 2);
     z_.assign(sh_.count, 0.0f);
+    if (b == Backend::kCudnn) gpu_start(make_add_gpu(sh_.count, false), {{"a", &a_}, {"b", &b_}});
   }
-  void teardown() override { a_ = b_ = z_ = {}; }
+  std::string supports(Backend b) const override {
+    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
+  }
+  void teardown() override {
+    a_ = b_ = z_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override { add_cpu(a_.data(), b_.data(), z_.data(), sh_.count); }

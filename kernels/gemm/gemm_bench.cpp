@@ -33,24 +33,24 @@ class GemmCase final : public TensorCase {
     b_ = case_input(std::size_t(sh_.k) * sh_.n, 2);
     c_.assign(std::size_t(sh_.m) * sh_.n, 0.0f);
     if (b == Backend::kCudnn) {
-      gpu_ = std::make_unique<GemmCublas>(sh_);
-      gpu_->set_a(a_.data());
-      gpu_->set_b(b_.data());
+      cublas_ = std::make_unique<GemmCublas>(sh_);
+      cublas_->set_a(a_.data());
+      cublas_->set_b(b_.data());
     }
   }
   void teardown() override {
     a_ = b_ = c_ = {};
-    gpu_.reset();
+    cublas_.reset();
   }
 
  protected:
   void run_backend() override {
-    if (backend_ == Backend::kCudnn) gpu_->run();
+    if (backend_ == Backend::kCudnn) cublas_->run();
     else if (backend_ == Backend::kOneDnn) gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
     else gemm_openblas(sh_, a_.data(), b_.data(), c_.data());
   }
   std::vector<OutputView> outputs() override {
-    if (backend_ == Backend::kCudnn) gpu_->get_c(c_.data());  // device to host (untimed)
+    if (backend_ == Backend::kCudnn) cublas_->get_c(c_.data());  // device to host (untimed)
     return {{"c", c_, dot_bound(sh_.k)}};
   }
   std::span<float> mutable_output(int) override { return c_; }
@@ -68,7 +68,7 @@ class GemmCase final : public TensorCase {
  private:
   GemmShape sh_;
   std::vector<float> a_, b_, c_;
-  std::unique_ptr<GemmCublas> gpu_;
+  std::unique_ptr<GemmCublas> cublas_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // gpu_unavailable() says so, constructors throw, and the cases report "skipped" with the reason.
 #include "kernels/core/check.hpp"
 #include "kernels/gpu/gpu.hpp"
+#include "kernels/gpu/gpu_ops.hpp"
 
 namespace dls {
 
@@ -35,5 +36,13 @@ void GemmCublas::set_b(const float*) {}
 void GemmCublas::run() {}
 void GemmCublas::get_c(float*) {}
 std::string GemmCublas::implementation() const { return ""; }
+
+std::unique_ptr<GpuOp> make_act_gpu(Act, bool, long) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_add_gpu(long, bool) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_pool_gpu(const PoolShape&, PoolAlg, bool) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape&, bool) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape&, bool) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_softmax_xent_gpu(int, int, const std::vector<int>&, bool) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_optim_gpu(Optim, const OptimParams&, long) { throw Error(kWhy); }
 
 }  // namespace dls

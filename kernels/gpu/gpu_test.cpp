@@ -1,11 +1,17 @@
-// The GPU kernels (cuDNN convolution, cuBLAS GEMM) against the CPU reference on the small shape
-// sets, in strict FP32 (the default math mode). Without a usable GPU (a build without CUDA, or
-// no device) every test is SKIPPED with the reason; ctest reports it as skipped, never passed.
+// The GPU kernels against the CPU reference on the small shape sets, in strict FP32 (the default
+// math mode): cuDNN convolution and cuBLAS GEMM directly, every other op the op table lists for
+// the cudnn backend through its benchmark case's own check. Without a usable GPU (a build
+// without CUDA, or no device) every test is SKIPPED with the reason; ctest reports it as
+// skipped, never passed.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include <set>
+
 #include "harness/instrument/compare.hpp"
+#include "kernels/bench/case_list.hpp"
+#include "kernels/bench/op_table.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/core/descriptor.hpp"
 #include "kernels/core/rng.hpp"
@@ -71,6 +77,40 @@ TEST(Conv2dCudnn, AllDirectionsMatchReference) {
     EXPECT_TRUE(rep.dx.ok()) << "dx: " << rep.dx.summary() << " (" << c.implementation() << ")";
     EXPECT_TRUE(rep.dw.ok()) << "dw: " << rep.dw.summary() << " (" << c.implementation() << ")";
   }
+}
+
+// Every op whose op-table row lists cudnn, on check_small.txt and gpu_shapes.txt, through the
+// same setup/run/check path as `dlscale kernels --backend cudnn --mode check`. A case may be
+// unsupported only for a reason of the op's own (LRN within a channel, a fused ReLU), never
+// for the GPU's absence; every op listed must run at least once.
+TEST(GpuKernels, EveryCudnnOpPassesItsCheck) {
+  DLS_NEED_GPU();
+  CaseRequest req;
+  req.shape_files = {testing::source_path("kernels/shapes/check_small.txt"), testing::source_path("kernels/gpu/gpu_shapes.txt")};
+  req.backends = {"cudnn"};
+  req.threads = {1};
+  req.mbs = {0};
+  std::set<std::string> listed, ran;
+  for (const auto& e : op_table())
+    if (std::string(e.backends).find("cudnn") != std::string::npos && std::string(e.op).rfind("conv2d", 0) != 0 &&
+        std::string(e.op) != "gemm")
+      listed.insert(e.op);
+  for (CaseEntry& e : build_cases(req)) {
+    if (!listed.count(e.op)) continue;
+    SCOPED_TRACE(e.op + " " + e.kcase->shape());
+    if (!e.unsupported.empty()) {
+      EXPECT_EQ(e.unsupported.find("CUDA"), std::string::npos) << e.unsupported;
+      continue;
+    }
+    e.kcase->setup(Backend::kCudnn);
+    e.kcase->run();
+    const CheckOutcome c = e.kcase->check(1e12);  // every element
+    EXPECT_EQ(c.status, "passed") << c.reason << " (bound " << c.bound << ")";
+    EXPECT_GT(c.checked, 0u);
+    e.kcase->teardown();
+    ran.insert(e.op);
+  }
+  for (const auto& op : listed) EXPECT_TRUE(ran.count(op)) << op << " is listed for cudnn but no case ran";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "kernels/bench/op_table.hpp"
+#include "kernels/gpu/gpu.hpp"
 #include "kernels/norm/bnorm.hpp"
 
 namespace dls {
@@ -39,8 +40,20 @@ class BnormCase final : public TensorCase {
       std::vector<float> y(s_.t.count);
       bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), y.data(), mean_.data(), var_.data());
     }
+    if (b == Backend::kCudnn) {  // cuDNN's backward recomputes the statistics from x
+      if (bwd_) gpu_start(make_bnorm_gpu(s_, true), {{"x", &x_}, {"gamma", &gamma_}, {"dy", &dy_}});
+      else gpu_start(make_bnorm_gpu(s_, false), {{"x", &x_}, {"gamma", &gamma_}, {"beta", &beta_}});
+    }
   }
-  void teardown() override { x_ = dy_ = gamma_ = beta_ = out_ = mean_ = var_ = dgamma_ = dbeta_ = {}; }
+  std::string supports(Backend b) const override {
+    if (b != Backend::kCudnn) return KernelCase::supports(b);
+    if (s_.relu) return "the cudnn backend does not fuse the ReLU into batch norm (relu1)";
+    return gpu_unavailable();
+  }
+  void teardown() override {
+    x_ = dy_ = gamma_ = beta_ = out_ = mean_ = var_ = dgamma_ = dbeta_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override {

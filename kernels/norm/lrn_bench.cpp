@@ -1,5 +1,6 @@
 // `dlscale kernels --op lrn_across_fwd|lrn_across_bwd|lrn_within_fwd|lrn_within_bwd`.
 #include "kernels/bench/op_table.hpp"
+#include "kernels/gpu/gpu.hpp"
 #include "kernels/norm/lrn.hpp"
 
 namespace dls {
@@ -24,8 +25,21 @@ class LrnCase final : public TensorCase {
     y_.assign(s_.t.count, 0.0f);
     scale_.assign(s_.t.count, 0.0f);
     if (bwd_) lrn_fwd_cpu(s_, x_.data(), y_.data(), scale_.data());
+    if (b == Backend::kCudnn) {
+      if (bwd_) gpu_start(make_lrn_gpu(s_, true), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
+      else gpu_start(make_lrn_gpu(s_, false), {{"x", &x_}});
+    }
   }
-  void teardown() override { x_ = dy_ = out_ = y_ = scale_ = {}; }
+  std::string supports(Backend b) const override {
+    if (b != Backend::kCudnn) return KernelCase::supports(b);
+    if (s_.within) return "no cudnn implementation of LRN within a channel (cuDNN's LRN is across channels)";
+    if (s_.size > 16) return "cuDNN's LRN takes sizes 1..16";
+    return gpu_unavailable();
+  }
+  void teardown() override {
+    x_ = dy_ = out_ = y_ = scale_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/bench/op_table.hpp"
+#include "kernels/gpu/gpu.hpp"
 #include "kernels/pool/pool.hpp"
 
 namespace dls {
@@ -24,10 +25,18 @@ class PoolCase final : public TensorCase {
     const double idx = alg_ == PoolAlg::kMax ? 4.0 * double(s_.out_count()) : 0.0;
     return 4.0 * double(s_.in_count() + s_.out_count()) + idx;
   }
+  std::string supports(Backend b) const override {
+    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
+  }
   void setup(Backend b) override {
     backend_ = b;
     x_ = case_input(s_.in_count(), 1);
     dy_ = case_input(s_.out_count(), 2);
+    if (b == Backend::kCudnn) {
+      gpu_start(make_pool_gpu(s_, alg_, bwd_), {});
+      if (!bwd_ || alg_ == PoolAlg::kMax) gpu_->set("x", x_.data());
+      if (bwd_) gpu_->set("dy", dy_.data());
+    }
     out_.assign(bwd_ ? s_.in_count() : s_.out_count(), 0.0f);
     idx_.assign(s_.out_count(), 0);
     idx_f_.assign(alg_ == PoolAlg::kMax && !bwd_ ? s_.out_count() : 0, 0.0f);
@@ -36,7 +45,10 @@ class PoolCase final : public TensorCase {
       maxpool_fwd_cpu(s_, x_.data(), y.data(), idx_.data());
     }
   }
-  void teardown() override { x_ = dy_ = out_ = idx_f_ = {}, idx_ = {}; }
+  void teardown() override {
+    x_ = dy_ = out_ = idx_f_ = {}, idx_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override {
@@ -46,7 +58,7 @@ class PoolCase final : public TensorCase {
     else avgpool_bwd_cpu(s_, dy_.data(), out_.data());
   }
   std::vector<OutputView> outputs() override {
-    if (alg_ == PoolAlg::kMax && !bwd_) {
+    if (alg_ == PoolAlg::kMax && !bwd_ && !gpu_) {  // the GPU kernel keeps no indices
       for (std::size_t i = 0; i < idx_f_.size(); ++i) idx_f_[i] = float(idx_[i]);  // < 2^24: exact
       return {{"y", out_, exact_bound()}, {"idx", idx_f_, exact_bound()}};
     }

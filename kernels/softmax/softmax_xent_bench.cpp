@@ -3,6 +3,7 @@
 
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/descriptor.hpp"
+#include "kernels/gpu/gpu.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
 
 namespace dls {
@@ -27,8 +28,18 @@ class SoftmaxCase final : public TensorCase {
       p_.assign(long(n_) * k_, 0.0f);
       softmax_xent_fwd_cpu(x_.data(), label_.data(), p_.data(), n_, k_);
     }
+    if (b == Backend::kCudnn) {
+      if (bwd_) gpu_start(make_softmax_xent_gpu(n_, k_, label_, true), {{"p", &p_}});
+      else gpu_start(make_softmax_xent_gpu(n_, k_, label_, false), {{"x", &x_}});
+    }
   }
-  void teardown() override { x_ = p_ = out_ = loss_ = {}; }
+  std::string supports(Backend b) const override {
+    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
+  }
+  void teardown() override {
+    x_ = p_ = out_ = loss_ = {};
+    gpu_.reset();
+  }
 
  protected:
   void run_backend() override {

@@ -1,0 +1,42 @@
+// dlscale's own CUDA kernels (cuda_kernels.cu), on device pointers, launched on `stream` and
+// not synchronised. Plain types only, so host files compiled by the C++ compiler include it.
+// Each has a CPU counterpart that states the maths: pool.hpp, eltwise.hpp (add),
+// softmax_xent.hpp, optim.hpp; the tests compare them with those files' _ref functions.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/optim/optim.hpp"
+
+namespace dls::cuda {
+
+// pool.hpp's shape, without its strings.
+struct PoolDims {
+  int n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
+  bool include_pad;
+};
+
+// Max: padding never wins, ties go to the first element in row-major window order.
+void maxpool_fwd(const PoolDims& d, const float* x, float* y, cudaStream_t s);
+// dx[i] = sum of dy over the outputs whose argmax (recomputed from x) is i; one thread per
+// input element, gathering in output order, so the sum is deterministic.
+void maxpool_bwd(const PoolDims& d, const float* x, const float* dy, float* dx, cudaStream_t s);
+void avgpool_fwd(const PoolDims& d, const float* x, float* y, cudaStream_t s);
+void avgpool_bwd(const PoolDims& d, const float* dy, float* dx, cudaStream_t s);
+
+// z = a + b, or max(a + b, 0) with relu.
+void add(const float* a, const float* b, float* z, long count, bool relu, cudaStream_t s);
+
+// Cross-entropy of softmax rows: loss = (1/n) sum_r (log sum_j exp(x[r,j] - m_r) - (x[r,label_r] - m_r)),
+// row sums in float (one block a row), each row's term and their mean in double. row_loss: n
+// doubles of device scratch; loss: one float on the device.
+void xent_loss(const float* x, const int* label, double* row_loss, float* loss, int n, int k, cudaStream_t s);
+// dx = (p - onehot(label)) / n
+void softmax_xent_bwd(const float* p, const int* label, float* dx, int n, int k, cudaStream_t s);
+
+// One step of optim.hpp's rule o, the same float arithmetic as optim_update_cpu. LARS's norms
+// are reduced in double into norms[2] (device scratch) and read by the update on the device.
+void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count,
+                  double* norms, cudaStream_t s);
+
+}  // namespace dls::cuda
