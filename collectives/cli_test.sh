@@ -51,4 +51,6 @@ bad "unknown algorithm 'butterfly'" --algo ring,butterfly
 bad "would need" -e 4096G
 bad "unknown suffix" -e 12X
 bad "unknown overlap engine 'threads'" --overlap threads
+bad "with --memory device: expected nccl, mpi or all" --memory device --algo ring
+bad "memory: gpu not in" --memory gpu
 echo "collectives CLI: all cases passed"

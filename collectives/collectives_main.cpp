@@ -28,7 +28,8 @@ int sweep_main(int argc, char** argv, const Comm& c) {
   app.add_option("-e,--maxbytes", o.e, "largest message in bytes (K/M/G suffixes)")->default_str("64M");
   app.add_option("-f,--stepfactor", o.f, "multiply the size by this factor")->default_str("2");
   app.add_option("-i,--stepbytes", o.i, "add this many bytes instead of multiplying (K/M/G)");
-  app.add_option("--algo", o.algo, "comma list of mpi, ring, recdbl, rabenseifner, tree, or all")->default_str("all");
+  app.add_option("--algo", o.algo, "comma list of mpi, ring, recdbl, rabenseifner, tree, or all (--memory device: nccl, mpi or all)")
+      ->default_str("all");
   app.add_option("--iters", o.iters, "timed iterations per size (default by band: 1000 / 100 / 20)");
   app.add_option("--warmup", o.warmup, "warm-up iterations per size (default by band: 100 / 10 / 3)");
   app.add_option("--check", o.check, "1: exact check after timing, #wrong per size; 0: none")->default_str("1");
@@ -40,6 +41,11 @@ int sweep_main(int argc, char** argv, const Comm& c) {
   app.add_option("--compute-ratio", o.compute_ratio, "--overlap: computation per allreduce, in units of its time")
       ->default_str("1")
       ->check(CLI::PositiveNumber);
+  app.add_option("--memory", o.memory,
+                 "where the vector lives: host (the algorithms above) or device (one GPU per rank; --algo nccl, mpi "
+                 "or all; MPI through CUDA-aware MPI or host staging)")
+      ->check(CLI::IsMember({"host", "device"}))
+      ->default_str("host");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
   app.footer("Exit codes: 0 ok, 1 a check failed, 2 bad arguments, 3 runtime error.");
   try {
@@ -49,9 +55,15 @@ int sweep_main(int argc, char** argv, const Comm& c) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   std::vector<Algo> algos;
-  for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
-    if (name == "all") algos.insert(algos.end(), all_algos().begin(), all_algos().end());
-    else algos.push_back(parse_algo(name));
+  std::vector<DeviceAlgo> device_algos;
+  if (o.memory == "device") {
+    device_algos = parse_device_algos(split_commas(std::vector<std::string>{o.algo}));
+    if (!o.overlap.empty()) throw ConfigError("--overlap measures host memory: leave out --memory device");
+  } else {
+    for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
+      if (name == "all") algos.insert(algos.end(), all_algos().begin(), all_algos().end());
+      else algos.push_back(parse_algo(name));
+    }
   }
   std::vector<OverlapEngine> engines;
   if (!o.overlap.empty())
@@ -74,7 +86,7 @@ int sweep_main(int argc, char** argv, const Comm& c) {
       setup_error = e.what();
     }
   if (c.any(!setup_error.empty())) throw ConfigError(setup_error.empty() ? "rank 0 could not start" : setup_error);
-  SweepContext s{o, c, algos, engines, sizes, writer, prov};
+  SweepContext s{o, c, algos, device_algos, engines, sizes, writer, prov};
   if (!engines.empty()) return o.dtype == "double" ? run_overlap_sweep<double>(s) : run_overlap_sweep<float>(s);
   return o.dtype == "double" ? run_allreduce_sweep<double>(s) : run_allreduce_sweep<float>(s);
 }

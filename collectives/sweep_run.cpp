@@ -35,4 +35,17 @@ Record collective_record(const SweepContext& s, const std::string& benchmark, lo
   return r;
 }
 
+std::string device_algo_name(DeviceAlgo a) { return a == DeviceAlgo::kNccl ? "nccl" : "mpi"; }
+
+std::vector<DeviceAlgo> parse_device_algos(const std::vector<std::string>& names) {
+  std::vector<DeviceAlgo> v;
+  for (const auto& name : names) {
+    if (name == "all") v.insert(v.end(), {DeviceAlgo::kNccl, DeviceAlgo::kMpi});
+    else if (name == "nccl") v.push_back(DeviceAlgo::kNccl);
+    else if (name == "mpi") v.push_back(DeviceAlgo::kMpi);
+    else throw ConfigError(fmt::format("--algo '{}' with --memory device: expected nccl, mpi or all", name));
+  }
+  return v;
+}
+
 }  // namespace dls

@@ -3,18 +3,20 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/device_allreduce.hpp"
 #include "collectives/overlap.hpp"
 #include "harness/instrument/record.hpp"
 
 namespace dls {
 
 struct SweepOptions {
-  std::string b = "8", e = "64M", algo = "all", dtype = "float", out, site = "localhost", overlap;
+  std::string b = "8", e = "64M", algo = "all", dtype = "float", out, site = "localhost", overlap, memory = "host";
   double f = 2.0, compute_ratio = 1.0;
   std::string i;
   int iters = 0, warmup = 0, check = 1;
@@ -23,7 +25,8 @@ struct SweepOptions {
 struct SweepContext {
   const SweepOptions& o;
   const Comm& c;
-  std::vector<Algo> algos;
+  std::vector<Algo> algos;             // --memory host
+  std::vector<DeviceAlgo> device_algos;  // --memory device
   std::vector<OverlapEngine> engines;  // empty: the plain allreduce sweep
   std::vector<std::size_t> sizes;
   std::optional<RecordWriter>& writer;
@@ -45,6 +48,26 @@ long count_wrong(const T* v, std::size_t n, int ranks) {
   for (std::size_t i = 0; i < n; ++i) wrong += v[i] != T(base + long(ranks) * (long(i % 5) - 2));
   return wrong;
 }
+
+// Where the swept vector lives and what reduces it, for the allreduce sweep: host memory and
+// the algorithms of allreduce.hpp, or GPU memory (device_allreduce.hpp). run() reduces the
+// first n elements in place and may return before it is done; wait() returns when every run
+// so far is complete. The check data go in and come out through fill_check and count_wrong.
+class AllreduceTarget {
+ public:
+  virtual ~AllreduceTarget() = default;
+  virtual std::vector<std::string> algos() const = 0;  // names, in sweep order
+  virtual void zero(std::size_t n) = 0;
+  virtual void run(std::size_t algo, std::size_t n) = 0;
+  virtual void wait() {}
+  virtual void fill_check(std::size_t n, int rank) = 0;
+  virtual long count_wrong(std::size_t n, int ranks) = 0;
+  // What the records carry about the target (memory, device, the MPI path), params and metrics.
+  virtual nlohmann::json describe(std::size_t algo) const = 0;
+};
+template <class T>
+std::unique_ptr<AllreduceTarget> make_device_target(const Comm& c, const std::vector<DeviceAlgo>& algos,
+                                                    std::size_t max_count);
 
 // Throws ConfigError (on every rank) when the ranks of the busiest node would need more than
 // 80 % of its available memory for `bytes_per_rank`.
