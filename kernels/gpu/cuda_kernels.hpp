@@ -1,20 +1,16 @@
 // dlscale's own CUDA kernels (cuda_kernels.cu), on device pointers, launched on `stream` and
 // not synchronised. Plain types only, so host files compiled by the C++ compiler include it.
 // Each has a CPU counterpart that states the maths: pool.hpp, eltwise.hpp (add),
-// softmax_xent.hpp, optim.hpp; the tests compare them with those files' _ref functions.
+// softmax_xent.hpp, optim.hpp; the per-element code is gpu_math.hpp's, which gpu_math_test
+// runs on the host against those files' _ref functions, and gpu_kernels_test on a GPU.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/gpu/gpu_math.hpp"
 #include "kernels/optim/optim.hpp"
 
 namespace dls::cuda {
-
-// pool.hpp's shape, without its strings.
-struct PoolDims {
-  int n, c, h, w, kh, kw, sh, sw, ph, pw, oh, ow;
-  bool include_pad;
-};
 
 // Max: padding never wins, ties go to the first element in row-major window order.
 void maxpool_fwd(const PoolDims& d, const float* x, float* y, cudaStream_t s);
