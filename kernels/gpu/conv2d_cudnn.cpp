@@ -1,37 +1,16 @@
 // Convolution on cuDNN (legacy convolution API, present in cuDNN 9): NCHW float tensors, KCRS
-// filters with C/G input channels, cross-correlation as the CPU kernels compute it. Each
-// direction's algorithm is the fastest that cudnnFind* measures on the object's own buffers
-// and that needs no more workspace than the limit; one workspace of the largest need is kept.
+// filters with C/G input channels, cross-correlation as the CPU kernels compute it.
+// CudnnConvPlan (cudnn_conv.hpp) works on device pointers; Conv2dCudnn (gpu.hpp) owns the
+// buffers around one for the benchmarks and tests.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
-#include "kernels/gpu/cuda_check.hpp"
+#include "kernels/gpu/cudnn_conv.hpp"
 #include "kernels/gpu/gpu.hpp"
+#include "kernels/gpu/gpu_op_base.hpp"
 
 namespace dls {
-
-struct Conv2dCudnn::Impl {
-  Conv2dShape sh;
-  cudnnHandle_t handle = nullptr;
-  cudnnTensorDescriptor_t xd = nullptr, yd = nullptr;
-  cudnnFilterDescriptor_t wd = nullptr;
-  cudnnConvolutionDescriptor_t cd = nullptr;
-  cudnnConvolutionFwdAlgo_t fwd{};
-  cudnnConvolutionBwdDataAlgo_t bwd_data{};
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
-  DeviceBuffer x, w, y, dx, dw, dy, workspace;
-  std::string math;
-
-  ~Impl() {
-    if (cd) cudnnDestroyConvolutionDescriptor(cd);
-    if (wd) cudnnDestroyFilterDescriptor(wd);
-    if (yd) cudnnDestroyTensorDescriptor(yd);
-    if (xd) cudnnDestroyTensorDescriptor(xd);
-    if (handle) cudnnDestroy(handle);
-  }
-};
-
 namespace {
 
 std::size_t workspace_limit() {
@@ -51,50 +30,100 @@ const Perf& pick(const Perf* perf, int n, std::size_t limit, const char* what) {
 
 }  // namespace
 
-Conv2dCudnn::Conv2dCudnn(const Conv2dShape& sh) : impl_(std::make_unique<Impl>()) {
-  if (const std::string why = gpu_unavailable(); !why.empty()) throw Error(why);
-  Impl& m = *impl_;
-  m.sh = sh;
-  m.math = gpu_math_mode();
-  cudnn_check(cudnnCreate(&m.handle), "cudnnCreate");
-  cudnn_check(cudnnCreateTensorDescriptor(&m.xd), "cudnnCreateTensorDescriptor");
-  cudnn_check(cudnnCreateTensorDescriptor(&m.yd), "cudnnCreateTensorDescriptor");
-  cudnn_check(cudnnCreateFilterDescriptor(&m.wd), "cudnnCreateFilterDescriptor");
-  cudnn_check(cudnnCreateConvolutionDescriptor(&m.cd), "cudnnCreateConvolutionDescriptor");
-  cudnn_check(cudnnSetTensor4dDescriptor(m.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.c, sh.h, sh.w), "x descriptor");
-  cudnn_check(cudnnSetTensor4dDescriptor(m.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.k, sh.p(), sh.q()), "y descriptor");
-  cudnn_check(cudnnSetFilter4dDescriptor(m.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, sh.k, sh.cg(), sh.r, sh.s), "w descriptor");
+CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh) : sh_(sh), math_(gpu_math_mode()) {
+  cudnn_check(cudnnCreateTensorDescriptor(&xd_), "cudnnCreateTensorDescriptor");
+  cudnn_check(cudnnCreateTensorDescriptor(&yd_), "cudnnCreateTensorDescriptor");
+  cudnn_check(cudnnCreateFilterDescriptor(&wd_), "cudnnCreateFilterDescriptor");
+  cudnn_check(cudnnCreateConvolutionDescriptor(&cd_), "cudnnCreateConvolutionDescriptor");
+  cudnn_check(cudnnSetTensor4dDescriptor(xd_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.c, sh.h, sh.w), "x descriptor");
+  cudnn_check(cudnnSetTensor4dDescriptor(yd_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.k, sh.p(), sh.q()), "y descriptor");
+  cudnn_check(cudnnSetFilter4dDescriptor(wd_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, sh.k, sh.cg(), sh.r, sh.s), "w descriptor");
   // benchdnn's dilation 0 is cuDNN's 1 (dense filter)
-  cudnn_check(cudnnSetConvolution2dDescriptor(m.cd, sh.pad_h, sh.pad_w, sh.stride_h, sh.stride_w, sh.dil_h + 1, sh.dil_w + 1,
+  cudnn_check(cudnnSetConvolution2dDescriptor(cd_, sh.pad_h, sh.pad_w, sh.stride_h, sh.stride_w, sh.dil_h + 1, sh.dil_w + 1,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
               "convolution descriptor");
-  cudnn_check(cudnnSetConvolutionGroupCount(m.cd, sh.g), "cudnnSetConvolutionGroupCount");
-  cudnn_check(cudnnSetConvolutionMathType(m.cd, m.math == "tf32" ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+  cudnn_check(cudnnSetConvolutionGroupCount(cd_, sh.g), "cudnnSetConvolutionGroupCount");
+  cudnn_check(cudnnSetConvolutionMathType(cd_, math_ == "tf32" ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+              "cudnnSetConvolutionMathType");
   int n = 0, c = 0, h = 0, w = 0;
-  cudnn_check(cudnnGetConvolution2dForwardOutputDim(m.cd, m.xd, m.wd, &n, &c, &h, &w), "output size");
+  cudnn_check(cudnnGetConvolution2dForwardOutputDim(cd_, xd_, wd_, &n, &c, &h, &w), "output size");
   if (n != sh.n || c != sh.k || h != sh.p() || w != sh.q())
-    throw Error(fmt::format("cuDNN's output {}x{}x{}x{} differs from the shape's {}x{}x{}x{} for {}", n, c, h, w, sh.n, sh.k, sh.p(),
-                            sh.q(), sh.str()));
-  const std::size_t f = sizeof(float);
-  m.x = DeviceBuffer(f * sh.x_count()), m.dx = DeviceBuffer(f * sh.x_count());
-  m.w = DeviceBuffer(f * sh.w_count()), m.dw = DeviceBuffer(f * sh.w_count());
-  m.y = DeviceBuffer(f * sh.y_count()), m.dy = DeviceBuffer(f * sh.y_count());
+    throw Error(fmt::format("cuDNN's output {}x{}x{}x{} differs from the shape's {}x{}x{}x{} for {}", n, c, h, w, sh.n, sh.k,
+                            sh.p(), sh.q(), sh.str()));
+  const cudnnHandle_t handle = cudnn_handle();
   const std::size_t limit = workspace_limit();
   constexpr int kMax = 16;
   int got = 0;
   cudnnConvolutionFwdAlgoPerf_t pf[kMax];
-  cudnn_check(cudnnFindConvolutionForwardAlgorithm(m.handle, m.xd, m.wd, m.cd, m.yd, kMax, &got, pf), "find forward");
+  cudnn_check(cudnnFindConvolutionForwardAlgorithm(handle, xd_, wd_, cd_, yd_, kMax, &got, pf), "find forward");
   const auto& bf = pick(pf, got, limit, "forward");
   cudnnConvolutionBwdDataAlgoPerf_t pd[kMax];
-  cudnn_check(cudnnFindConvolutionBackwardDataAlgorithm(m.handle, m.wd, m.yd, m.cd, m.xd, kMax, &got, pd), "find backward data");
+  cudnn_check(cudnnFindConvolutionBackwardDataAlgorithm(handle, wd_, yd_, cd_, xd_, kMax, &got, pd), "find backward data");
   const auto& bd = pick(pd, got, limit, "backward-data");
   cudnnConvolutionBwdFilterAlgoPerf_t pw[kMax];
-  cudnn_check(cudnnFindConvolutionBackwardFilterAlgorithm(m.handle, m.xd, m.yd, m.cd, m.wd, kMax, &got, pw), "find backward filter");
+  cudnn_check(cudnnFindConvolutionBackwardFilterAlgorithm(handle, xd_, yd_, cd_, wd_, kMax, &got, pw), "find backward filter");
   const auto& bw = pick(pw, got, limit, "backward-filter");
-  m.fwd = bf.algo, m.bwd_data = bd.algo, m.bwd_filter = bw.algo;
-  m.workspace = DeviceBuffer(std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)}));
+  fwd_ = bf.algo, bwd_data_ = bd.algo, bwd_filter_ = bw.algo;
+  workspace_ = DeviceBuffer(std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)}));
 }
 
+CudnnConvPlan::~CudnnConvPlan() {
+  if (cd_) cudnnDestroyConvolutionDescriptor(cd_);
+  if (wd_) cudnnDestroyFilterDescriptor(wd_);
+  if (yd_) cudnnDestroyTensorDescriptor(yd_);
+  if (xd_) cudnnDestroyTensorDescriptor(xd_);
+}
+
+void CudnnConvPlan::forward(const float* x, const float* w, float* y, float beta) const {
+  const float one = 1.0f;
+  cudnn_check(cudnnConvolutionForward(cudnn_handle(), &one, xd_, x, wd_, w, cd_, fwd_, workspace_.raw(), workspace_.bytes(),
+                                      &beta, yd_, y),
+              "cudnnConvolutionForward");
+}
+
+void CudnnConvPlan::backward_data(const float* w, const float* dy, float* dx, float beta) const {
+  const float one = 1.0f;
+  cudnn_check(cudnnConvolutionBackwardData(cudnn_handle(), &one, wd_, w, yd_, dy, cd_, bwd_data_, workspace_.raw(),
+                                           workspace_.bytes(), &beta, xd_, dx),
+              "cudnnConvolutionBackwardData");
+}
+
+void CudnnConvPlan::backward_filter(const float* x, const float* dy, float* dw, float beta) const {
+  const float one = 1.0f;
+  cudnn_check(cudnnConvolutionBackwardFilter(cudnn_handle(), &one, xd_, x, yd_, dy, cd_, bwd_filter_, workspace_.raw(),
+                                             workspace_.bytes(), &beta, wd_, dw),
+              "cudnnConvolutionBackwardFilter");
+}
+
+std::string CudnnConvPlan::implementation() const {
+  return fmt::format("cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B", int(fwd_),
+                     int(bwd_data_), int(bwd_filter_), math_, workspace_.bytes());
+}
+
+// ---- the owning wrapper of the benchmarks and tests ----
+
+struct Conv2dCudnn::Impl {
+  CudnnConvPlan plan;
+  DeviceBuffer x, w, y, dx, dw, dy;
+  explicit Impl(const Conv2dShape& sh) : plan(sh) {
+    const std::size_t f = sizeof(float);
+    x = DeviceBuffer(f * sh.x_count()), dx = DeviceBuffer(f * sh.x_count());
+    w = DeviceBuffer(f * sh.w_count()), dw = DeviceBuffer(f * sh.w_count());
+    y = DeviceBuffer(f * sh.y_count()), dy = DeviceBuffer(f * sh.y_count());
+  }
+};
+
+namespace {
+void synchronise(const char* after) {
+  cuda_check(cudaGetLastError(), after);
+  cuda_check(cudaDeviceSynchronize(), after);
+}
+}  // namespace
+
+Conv2dCudnn::Conv2dCudnn(const Conv2dShape& sh) {
+  if (const std::string why = gpu_unavailable(); !why.empty()) throw Error(why);
+  impl_ = std::make_unique<Impl>(sh);
+}
 Conv2dCudnn::~Conv2dCudnn() = default;
 
 void Conv2dCudnn::set_x(const float* x) { impl_->x.upload(x); }
@@ -105,36 +134,18 @@ void Conv2dCudnn::get_dx(float* dx) { impl_->dx.download(dx); }
 void Conv2dCudnn::get_dw(float* dw) { impl_->dw.download(dw); }
 
 void Conv2dCudnn::forward() {
-  Impl& m = *impl_;
-  const float one = 1.0f, zero = 0.0f;
-  cudnn_check(cudnnConvolutionForward(m.handle, &one, m.xd, m.x.raw(), m.wd, m.w.raw(), m.cd, m.fwd, m.workspace.raw(),
-                                      m.workspace.bytes(), &zero, m.yd, m.y.raw()),
-              "cudnnConvolutionForward");
-  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the forward convolution");
+  impl_->plan.forward(impl_->x.f(), impl_->w.f(), impl_->y.f());
+  synchronise("the forward convolution");
 }
-
 void Conv2dCudnn::backward_data() {
-  Impl& m = *impl_;
-  const float one = 1.0f, zero = 0.0f;
-  cudnn_check(cudnnConvolutionBackwardData(m.handle, &one, m.wd, m.w.raw(), m.yd, m.dy.raw(), m.cd, m.bwd_data, m.workspace.raw(),
-                                           m.workspace.bytes(), &zero, m.xd, m.dx.raw()),
-              "cudnnConvolutionBackwardData");
-  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the backward-data convolution");
+  impl_->plan.backward_data(impl_->w.f(), impl_->dy.f(), impl_->dx.f());
+  synchronise("the backward-data convolution");
 }
-
 void Conv2dCudnn::backward_filter() {
-  Impl& m = *impl_;
-  const float one = 1.0f, zero = 0.0f;
-  cudnn_check(cudnnConvolutionBackwardFilter(m.handle, &one, m.xd, m.x.raw(), m.yd, m.dy.raw(), m.cd, m.bwd_filter,
-                                             m.workspace.raw(), m.workspace.bytes(), &zero, m.wd, m.dw.raw()),
-              "cudnnConvolutionBackwardFilter");
-  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the backward-filter convolution");
+  impl_->plan.backward_filter(impl_->x.f(), impl_->dy.f(), impl_->dw.f());
+  synchronise("the backward-filter convolution");
 }
 
-std::string Conv2dCudnn::implementation() const {
-  const Impl& m = *impl_;
-  return fmt::format("cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B", int(m.fwd), int(m.bwd_data),
-                     int(m.bwd_filter), m.math, m.workspace.bytes());
-}
+std::string Conv2dCudnn::implementation() const { return impl_->plan.implementation(); }
 
 }  // namespace dls

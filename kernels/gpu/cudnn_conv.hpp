@@ -1,0 +1,41 @@
+// One convolution shape on cuDNN, on the caller's device pointers (internal to kernels/gpu,
+// CUDA builds only): the descriptors, each direction's algorithm (the fastest that
+// cudnnFindConvolution*Algorithm measures and that fits the workspace limit
+// DLS_GPU_WORKSPACE_MB, default 1024) and one workspace of the largest need. Conv2dCudnn
+// (gpu.hpp) owns buffers around one for the benchmarks; a GPU layer would own one per layer.
+// Calls are enqueued on the shared handle's stream and not synchronised.
+#pragma once
+
+#include <string>
+
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/gpu/cuda_check.hpp"
+
+namespace dls {
+
+class CudnnConvPlan {
+ public:
+  explicit CudnnConvPlan(const Conv2dShape& sh);  // throws Error when cuDNN refuses the shape
+  ~CudnnConvPlan();
+  CudnnConvPlan(const CudnnConvPlan&) = delete;
+  CudnnConvPlan& operator=(const CudnnConvPlan&) = delete;
+
+  // out = conv(...) + beta * out: beta 0 overwrites, 1 accumulates (a gradient with two readers)
+  void forward(const float* x, const float* w, float* y, float beta = 0.0f) const;
+  void backward_data(const float* w, const float* dy, float* dx, float beta = 0.0f) const;
+  void backward_filter(const float* x, const float* dy, float* dw, float beta = 0.0f) const;
+  std::string implementation() const;  // the algorithms, the math mode, the workspace
+
+ private:
+  Conv2dShape sh_;
+  std::string math_;
+  cudnnTensorDescriptor_t xd_ = nullptr, yd_ = nullptr;
+  cudnnFilterDescriptor_t wd_ = nullptr;
+  cudnnConvolutionDescriptor_t cd_ = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd_{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data_{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_{};
+  DeviceBuffer workspace_;
+};
+
+}  // namespace dls
