@@ -2,11 +2,15 @@
 #include "kernels/bench/kernel_case.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "kernels/bench/op_table.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
+#include "kernels/core/versions.hpp"
+#include "kernels/gpu/gpu.hpp"
 
 namespace dls {
 
@@ -26,7 +30,14 @@ nlohmann::json CheckOutcome::to_json() const {
 
 std::string KernelCase::supports(Backend b) const {
   if (b == Backend::kRef || b == Backend::kOpenBlas) return "";
-  return fmt::format("no {} implementation of {}", backend_name(b), op());
+  const OpEntry* e = find_op(op());
+  std::istringstream listed(e ? e->backends : "");
+  const std::string want = backend_name(b);
+  bool has = false;
+  for (std::string name; listed >> name;) has = has || name == want;
+  if (!has) return fmt::format("no {} implementation of {}", want, op());
+  if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
+  return gpu_unavailable();  // kCudnn
 }
 
 std::vector<float> case_input(std::size_t count, std::uint64_t seed) {

@@ -47,6 +47,9 @@ class KernelCase {
   virtual std::string flop_convention() const { return ""; }
   virtual double bytes() const = 0;               // compulsory memory traffic of one call
   // "" when the backend can run this case, else why not (recorded as status skipped).
+  // The default: ref and openblas always; another backend when the op table lists it for this
+  // op and the build and machine have it (oneDNN built; a usable GPU). Cases add their own
+  // limits (a shape a backend refuses) before calling it.
   virtual std::string supports(Backend b) const;
   virtual void setup(Backend b) = 0;
   virtual void run() = 0;

@@ -7,7 +7,6 @@
 #include "kernels/bench/op_table.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
-#include "kernels/core/versions.hpp"
 #include "kernels/gpu/gpu.hpp"
 
 namespace dls {
@@ -41,8 +40,6 @@ class ConvCase final : public TensorCase {
       if (!winograd_applicable(sh_)) return "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2";
       return "";
     }
-    if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
-    if (b == Backend::kCudnn) return gpu_unavailable();
     return KernelCase::supports(b);
   }
   void setup(Backend b) override {

@@ -1,7 +1,6 @@
 // `dlscale kernels --op relu_fwd|relu_bwd|sigmoid_fwd|sigmoid_bwd|tanh_fwd|tanh_bwd|add`.
 #include "kernels/bench/op_table.hpp"
 #include "kernels/eltwise/eltwise.hpp"
-#include "kernels/gpu/gpu.hpp"
 
 namespace dls {
 namespace {
@@ -27,9 +26,6 @@ class ActCase final : public TensorCase {
       if (bwd_) gpu_start(make_act_gpu(a_, true, sh_.count), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
       else gpu_start(make_act_gpu(a_, false, sh_.count), {{"x", &x_}});
     }
-  }
-  std::string supports(Backend b) const override {
-    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
   }
   void teardown() override {
     x_ = y_ = dy_ = out_ = {};
@@ -74,9 +70,6 @@ class AddCase final : public TensorCase {
     b_ = case_input(sh_.count, 2);
     z_.assign(sh_.count, 0.0f);
     if (b == Backend::kCudnn) gpu_start(make_add_gpu(sh_.count, false), {{"a", &a_}, {"b", &b_}});
-  }
-  std::string supports(Backend b) const override {
-    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
   }
   void teardown() override {
     a_ = b_ = z_ = {};

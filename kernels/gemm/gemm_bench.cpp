@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/core/versions.hpp"
 #include "kernels/gemm/gemm.hpp"
 #include "kernels/gpu/gpu.hpp"
 
@@ -21,11 +20,6 @@ class GemmCase final : public TensorCase {
   std::string flop_convention() const override { return "2*M*N*K"; }
   double bytes() const override {
     return 4.0 * (double(sh_.m) * sh_.k + double(sh_.k) * sh_.n + double(sh_.m) * sh_.n);
-  }
-  std::string supports(Backend b) const override {
-    if (b == Backend::kOneDnn) return onednn_version().empty() ? "built without oneDNN" : "";
-    if (b == Backend::kCudnn) return gpu_unavailable();
-    return KernelCase::supports(b);
   }
   void setup(Backend b) override {
     backend_ = b;

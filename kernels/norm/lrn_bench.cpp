@@ -1,6 +1,5 @@
 // `dlscale kernels --op lrn_across_fwd|lrn_across_bwd|lrn_within_fwd|lrn_within_bwd`.
 #include "kernels/bench/op_table.hpp"
-#include "kernels/gpu/gpu.hpp"
 #include "kernels/norm/lrn.hpp"
 
 namespace dls {
@@ -31,10 +30,9 @@ class LrnCase final : public TensorCase {
     }
   }
   std::string supports(Backend b) const override {
-    if (b != Backend::kCudnn) return KernelCase::supports(b);
-    if (s_.within) return "no cudnn implementation of LRN within a channel (cuDNN's LRN is across channels)";
-    if (s_.size > 16) return "cuDNN's LRN takes sizes 1..16";
-    return gpu_unavailable();
+    // LRN within a channel: the op table lists no cudnn (cuDNN's LRN is across channels)
+    if (b == Backend::kCudnn && !s_.within && s_.size > 16) return "cuDNN's LRN takes sizes 1..16";
+    return KernelCase::supports(b);
   }
   void teardown() override {
     x_ = dy_ = out_ = y_ = scale_ = {};

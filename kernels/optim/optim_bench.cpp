@@ -4,7 +4,6 @@
 
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/descriptor.hpp"
-#include "kernels/gpu/gpu.hpp"
 #include "kernels/optim/optim.hpp"
 
 namespace dls {
@@ -28,9 +27,6 @@ class OptimCase final : public TensorCase {
     if (o_ == Optim::kRmsprop) s1_0_ = s2_0_;
     reset();
     if (b == Backend::kCudnn) gpu_start(make_optim_gpu(o_, params_, n_), {{"w", &w_}, {"g", &g_}, {"s1", &s1_}, {"s2", &s2_}});
-  }
-  std::string supports(Backend b) const override {
-    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
   }
   void teardown() override {
     w0_ = g_ = s1_0_ = s2_0_ = w_ = s1_ = s2_ = {};

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/gpu/gpu.hpp"
 #include "kernels/pool/pool.hpp"
 
 namespace dls {
@@ -24,9 +23,6 @@ class PoolCase final : public TensorCase {
   double bytes() const override {
     const double idx = alg_ == PoolAlg::kMax ? 4.0 * double(s_.out_count()) : 0.0;
     return 4.0 * double(s_.in_count() + s_.out_count()) + idx;
-  }
-  std::string supports(Backend b) const override {
-    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
   }
   void setup(Backend b) override {
     backend_ = b;

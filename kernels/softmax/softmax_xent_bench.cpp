@@ -3,7 +3,6 @@
 
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/descriptor.hpp"
-#include "kernels/gpu/gpu.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
 
 namespace dls {
@@ -32,9 +31,6 @@ class SoftmaxCase final : public TensorCase {
       if (bwd_) gpu_start(make_softmax_xent_gpu(n_, k_, label_, true), {{"p", &p_}});
       else gpu_start(make_softmax_xent_gpu(n_, k_, label_, false), {{"x", &x_}});
     }
-  }
-  std::string supports(Backend b) const override {
-    return b == Backend::kCudnn ? gpu_unavailable() : KernelCase::supports(b);
   }
   void teardown() override {
     x_ = p_ = out_ = loss_ = {};
