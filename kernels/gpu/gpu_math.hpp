@@ -1,20 +1,16 @@
 // The per-element maths of dlscale's CUDA kernels (cuda_kernels.cu) as functions that compile
 // for the device under nvcc (__host__ __device__) and for the host under the C++ compiler, so
 // gpu_math_test.cpp runs the very code the kernels run, element by element on the CPU, against
-// the references: the window and gather index arithmetic and the optimizer constants are
-// checked in every build, with or without a GPU. What that cannot check (launch, memory,
-// the device's float unit) gpu_kernels_test checks on a GPU.
+// the references: the gather ranges (the windows are pool.hpp's, shared with the CPU) and the
+// optimizer constants are checked in every build, with or without a GPU. What that cannot
+// check (launch, memory, the device's float unit) gpu_kernels_test checks on a GPU.
 #pragma once
 
 #include <cmath>
 
+#include "kernels/core/host_device.hpp"
 #include "kernels/optim/optim.hpp"
-
-#if defined(__CUDACC__)
-#define DLS_HD __host__ __device__ inline
-#else
-#define DLS_HD inline
-#endif
+#include "kernels/pool/pool.hpp"
 
 namespace dls::cuda {
 
@@ -25,20 +21,7 @@ struct PoolDims {
 };
 
 DLS_HD int imin(int a, int b) { return a < b ? a : b; }
-DLS_HD int imax(int a, int b) { return a > b ? a : b; }
 
-// pool.hpp's window of output o along one dimension: [begin, end) inside the input, and its
-// extent clipped to [-p, in + p) for the include-pad divisor.
-struct Win {
-  int begin, end, padded;
-};
-DLS_HD Win window(int o, int k, int s, int p, int in) {
-  const int start = o * s - p;
-  return {imax(start, 0), imin(start + k, in), imin(start + k, in + p) - start};
-}
-DLS_HD int divisor(const PoolDims& d, Win wy, Win wx) {
-  return d.include_pad ? wy.padded * wx.padded : (wy.end - wy.begin) * (wx.end - wx.begin);
-}
 // The outputs [lo, hi] whose window covers input index i along one dimension:
 // o*s - p <= i < o*s - p + k, i.e. (i + p - k + 1) / s <= o <= (i + p) / s, within [0, out).
 DLS_HD void covering(int i, int k, int s, int p, int out, int* lo, int* hi) {
@@ -47,7 +30,7 @@ DLS_HD void covering(int i, int k, int s, int p, int out, int* lo, int* hi) {
   *hi = imin(out - 1, (i + p) / s);
 }
 // The first maximum of a window in row-major order (strict '>'), as an offset in the plane.
-DLS_HD int window_argmax(const float* xp, int w, Win wy, Win wx, float* m) {
+DLS_HD int window_argmax(const float* xp, int w, PoolWindow wy, PoolWindow wx, float* m) {
   int best = wy.begin * w + wx.begin;
   float mv = xp[best];
   for (int yy = wy.begin; yy < wy.end; ++yy)
@@ -64,17 +47,17 @@ DLS_HD float maxpool_fwd_at(const PoolDims& d, const float* x, long i) {
   const int ox = int(i % d.ow), oy = int(i / d.ow % d.oh);
   const long plane = i / (long(d.oh) * d.ow);
   float m;
-  window_argmax(x + plane * d.h * d.w, d.w, window(oy, d.kh, d.sh, d.ph, d.h), window(ox, d.kw, d.sw, d.pw, d.w), &m);
+  window_argmax(x + plane * d.h * d.w, d.w, pool_window(oy, d.kh, d.sh, d.ph, d.h), pool_window(ox, d.kw, d.sw, d.pw, d.w), &m);
   return m;
 }
 DLS_HD float avgpool_fwd_at(const PoolDims& d, const float* x, long i) {
   const int ox = int(i % d.ow), oy = int(i / d.ow % d.oh);
   const float* xp = x + i / (long(d.oh) * d.ow) * d.h * d.w;
-  const Win wy = window(oy, d.kh, d.sh, d.ph, d.h), wx = window(ox, d.kw, d.sw, d.pw, d.w);
+  const PoolWindow wy = pool_window(oy, d.kh, d.sh, d.ph, d.h), wx = pool_window(ox, d.kw, d.sw, d.pw, d.w);
   float sum = 0.0f;
   for (int yy = wy.begin; yy < wy.end; ++yy)
     for (int xx = wx.begin; xx < wx.end; ++xx) sum += xp[yy * d.w + xx];
-  return sum * (1.0f / float(divisor(d, wy, wx)));
+  return sum * (1.0f / float(pool_divisor(d.include_pad, wy, wx)));
 }
 // Input element i (NCHW over h x w planes) of the backward passes, gathered from the outputs
 // that cover it in row-major output order: deterministic, no atomics.
@@ -90,7 +73,7 @@ DLS_HD float maxpool_bwd_at(const PoolDims& d, const float* x, const float* dy, 
   for (int oy = y0; oy <= y1; ++oy)
     for (int ox = x0; ox <= x1; ++ox) {
       float m;
-      if (window_argmax(xp, d.w, window(oy, d.kh, d.sh, d.ph, d.h), window(ox, d.kw, d.sw, d.pw, d.w), &m) == iy * d.w + ix)
+      if (window_argmax(xp, d.w, pool_window(oy, d.kh, d.sh, d.ph, d.h), pool_window(ox, d.kw, d.sw, d.pw, d.w), &m) == iy * d.w + ix)
         sum += dyp[oy * d.ow + ox];
     }
   return sum;
@@ -105,7 +88,7 @@ DLS_HD float avgpool_bwd_at(const PoolDims& d, const float* dy, long i) {
   for (int oy = y0; oy <= y1; ++oy)
     for (int ox = x0; ox <= x1; ++ox)
       sum += dyp[oy * d.ow + ox] *
-             (1.0f / float(divisor(d, window(oy, d.kh, d.sh, d.ph, d.h), window(ox, d.kw, d.sw, d.pw, d.w))));
+             (1.0f / float(pool_divisor(d.include_pad, pool_window(oy, d.kh, d.sh, d.ph, d.h), pool_window(ox, d.kw, d.sw, d.pw, d.w))));
   return sum;
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/core/rng.hpp"
 #include "kernels/gpu/gpu_math.hpp"
 #include "kernels/pool/pool.hpp"
+#include "kernels/pool/pool_test_shapes.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
 
 namespace dls {
@@ -21,19 +22,8 @@ cuda::PoolDims dims(const PoolShape& s) {
   return {s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.oh, s.ow, s.include_pad};
 }
 
-const char* const kShapes[] = {
-    "mb2ic3ih9iw7kh3sh2",           // odd sizes, floor
-    "mb2ic3ih9iw7kh3sh2ceil1",      // ceil, overhang
-    "mb1ic1ih5kh2sh2ph1ceil1",      // the dropped last window
-    "mb3ic2ih8iw6kh3kw2sh1sw2ph1pw1",
-    "mb1ic4ih4kh3sh2ph1ceil1cip0",  // exclude-pad divisor
-    "mb2ic1ih7kh7",                 // global pooling
-    "mb1ic2ih8kh2sh3",              // stride > kernel: inputs no window covers
-    "mb2ic2ih13iw11kh3sh2ph1",      // ResNet's 3x3 s2 p1
-};
-
 TEST(GpuMath, MaxPoolExactWithTies) {
-  for (const char* text : kShapes) {
+  for (const char* text : kPoolTestShapes) {
     const PoolShape s = PoolShape::parse(text, "t");
     const cuda::PoolDims d = dims(s);
     for (int lo : {-3, -1000}) {  // ties everywhere, then almost none
@@ -55,7 +45,7 @@ TEST(GpuMath, MaxPoolExactWithTies) {
 }
 
 TEST(GpuMath, AveragePoolMatchesReference) {
-  for (const char* text : kShapes) {
+  for (const char* text : kPoolTestShapes) {
     SCOPED_TRACE(text);
     const PoolShape s = PoolShape::parse(text, "t");
     const cuda::PoolDims d = dims(s);

@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/core/host_device.hpp"
+
 namespace dls {
 
 enum class PoolAlg { kMax, kAvg };
@@ -41,13 +43,22 @@ struct PoolShape {
 int pool_out_size(int in, int k, int s, int p, bool ceil_mode);
 
 // Window of output o along one dimension: [begin, end) inside the input, and its extent for
-// the include-pad divisor (clipped to [-p, in + p)).
+// the include-pad divisor (clipped to [-p, in + p)). Host and device (the CUDA kernels' too).
 struct PoolWindow {
   int begin, end, padded_extent;
 };
-PoolWindow pool_window(int o, int k, int s, int p, int in);
-// The average divisor of the output whose windows are wy, wx, under s.include_pad.
-int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx);
+DLS_HD PoolWindow pool_window(int o, int k, int s, int p, int in) {
+  const int start = o * s - p;
+  const int end = start + k;
+  return {start > 0 ? start : 0, end < in ? end : in, (end < in + p ? end : in + p) - start};
+}
+// The average divisor of the output whose windows are wy, wx: include_pad counts the padding.
+DLS_HD int pool_divisor(bool include_pad, const PoolWindow& wy, const PoolWindow& wx) {
+  return include_pad ? wy.padded_extent * wx.padded_extent : (wy.end - wy.begin) * (wx.end - wx.begin);
+}
+inline int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx) {
+  return pool_divisor(s.include_pad, wy, wx);
+}
 
 // References: double output; y_abs (may be null) receives sum |terms| for the error bound.
 // The max backward recomputes the argmax from x (it does not trust a kernel's indices).

@@ -15,16 +15,6 @@ int pool_out_size(int in, int k, int s, int p, bool ceil_mode) {
   return o;
 }
 
-PoolWindow pool_window(int o, int k, int s, int p, int in) {
-  const int start = o * s - p;
-  const int padded_end = std::min(start + k, in + p);
-  return {std::max(start, 0), std::min(start + k, in), padded_end - start};
-}
-
-int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx) {
-  return s.include_pad ? wy.padded_extent * wx.padded_extent : (wy.end - wy.begin) * (wx.end - wx.begin);
-}
-
 std::string PoolShape::str() const {
   return fmt::format("mb{}ic{}ih{}iw{}oh{}ow{}kh{}kw{}sh{}sw{}ph{}pw{}{}{}{}", n, c, h, w, oh, ow, kh, kw, sh, sw,
                      ph, pw, ceil_mode ? "ceil1" : "", include_pad ? "" : "cip0", name.empty() ? "" : "_n" + name);

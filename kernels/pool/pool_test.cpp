@@ -10,6 +10,7 @@
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/pool/pool.hpp"
+#include "kernels/pool/pool_test_shapes.hpp"
 
 namespace dls {
 namespace {
@@ -76,18 +77,8 @@ void expect_adjoint(const PoolShape& s, PoolAlg alg) {
   EXPECT_NEAR(lhs, rhs, 1e-9 * (std::fabs(lhs) + 1)) << s.str();
 }
 
-const char* const kShapes[] = {
-    "mb2ic3ih9iw7kh3sh2",           // odd sizes, floor
-    "mb2ic3ih9iw7kh3sh2ceil1",      // ceil, overhang
-    "mb1ic1ih5kh2sh2ph1ceil1",      // the dropped last window
-    "mb3ic2ih8iw6kh3kw2sh1sw2ph1pw1",
-    "mb1ic4ih4kh3sh2ph1ceil1cip0",  // exclude-pad divisor
-    "mb2ic1ih7kh7",                 // global pooling
-    "mb1ic2ih6kh2sh2",              // non-overlapping
-};
-
 TEST(Pool, ReferencesAreAdjoint) {
-  for (const char* d : kShapes) {
+  for (const char* d : kPoolTestShapes) {
     const PoolShape s = PoolShape::parse(d, "t");
     expect_adjoint(s, PoolAlg::kMax);
     expect_adjoint(s, PoolAlg::kAvg);
@@ -95,7 +86,7 @@ TEST(Pool, ReferencesAreAdjoint) {
 }
 
 TEST(Pool, MaxMatchesReferenceExactlyWithTies) {
-  for (const char* d : kShapes) {
+  for (const char* d : kPoolTestShapes) {
     const PoolShape s = PoolShape::parse(d, "t");
     for (int lo : {-3, -1000}) {  // few values (ties everywhere), then almost none
       const auto x = random_int_vector(s.in_count(), 5, lo, 3);
@@ -123,7 +114,7 @@ TEST(Pool, MaxMatchesReferenceExactlyWithTies) {
 }
 
 TEST(Pool, AverageMatchesReference) {
-  for (const char* d : kShapes) {
+  for (const char* d : kPoolTestShapes) {
     const PoolShape s = PoolShape::parse(d, "t");
     const auto x = random_vector(s.in_count(), 7);
     const auto g = random_vector(s.out_count(), 8);

@@ -1,0 +1,20 @@
+// The pooling shapes the CPU and GPU pooling tests share (pool_test.cpp, gpu/gpu_math_test.cpp):
+// every rounding and divisor convention of pool.hpp and the window layouts that break index
+// arithmetic.
+#pragma once
+
+namespace dls {
+
+inline constexpr const char* kPoolTestShapes[] = {
+    "mb2ic3ih9iw7kh3sh2",           // odd sizes, floor
+    "mb2ic3ih9iw7kh3sh2ceil1",      // ceil, overhang
+    "mb1ic1ih5kh2sh2ph1ceil1",      // the dropped last window
+    "mb3ic2ih8iw6kh3kw2sh1sw2ph1pw1",
+    "mb1ic4ih4kh3sh2ph1ceil1cip0",  // exclude-pad divisor
+    "mb2ic1ih7kh7",                 // global pooling
+    "mb1ic2ih6kh2sh2",              // non-overlapping
+    "mb1ic2ih8kh2sh3",              // stride > kernel: inputs no window covers
+    "mb2ic2ih13iw11kh3sh2ph1",      // ResNet's 3x3 s2 p1
+};
+
+}  // namespace dls
