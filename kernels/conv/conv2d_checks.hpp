@@ -57,6 +57,22 @@ struct ConvReports {
   CompareReport y, dx, dw;
 };
 
+// The three directions of a convolution object that owns its buffers (Conv2dOnednn,
+// Conv2dCudnn: set_*, forward, backward_data, backward_filter, get_*), into y, dx and dw.
+template <class Conv>
+void conv2d_run_object(Conv& c, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& dy,
+                       std::vector<float>& y, std::vector<float>& dx, std::vector<float>& dw) {
+  c.set_x(x.data());
+  c.set_w(w.data());
+  c.set_dy(dy.data());
+  c.forward();
+  c.backward_data();
+  c.backward_filter();
+  c.get_y(y.data());
+  c.get_dx(dx.data());
+  c.get_dw(dw.data());
+}
+
 // y, dx and dw against the reference, each within its direction's bound.
 inline ConvReports conv2d_compare_all(const Conv2dShape& sh, const ConvRefResults& r, const std::vector<float>& y,
                                       const std::vector<float>& dx, const std::vector<float>& dw,

@@ -74,15 +74,7 @@ void check_backend(Which which) {
       conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw.data(), ws);
     } else {
       Conv2dOnednn c(sh);
-      c.set_x(x.data());
-      c.set_w(w.data());
-      c.set_dy(dy.data());
-      c.forward();
-      c.backward_data();
-      c.backward_filter();
-      c.get_y(y.data());
-      c.get_dx(dx.data());
-      c.get_dw(dw.data());
+      conv2d_run_object(c, x, w, dy, y, dx, dw);
     }
     const ConvReports rep = conv2d_compare_all(sh, r, y, dx, dw);
     EXPECT_TRUE(rep.y.ok()) << "forward: " << rep.y.summary();

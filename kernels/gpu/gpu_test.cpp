@@ -62,16 +62,8 @@ TEST(Conv2dCudnn, AllDirectionsMatchReference) {
     const auto dy = random_vector(sh.y_count(), 23);
     const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
     Conv2dCudnn c(sh);
-    c.set_x(x.data());
-    c.set_w(w.data());
-    c.set_dy(dy.data());
-    c.forward();
-    c.backward_data();
-    c.backward_filter();
     std::vector<float> gy(r.y.size(), NAN), gdx(r.dx.size(), NAN), gdw(r.dw.size(), NAN);
-    c.get_y(gy.data());
-    c.get_dx(gdx.data());
-    c.get_dw(gdw.data());
+    conv2d_run_object(c, x, w, dy, gy, gdx, gdw);
     const ConvReports rep = conv2d_compare_all(sh, r, gy, gdx, gdw);
     EXPECT_TRUE(rep.y.ok()) << "y: " << rep.y.summary() << " (" << c.implementation() << ")";
     EXPECT_TRUE(rep.dx.ok()) << "dx: " << rep.dx.summary() << " (" << c.implementation() << ")";
