@@ -1,6 +1,5 @@
 // The allreduce sweep's GPU-memory target (device_allreduce.hpp): NCCL, and MPI on device
 // memory (CUDA-aware) or through a host copy (staging).
-#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 
 #include "collectives/sweep_run.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/gpu/cuda_check.hpp"
 
 // Open MPI says at compile time whether it was built with CUDA, and at run time whether the
 // library loaded has it (MPIX_Query_cuda_support); other MPIs: assume not, and stage.
@@ -25,9 +25,6 @@ bool mpi_cuda_aware() { return MPIX_Query_cuda_support() == 1; }
 bool mpi_cuda_aware() { return false; }
 #endif
 
-void cuda_ok(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
 void nccl_ok(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) throw Error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
 }
@@ -70,12 +67,12 @@ class DeviceTarget final : public AllreduceTarget {
     if (c.any(!why.empty()))
       throw ConfigError(fmt::format("--memory device: {}", why.empty() ? "another rank has no usable GPU" : why));
     device_ = place.local_rank % ndev;
-    cuda_ok(cudaSetDevice(device_), "cudaSetDevice");
+    cuda_check(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp prop{};
-    cuda_ok(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
+    cuda_check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
     device_name_ = prop.name;
-    cuda_ok(cudaStreamCreate(&stream_), "cudaStreamCreate");
-    cuda_ok(cudaMalloc(&buf_, std::max<std::size_t>(1, max_count) * sizeof(T)), "cudaMalloc");
+    cuda_check(cudaStreamCreate(&stream_), "cudaStreamCreate");
+    buf_ = DeviceBuffer(max_count * sizeof(T));
     if (nccl) {  // one NCCL communicator over the MPI ranks: rank 0's id, broadcast
       ncclUniqueId id{};
       if (c.rank() == 0) nccl_ok(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -85,7 +82,6 @@ class DeviceTarget final : public AllreduceTarget {
   }
   ~DeviceTarget() override {
     if (nccl_) ncclCommDestroy(nccl_);
-    if (buf_) cudaFree(buf_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   DeviceTarget(const DeviceTarget&) = delete;
@@ -96,27 +92,27 @@ class DeviceTarget final : public AllreduceTarget {
     for (DeviceAlgo a : algos_) v.push_back(device_algo_name(a));
     return v;
   }
-  void zero(std::size_t n) override { cuda_ok(cudaMemsetAsync(buf_, 0, n * sizeof(T), stream_), "cudaMemsetAsync"); }
+  void zero(std::size_t n) override { cuda_check(cudaMemsetAsync(buf_.raw(), 0, n * sizeof(T), stream_), "cudaMemsetAsync"); }
   void run(std::size_t algo, std::size_t n) override {
     if (n == 0) return;
     if (algos_[algo] == DeviceAlgo::kNccl)
-      return nccl_ok(ncclAllReduce(buf_, buf_, n, nccl_type<T>(), ncclSum, nccl_, stream_), "ncclAllReduce");
+      return nccl_ok(ncclAllReduce(buf_.raw(), buf_.raw(), n, nccl_type<T>(), ncclSum, nccl_, stream_), "ncclAllReduce");
     wait();  // MPI reads the buffer: earlier work on the stream must be done
     if (cuda_aware_) {
-      mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf_, int(n), mpi_type<T>(), MPI_SUM, c_.raw()), "MPI_Allreduce (device)");
+      mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf_.raw(), int(n), mpi_type<T>(), MPI_SUM, c_.raw()), "MPI_Allreduce (device)");
       return;
     }
-    copy(host_.data(), buf_, n, cudaMemcpyDeviceToHost);
+    copy(host_.data(), dev(), n, cudaMemcpyDeviceToHost);
     mpi_check(MPI_Allreduce(MPI_IN_PLACE, host_.data(), int(n), mpi_type<T>(), MPI_SUM, c_.raw()), "MPI_Allreduce (staged)");
-    copy(buf_, host_.data(), n, cudaMemcpyHostToDevice);
+    copy(dev(), host_.data(), n, cudaMemcpyHostToDevice);
   }
-  void wait() override { cuda_ok(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  void wait() override { cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
   void fill_check(std::size_t n, int rank) override {
     dls::fill_check(host_.data(), n, rank);
-    copy(buf_, host_.data(), n, cudaMemcpyHostToDevice);
+    copy(dev(), host_.data(), n, cudaMemcpyHostToDevice);
   }
   long count_wrong(std::size_t n, int ranks) override {
-    copy(host_.data(), buf_, n, cudaMemcpyDeviceToHost);
+    copy(host_.data(), dev(), n, cudaMemcpyDeviceToHost);
     return dls::count_wrong(host_.data(), n, ranks);
   }
   nlohmann::json describe(std::size_t algo) const override {
@@ -127,8 +123,9 @@ class DeviceTarget final : public AllreduceTarget {
   }
 
  private:
+  T* dev() const { return static_cast<T*>(buf_.raw()); }
   void copy(T* dst, const T* src, std::size_t n, cudaMemcpyKind kind) {
-    cuda_ok(cudaMemcpyAsync(dst, src, n * sizeof(T), kind, stream_), "cudaMemcpyAsync");
+    cuda_check(cudaMemcpyAsync(dst, src, n * sizeof(T), kind, stream_), "cudaMemcpyAsync");
     wait();
   }
   const Comm& c_;
@@ -138,7 +135,7 @@ class DeviceTarget final : public AllreduceTarget {
   int device_ = 0;
   std::string device_name_;
   cudaStream_t stream_ = nullptr;
-  T* buf_ = nullptr;
+  DeviceBuffer buf_;  // the swept vector
   ncclComm_t nccl_ = nullptr;
 };
 
