@@ -21,7 +21,7 @@ constexpr long kAlign = 16;  // elements: 64-byte aligned blobs for float
 long align_up(long v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
 template <class T>
-void accumulate(const T* x, T* z, long n) {
+void add_to(const T* x, T* z, long n) {
   if constexpr (std::is_same_v<T, float>) {
     accumulate_cpu(x, z, n);
   } else {
@@ -143,17 +143,44 @@ std::vector<std::string> Net<T>::inputs_of(const std::string& name) const {
 }
 
 template <class T>
+void Net<T>::set_device(std::unique_ptr<NetDevice> device) {
+  if (allocated_) throw Error(fmt::format("net '{}': set_device after allocate()", name_));
+  if (!std::is_same_v<T, float>) throw Error(fmt::format("net '{}': only float nets run on a device", name_));
+  device_ = std::move(device);
+}
+
+template <class T>
 void Net<T>::allocate(std::uint64_t seed) {
   if (loss_layers().empty()) throw ConfigError(fmt::format("net '{}' has no loss layer", name_));
   w_.assign(std::size_t(buffer_), T(0));
   dw_.assign(std::size_t(buffer_), T(0));
   for (const ParamBlob& b : blobs_) fill_blob(b, seed, w_.data() + b.offset);
+  wp_ = w_.data(), dwp_ = dw_.data();
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) {
+      fuse_ = false;
+      wp_ = device_->alloc(buffer_), dwp_ = device_->alloc(buffer_);
+      device_->upload(w_.data(), wp_, buffer_);
+    }
+  }
   for (Node& n : nodes_) {
     std::vector<T*> w, dw;
-    for (std::size_t b : n.blob) w.push_back(w_.data() + blobs_[b].offset), dw.push_back(dw_.data() + blobs_[b].offset);
+    for (std::size_t b : n.blob) w.push_back(wp_ + blobs_[b].offset), dw.push_back(dwp_ + blobs_[b].offset);
     n.layer->bind(std::move(w), std::move(dw));
   }
   plan_memory();
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) {
+      device_layers_.clear();
+      for (Node& n : nodes_) {
+        std::vector<Dims> in;
+        for (std::size_t t : n.in) in.push_back(tensors_[t].dims);
+        std::vector<float*> w, dw;
+        for (std::size_t b : n.blob) w.push_back(wp_ + blobs_[b].offset), dw.push_back(dwp_ + blobs_[b].offset);
+        device_layers_.push_back(device_->make_layer(*n.layer, in, tensors_[n.out].dims, w, dw));
+      }
+    }
+  }
   fwd_s_.assign(nodes_.size(), 0.0);
   bwd_s_.assign(nodes_.size(), 0.0);
   allocated_ = true;
@@ -225,12 +252,14 @@ void Net<T>::plan_memory() {
     if (readers[t] == 0 && !loss) continue;  // nothing flows back into it
     widen(grad_req, group[t], loss ? bwd_step(p) : bwd_step(last_reader[t] - 1), bwd_step(p), tensors_[t].dims.count());
   }
-  arena_.assign(std::size_t(plan_offsets(req, kAlign)), T(0));
-  planned_bytes_ = long(arena_.size() * sizeof(T));
+  arena_size_ = plan_offsets(req, kAlign);
+  arena_p_ = device_alloc(arena_size_);
+  if (!arena_p_) arena_.assign(std::size_t(arena_size_), T(0)), arena_p_ = arena_.data();
+  planned_bytes_ = arena_size_ * long(sizeof(T));
   lower_bound_bytes_ = long(live_lower_bound(req)) * long(sizeof(T));
   for (std::size_t t = 0; t < nt; ++t) {
-    tensors_[t].value = arena_.data() + req[std::size_t(value_req[group[t]])].offset;
-    tensors_[t].grad = grad_req[group[t]] < 0 ? nullptr : arena_.data() + req[std::size_t(grad_req[group[t]])].offset;
+    tensors_[t].value = arena_p_ + req[std::size_t(value_req[group[t]])].offset;
+    tensors_[t].grad = grad_req[group[t]] < 0 ? nullptr : arena_p_ + req[std::size_t(grad_req[group[t]])].offset;
   }
   // what dies after each backward step, for poisoning (end <= nn: dies with the forward pass)
   dies_after_.assign(nn + 1, {});
@@ -245,21 +274,40 @@ void Net<T>::plan_memory() {
   for (std::size_t t = 1; t < nt; ++t)
     if (readers[t] > 1) fan = std::max(fan, tensors_[t].dims.count());
   for (const Node& n : nodes_) max_in = std::max(max_in, n.in.size());
-  scratch_.assign(fan > 0 ? max_in : 0, std::vector<T>(std::size_t(fan)));
+  scratch_.clear(), scratch_ptr_.clear();
+  for (std::size_t j = 0; fan > 0 && j < max_in; ++j) {
+    T* p = device_alloc(fan);
+    if (!p) p = scratch_.emplace_back(std::size_t(fan)).data();
+    scratch_ptr_.push_back(p);
+  }
+  scratch_bytes_ = long(scratch_ptr_.size()) * fan * long(sizeof(T));
+}
+
+template <class T>
+T* Net<T>::device_alloc(long count) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) return device_->alloc(count);
+  }
+  return nullptr;
 }
 
 template <class T>
 void Net<T>::poison(std::size_t slot) {
   if (!poison_dead_) return;
-  for (const auto& [offset, size] : dies_after_[slot])
-    std::fill(arena_.begin() + offset, arena_.begin() + offset + size, std::numeric_limits<T>::quiet_NaN());
+  for (const auto& [offset, size] : dies_after_[slot]) fill(arena_p_ + offset, size, std::numeric_limits<T>::quiet_NaN());
+}
+
+template <class T>
+void Net<T>::fill(T* p, long count, T value) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) return device_->fill(p, count, value);
+  }
+  std::fill(p, p + count, value);
 }
 
 template <class T>
 long Net<T>::activation_bytes() const {
-  long b = planned_bytes_;
-  for (const auto& v : scratch_) b += long(v.size() * sizeof(T));
-  return b;
+  return planned_bytes_ + scratch_bytes_;
 }
 
 template <class T>
@@ -268,12 +316,83 @@ const T* Net<T>::output(const std::string& name) const {
 }
 
 template <class T>
+void Net<T>::read(const std::string& name, std::vector<T>& out) const {
+  const Tensor& t = tensors_[tensor(name)];
+  out.resize(std::size_t(t.dims.count()));
+  copy_out(t.value, out.data(), t.dims.count());
+}
+
+template <class T>
+void Net<T>::copy_out(const T* p, T* host, long count) const {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) return device_->download(p, host, count);
+  }
+  std::copy(p, p + count, host);
+}
+
+template <class T>
+void Net<T>::pull_weights() {
+  if (wp_ != w_.data()) copy_out(wp_, w_.data(), buffer_);
+}
+template <class T>
+void Net<T>::pull_grads() {
+  if (dwp_ != dw_.data()) copy_out(dwp_, dw_.data(), buffer_);
+}
+template <class T>
+void Net<T>::push_weights() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) device_->upload(w_.data(), wp_, buffer_);
+  }
+}
+template <class T>
+void Net<T>::push_grads() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) device_->upload(dw_.data(), dwp_, buffer_);
+  }
+}
+template <class T>
+void Net<T>::synchronize() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) device_->synchronize();
+  }
+}
+
+template <class T>
+void Net<T>::run_forward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, T* y) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) return device_layers_[i]->forward(ctx, x, y);
+  }
+  nodes_[i].layer->forward(ctx, x, y);
+}
+
+template <class T>
+void Net<T>::run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                          const std::vector<T*>& dx, const std::vector<char>& acc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) return device_layers_[i]->backward(ctx, x, y, dy, dx, acc);
+  }
+  nodes_[i].layer->backward(ctx, x, y, dy, dx);
+}
+
+template <class T>
+void Net<T>::mark(std::size_t m) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) device_->record(m);
+  }
+}
+
+// Times: on the host each layer's wall time; on a device marks 0..nn around the forward's
+// layers and nn+1..2nn+1 around the backward's, read once the pass is queued.
+template <class T>
 double Net<T>::forward(const Context& ctx) {
   if (!allocated_) throw Error(fmt::format("net '{}': forward before allocate()", name_));
   double objective = 0;
   std::vector<const T*> xs;
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+  const std::size_t nn = nodes_.size();
+  std::vector<std::size_t> losses;
+  for (std::size_t i = 0; i < nn; ++i) {
     Node& n = nodes_[i];
+    mark(i);
     if (n.fused) {  // its producer applied it
       fwd_s_[i] = 0;
       continue;
@@ -281,9 +400,19 @@ double Net<T>::forward(const Context& ctx) {
     xs.clear();
     for (std::size_t t : n.in) xs.push_back(tensors_[t].value);
     const auto t0 = std::chrono::steady_clock::now();
-    n.layer->forward(ctx, xs, tensors_[n.out].value);
+    run_forward(i, ctx, xs, tensors_[n.out].value);
     fwd_s_[i] = seconds_since(t0);
-    if (n.loss_weight != 0) objective += double(n.loss_weight) * double(tensors_[n.out].value[0]);
+    if (n.loss_weight != 0) losses.push_back(i);
+  }
+  mark(nn);
+  for (std::size_t i : losses) {
+    T loss = 0;
+    copy_out(tensors_[nodes_[i].out].value, &loss, 1);
+    objective += double(nodes_[i].loss_weight) * double(loss);
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_)
+      for (std::size_t i = 0; i < nn; ++i) fwd_s_[i] = nodes_[i].fused ? 0.0 : device_->seconds(i, i + 1);
   }
   return objective;
 }
@@ -296,9 +425,13 @@ void Net<T>::backward(const Context& ctx) {
   std::vector<T*> dx;
   std::vector<std::size_t> claimed;
   std::vector<char> added;  // dx[j] went to scratch: add it to the gradient
-  for (std::size_t i = nodes_.size(); i-- > 0;) {
+  std::vector<char> acc;    // dx[j] is added to by the layer
+  const std::size_t nn = nodes_.size(), base = nn + 1;
+  std::vector<char> ran(nn, 0);
+  for (std::size_t i = nn; i-- > 0;) {
     Node& n = nodes_[i];
     Tensor& out = tensors_[n.out];
+    mark(base + (nn - 1 - i));
     if (n.fused) {  // its producer masks the gradient, which is already its input's (one buffer)
       tensors_[n.in[0]].grad_ready = out.grad_ready;
       bwd_s_[i] = 0;
@@ -306,45 +439,59 @@ void Net<T>::backward(const Context& ctx) {
       if (observer_) observer_(i);
       continue;
     }
-    if (n.loss_weight != 0) out.grad[0] = T(n.loss_weight);
+    if (n.loss_weight != 0) fill(out.grad, 1, T(n.loss_weight));
     else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
       bwd_s_[i] = 0;
       poison(i);
       if (observer_) observer_(i);
       continue;
     }
-    xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0);
+    xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0), acc.assign(n.in.size(), 0);
     for (std::size_t j = 0; j < n.in.size(); ++j) {
       const std::size_t t = n.in[j];
       xs.push_back(tensors_[t].value);
       const bool mine = std::find(claimed.begin(), claimed.end(), t) != claimed.end();
-      n.layer->set_accumulate_dx(j, false);
       if (t == 0) dx.push_back(nullptr);  // the data needs no gradient
       else if (!tensors_[t].grad_ready && !mine) {
         dx.push_back(tensors_[t].grad);  // the first gradient overwrites
         claimed.push_back(t);
       } else if (n.layer->can_accumulate_dx() && !mine) {
         dx.push_back(tensors_[t].grad);  // an earlier backward wrote it: the layer adds to it
-        n.layer->set_accumulate_dx(j, true);
+        acc[j] = 1;
       } else {
-        dx.push_back(scratch_[j].data());  // later ones are added to it
+        dx.push_back(scratch_ptr_[j]);  // later ones are added to it
         added[j] = 1;
       }
+      n.layer->set_accumulate_dx(j, acc[j]);
     }
     const auto t0 = std::chrono::steady_clock::now();
-    n.layer->backward(ctx, xs, out.value, out.grad, dx);
+    run_backward(i, ctx, xs, out.value, out.grad, dx, acc);
     for (std::size_t j = 0; j < n.in.size(); ++j)
       if (added[j]) accumulate(dx[j], tensors_[n.in[j]].grad, tensors_[n.in[j]].dims.count());
     bwd_s_[i] = seconds_since(t0);
+    ran[i] = 1;
     for (std::size_t t : claimed) tensors_[t].grad_ready = true;
     poison(i);
     if (observer_) observer_(i);
   }
+  mark(base + nn);
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_)
+      for (std::size_t i = 0; i < nn; ++i) bwd_s_[i] = ran[i] ? device_->seconds(base + (nn - 1 - i), base + (nn - i)) : 0.0;
+  }
+}
+
+template <class T>
+void Net<T>::accumulate(const T* x, T* z, long count) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (device_) return device_->accumulate(x, z, count);
+  }
+  add_to(x, z, count);
 }
 
 template <class T>
 void Net<T>::zero_grad() {
-  std::fill(dw_.begin(), dw_.end(), T(0));
+  fill(dwp_, buffer_, T(0));
 }
 
 template class Net<float>;

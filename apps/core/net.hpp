@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "apps/core/layer.hpp"
+#include "apps/core/net_device.hpp"
 
 namespace dls {
 
@@ -66,12 +67,33 @@ class Net {
   std::vector<std::string> inputs_of(const std::string& layer) const;  // the tensors a layer reads
   std::size_t size() const { return nodes_.size(); }
 
+  // Runs the net on a device (the GPU backend, net_device.hpp) instead of the host: set before
+  // allocate(), float nets only. Its buffers (weights, gradients, the planned arena) are then
+  // device memory, every layer runs its device implementation, and ReLU fusion is off (the
+  // device layers apply no fused ReLU; the ReLUs work in place instead).
+  void set_device(std::unique_ptr<NetDevice> device);
+  NetDevice* device() const { return device_.get(); }
+
   // Allocates parameters (filled by their fillers from `seed`), gradients and activations.
   void allocate(std::uint64_t seed);
+  // The data tensor (device memory on a device). set_input points it at another buffer of the
+  // same size (a staged batch on the device) instead of copying into the planned one.
   T* input() { return tensors_.front().value; }
+  void set_input(T* data) { tensors_.front().value = data; }
+  // A tensor's values: device memory on a device; read() copies them to the host either way.
   const T* output(const std::string& tensor) const;
+  void read(const std::string& tensor, std::vector<T>& out) const;
+  // The weights and gradients where the layers use them (device memory on a device)...
+  T* weights_data() { return wp_; }
+  T* grads_data() { return dwp_; }
+  // ... and as host vectors. On a device these are host copies: pull_*() refreshes them from
+  // the device, push_*() sends them back (both nothing on the host), so host code (MPI
+  // broadcasts, host-staged allreduce) works on a device net between the two.
   std::vector<T>& weights() { return w_; }
   std::vector<T>& grads() { return dw_; }
+  void pull_weights(), push_weights(), pull_grads(), push_grads();
+  // Waits for the device's queued work (nothing on the host): the trainer's phase boundaries.
+  void synchronize();
   // The objective: sum over loss layers of weight x loss.
   double forward(const Context& ctx);
   // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
@@ -92,7 +114,8 @@ class Net {
   // node is skipped in both passes (its times are 0, its producer's include its work).
   void set_fusion(bool on);
   bool fused(std::size_t node) const { return nodes_[node].fused; }
-  // Per-layer forward and backward seconds of the last pass, in node order.
+  // Per-layer forward and backward seconds of the last pass, in node order (on a device, the
+  // device's time between marks around the layer).
   const std::vector<double>& forward_seconds() const { return fwd_s_; }
   const std::vector<double>& backward_seconds() const { return bwd_s_; }
   std::string layer_name(std::size_t node) const { return nodes_[node].layer->name(); }
@@ -109,6 +132,16 @@ class Net {
   };
   void plan_memory();
   void poison(std::size_t slot);  // after node slot's backward (slot size(): before backward)
+  // memory wherever the buffers live: device_alloc is null on the host
+  T* device_alloc(long count);
+  void fill(T* p, long count, T value);
+  void copy_out(const T* p, T* host, long count) const;
+  // one layer's pass, on the device or the host
+  void run_forward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, T* y);
+  void run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
+                    const std::vector<T*>& dx, const std::vector<char>& acc);
+  void mark(std::size_t m);  // a device timing mark (nothing on the host)
+  void accumulate(const T* x, T* z, long count);  // z += x
   struct Node {
     std::unique_ptr<Layer<T>> layer;
     std::vector<std::size_t> in;
@@ -126,13 +159,19 @@ class Net {
   std::vector<ParamBlob> blobs_;
   long parameters_ = 0, buffer_ = 0;
   std::vector<T> w_, dw_;
-  std::vector<T> arena_;  // values and gradients, at the planned offsets
+  std::vector<T> arena_;  // values and gradients, at the planned offsets (on the host)
+  long arena_size_ = 0;
   std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per backward step
-  long planned_bytes_ = 0, lower_bound_bytes_ = 0;
+  long planned_bytes_ = 0, lower_bound_bytes_ = 0, scratch_bytes_ = 0;
   bool poison_dead_ = false;
   bool fuse_ = true;
   std::function<void(std::size_t)> observer_;
   std::vector<std::vector<T>> scratch_;
+  std::vector<T*> scratch_ptr_;  // scratch_ or its device buffers
+  // on a device: the device, each node's implementation, the buffers' device memory
+  std::unique_ptr<NetDevice> device_;
+  std::vector<std::unique_ptr<DeviceLayer>> device_layers_;
+  T *wp_ = nullptr, *dwp_ = nullptr, *arena_p_ = nullptr;
   std::vector<double> fwd_s_, bwd_s_;
   bool allocated_ = false;
 };
