@@ -101,12 +101,13 @@ class Layer {
     dw_ = std::move(dw);
   }
 
- protected:
-  // The ConfigError for bad input dims, naming the layer.
-  [[noreturn]] void fail(const std::string& what) const;
   // The seed of this layer's random draws in this step (dropout masks, VAE noise): the step's
   // seed mixed with the layer's name, so layers draw independently.
   std::uint64_t step_seed(const Context& ctx) const;
+
+ protected:
+  // The ConfigError for bad input dims, naming the layer.
+  [[noreturn]] void fail(const std::string& what) const;
   void expect_inputs(const std::vector<Dims>& in, std::size_t n) const;
 
   std::string name_;

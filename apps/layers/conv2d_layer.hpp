@@ -32,6 +32,7 @@ class Conv2dLayer : public Layer<T> {
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
   const Conv2dShape& shape() const { return sh_; }
+  bool has_bias() const { return o_.bias; }
 
  private:
   Conv2dOnednn& onednn_with(const float* x, const float* w);

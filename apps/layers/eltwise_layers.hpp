@@ -22,6 +22,7 @@ class ActLayer : public Layer<T> {
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
+  Act act() const { return a_; }
 
  private:
   Act a_;
@@ -39,6 +40,7 @@ class DropoutLayer : public Layer<T> {
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
+  float drop_probability() const { return p_; }
 
  private:
   float p_;

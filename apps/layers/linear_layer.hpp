@@ -25,6 +25,8 @@ class LinearLayer : public Layer<T> {
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
+  const FcShape& shape() const { return sh_; }
+  bool has_bias() const { return o_.bias; }
 
  private:
   LinearOptions o_;

@@ -33,6 +33,8 @@ class BatchNormLayer : public Layer<T> {
                 const std::vector<T*>& dx) override;
   std::vector<T>& running_mean() { return run_mean_; }
   std::vector<T>& running_var() { return run_var_; }
+  const BnormShape& shape() const { return sh_; }
+  const BatchNormOptions& options() const { return o_; }
 
  private:
   BatchNormOptions o_;

@@ -30,6 +30,8 @@ class PoolLayer : public Layer<T> {
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
+  const PoolShape& shape() const { return sh_; }
+  PoolAlg alg() const { return o_.alg; }
 
  private:
   PoolOptions o_;
@@ -52,6 +54,7 @@ class LrnLayer : public Layer<T> {
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
+  const LrnShape& shape() const { return sh_; }
 
  private:
   LrnOptions o_;
@@ -71,6 +74,7 @@ class ConcatLayer : public Layer<T> {
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
   void backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
                 const std::vector<T*>& dx) override;
+  const ConcatShape& shape() const { return sh_; }
 
  private:
   ConcatShape sh_;

@@ -21,8 +21,23 @@ template <class T>
 Solver<T>::Solver(Net<T>& net, SolverOptions o) : net_(net), o_(std::move(o)) {
   o_.schedule.validate();
   if (net.weights().empty()) throw Error("solver: the net is not allocated");
-  s1_.assign(net.weights().size(), T(0));
-  if (o_.optim == Optim::kAdam) s2_.assign(net.weights().size(), T(0));
+  const long n = long(net.weights().size());
+  if constexpr (std::is_same_v<T, float>) {
+    if (NetDevice* d = net.device()) {
+      s1p_ = d->alloc(n);
+      if (o_.optim == Optim::kAdam) s2p_ = d->alloc(n);
+      return;
+    }
+  }
+  s1_.assign(std::size_t(n), T(0));
+  if (o_.optim == Optim::kAdam) s2_.assign(std::size_t(n), T(0));
+  s1p_ = s1_.data(), s2p_ = s2_.empty() ? nullptr : s2_.data();
+}
+
+template <class T>
+std::vector<T>& Solver<T>::state1() {
+  if (s1p_ != s1_.data()) throw Error("solver: the optimizer state is on the device (no host copy)");
+  return s1_;
 }
 
 template <class T>
@@ -30,16 +45,18 @@ double Solver<T>::step(long t) {
   const double rate = o_.schedule.rate(t);
   OptimParams p = o_.params;
   p.step = int(t + 1);
-  T* w = net_.weights().data();
-  const T* g = net_.grads().data();
+  T* w = net_.weights_data();
+  const T* g = net_.grads_data();
   for (const ParamBlob& b : net_.blobs()) {
     p.lr = rate * b.lr_mult;
     p.weight_decay = o_.params.weight_decay * b.decay_mult;
-    T* s2 = s2_.empty() ? nullptr : s2_.data() + b.offset;
+    T* s1 = s1p_ + b.offset;
+    T* s2 = s2p_ ? s2p_ + b.offset : nullptr;
     if constexpr (std::is_same_v<T, float>) {
-      optim_update_cpu(o_.optim, p, w + b.offset, g + b.offset, s1_.data() + b.offset, s2, b.count);
+      if (NetDevice* d = net_.device()) d->optim_update(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
+      else optim_update_cpu(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
     } else {
-      optim_update_ref(o_.optim, p, w + b.offset, g + b.offset, s1_.data() + b.offset, s2, b.count);
+      optim_update_ref(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
     }
   }
   return rate;

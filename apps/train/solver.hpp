@@ -2,7 +2,8 @@
 // per-blob multipliers (rate x lr_mult, weight decay x decay_mult; §3.7), so LARS computes its
 // trust ratio per blob (per layer weight or bias, as apex's LARC does per tensor). The state
 // (momentum, RMSprop and Adam moments) is one buffer per kind, laid out like the weights.
-// Float nets run the optimised kernel, double nets the reference.
+// Float nets run the optimised kernel, double nets the reference, a net on a device its
+// device's update (NetDevice::optim_update; the state then lives on the device too).
 #pragma once
 
 #include <vector>
@@ -26,12 +27,14 @@ class Solver {
   // One update from the net's gradients at iteration t (from 0); returns the rate used.
   double step(long t);
   const SolverOptions& options() const { return o_; }
-  std::vector<T>& state1() { return s1_; }  // momentum / first moment (local SGD, EASGD average or reset it)
+  // momentum / first moment (local SGD, EASGD average or reset it); host nets only
+  std::vector<T>& state1();
 
  private:
   Net<T>& net_;
   SolverOptions o_;
   std::vector<T> s1_, s2_;
+  T *s1p_ = nullptr, *s2p_ = nullptr;  // s1_ and s2_, or their device buffers
 };
 
 Optim parse_optim(const std::string& name);  // sgd (Caffe), sgd_torch, nesterov, rmsprop, adam, lars

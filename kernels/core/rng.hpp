@@ -8,21 +8,23 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/core/host_device.hpp"
+
 namespace dls {
 
-inline std::uint64_t mix64(std::uint64_t z) {
+DLS_HD std::uint64_t mix64(std::uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-inline std::uint64_t rng_bits(std::uint64_t seed, std::uint64_t index) {
+DLS_HD std::uint64_t rng_bits(std::uint64_t seed, std::uint64_t index) {
   return mix64(mix64(seed) ^ index);
 }
 
 // Uniform in [0, 1) with 24 random bits (exact in float).
-inline float rng_uniform01(std::uint64_t seed, std::uint64_t index) {
+DLS_HD float rng_uniform01(std::uint64_t seed, std::uint64_t index) {
   return static_cast<float>(rng_bits(seed, index) >> 40) * (1.0f / 16777216.0f);
 }
 

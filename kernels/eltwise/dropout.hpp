@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/core/host_device.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 
@@ -25,7 +26,7 @@ struct DropoutShape {
 };
 
 // true when element i is kept. p is the drop probability, in [0, 1).
-inline bool dropout_keep(std::uint64_t seed, std::uint64_t i, float p) { return rng_uniform01(seed, i) >= p; }
+DLS_HD bool dropout_keep(std::uint64_t seed, std::uint64_t i, float p) { return rng_uniform01(seed, i) >= p; }
 
 template <class T>
 void dropout_fwd_ref(float p, std::uint64_t seed, const T* x, double* y, long count);

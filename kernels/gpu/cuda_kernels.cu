@@ -25,6 +25,19 @@ __global__ void avgpool_bwd_k(PoolDims d, const float* dy, float* dx, long total
   if (const long i = thread_index(); i < total) dx[i] = avgpool_bwd_at(d, dy, i);
 }
 
+__global__ void fill_k(float* x, long count, float value) {
+  if (const long i = thread_index(); i < count) x[i] = value;
+}
+__global__ void accumulate_k(const float* x, float* z, long count) {
+  if (const long i = thread_index(); i < count) z[i] += x[i];
+}
+__global__ void scale_by_k(float* x, long count, const float* factor) {
+  if (const long i = thread_index(); i < count) x[i] *= *factor;
+}
+__global__ void dropout_k(float p, float scale, std::uint64_t seed, const float* v, float* out, long count) {
+  if (const long i = thread_index(); i < count) out[i] = dropout_at(p, scale, seed, v, i);
+}
+
 __global__ void add_k(const float* a, const float* b, float* z, long count, bool relu) {
   if (const long i = thread_index(); i < count) z[i] = relu ? fmaxf(a[i] + b[i], 0.0f) : a[i] + b[i];
 }
@@ -112,6 +125,20 @@ void avgpool_bwd(const PoolDims& d, const float* dy, float* dx, cudaStream_t s) 
 
 void add(const float* a, const float* b, float* z, long count, bool relu, cudaStream_t s) {
   if (count) add_k<<<blocks_for(count), kThreads, 0, s>>>(a, b, z, count, relu);
+}
+
+void fill(float* x, long count, float value, cudaStream_t s) {
+  if (count) fill_k<<<blocks_for(count), kThreads, 0, s>>>(x, count, value);
+}
+void accumulate(const float* x, float* z, long count, cudaStream_t s) {
+  if (count) accumulate_k<<<blocks_for(count), kThreads, 0, s>>>(x, z, count);
+}
+void scale_by(float* x, long count, const float* factor, cudaStream_t s) {
+  if (count) scale_by_k<<<blocks_for(count), kThreads, 0, s>>>(x, count, factor);
+}
+void dropout(float p, std::uint64_t seed, const float* v, float* out, long count, cudaStream_t s) {
+  const float scale = 1.0f / (1.0f - p);
+  if (count) dropout_k<<<blocks_for(count), kThreads, 0, s>>>(p, scale, seed, v, out, count);
 }
 
 void xent_loss(const float* x, const int* label, double* row_loss, float* loss, int n, int k, cudaStream_t s) {

@@ -30,6 +30,14 @@ void xent_loss(const float* x, const int* label, double* row_loss, float* loss, 
 // dx = (p - onehot(label)) / n
 void softmax_xent_bwd(const float* p, const int* label, float* dx, int n, int k, cudaStream_t s);
 
+// The training engine's plumbing (apps/gpu): x[i] = value; z += x; x *= *factor (a device
+// scalar: the loss weight the net seeded the gradient with).
+void fill(float* x, long count, float value, cudaStream_t s);
+void accumulate(const float* x, float* z, long count, cudaStream_t s);
+void scale_by(float* x, long count, const float* factor, cudaStream_t s);
+// Inverted dropout (dropout.hpp's mask from (seed, i)); v is x forward, dy backward.
+void dropout(float p, std::uint64_t seed, const float* v, float* out, long count, cudaStream_t s);
+
 // One step of optim.hpp's rule o, the same float arithmetic as optim_update_cpu. LARS's norms
 // are reduced in double into norms[2] (device scratch) and read by the update on the device.
 void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count,

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernels/core/host_device.hpp"
+#include "kernels/eltwise/dropout.hpp"
 #include "kernels/optim/optim.hpp"
 #include "kernels/pool/pool.hpp"
 
@@ -96,6 +97,13 @@ DLS_HD float avgpool_bwd_at(const PoolDims& d, const float* dy, long i) {
 DLS_HD float softmax_xent_bwd_at(const float* p, const int* label, int n, int k, long i) {
   const float inv_n = 1.0f / float(n);
   return p[i] * inv_n - (int(i % k) == label[i / k] ? inv_n : 0.0f);
+}
+
+// Inverted dropout's element i (dropout.hpp): the CPU kernel's mask and float arithmetic, with
+// scale = 1.0f / (1.0f - p) computed as it does. The backward regenerates the mask from the
+// seed instead of storing it; v is x forward and dy backward.
+DLS_HD float dropout_at(float p, float scale, std::uint64_t seed, const float* v, long i) {
+  return dropout_keep(seed, std::uint64_t(i), p) ? v[i] * scale : 0.0f;
 }
 
 // The constants of one optimizer step, computed on the host as optim_update_cpu computes

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/rng.hpp"
+#include "kernels/eltwise/dropout.hpp"
 #include "kernels/gpu/gpu_math.hpp"
 #include "kernels/pool/pool.hpp"
 #include "kernels/pool/pool_test_shapes.hpp"
@@ -74,6 +76,30 @@ TEST(GpuMath, CrossEntropyGradientIsTheCpuKernels) {
   softmax_xent_bwd_cpu(p.data(), label.data(), cpu.data(), n, k);
   for (long i = 0; i < long(p.size()); ++i) gpu[i] = cuda::softmax_xent_bwd_at(p.data(), label.data(), n, k, i);
   EXPECT_EQ(cpu, gpu);  // the same two float operations per element
+}
+
+// The device regenerates the mask from (seed, i) in both passes; the CPU stores it in the
+// forward: both must be the CPU's values bit for bit (the same float arithmetic).
+TEST(GpuMath, DropoutIsTheCpuKernelsBothWays) {
+  const long n = 10007;
+  const auto x = random_vector(std::size_t(n), 21), dy = random_vector(std::size_t(n), 22);
+  for (float p : {0.0f, 0.1f, 0.5f, 0.9f}) {
+    SCOPED_TRACE(p);
+    std::vector<float> y(n), dx(n), yg(n), dxg(n);
+    std::vector<std::uint8_t> mask(n);
+    dropout_fwd_cpu(p, 77, x.data(), y.data(), mask.data(), n);
+    dropout_bwd_cpu(p, mask.data(), dy.data(), dx.data(), n);
+    const float scale = 1.0f / (1.0f - p);
+    long dropped = 0;
+    for (long i = 0; i < n; ++i) {
+      yg[i] = cuda::dropout_at(p, scale, 77, x.data(), i);
+      dxg[i] = cuda::dropout_at(p, scale, 77, dy.data(), i);
+      dropped += mask[i] == 0;
+    }
+    EXPECT_EQ(std::memcmp(y.data(), yg.data(), sizeof(float) * std::size_t(n)), 0);
+    EXPECT_EQ(std::memcmp(dx.data(), dxg.data(), sizeof(float) * std::size_t(n)), 0);
+    EXPECT_NEAR(double(dropped) / double(n), p, 0.02);  // the mask is not all kept or all dropped
+  }
 }
 
 TEST(GpuMath, OptimizerStepsMatchReference) {

@@ -14,6 +14,8 @@ namespace dls {
 // One cuDNN handle for the process, created on first use on the default stream (the ops run
 // one at a time and synchronise; the handle lives until exit, as the CUDA context does).
 cudnnHandle_t cudnn_handle();
+// Likewise one cuBLAS handle, in gpu_math_mode()'s math mode (pedantic FP32 or TF32).
+cublasHandle_t cublas_handle();
 
 class TensorDesc {
  public:
