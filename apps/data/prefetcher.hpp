@@ -26,6 +26,7 @@ struct BatchBuffer {
   int valid = 0;    // samples that are real (the rest pad a last partial batch)
   std::vector<float> x;
   std::vector<int> labels;
+  float* device = nullptr;  // x staged on the device by the fill (GPU training), else null
 };
 
 class Prefetcher {

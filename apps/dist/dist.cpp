@@ -103,8 +103,17 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       MPI_Comm_free(&wc);
       return out;
     }
+    const bool on_gpu = o.backend == Backend::kCudnn;
+    if (on_gpu && d.scheme != Scheme::kSsgd)
+      throw ConfigError(fmt::format("--scheme {} is not built for --backend cudnn (ssgd is)", scheme_name(d.scheme)));
     TrainHooks h = extra;
     h.rank = workers.rank(), h.ranks = workers.size();
+    MPI_Comm on_node;  // the ranks on this node: the local rank picks the GPU
+    mpi_check(MPI_Comm_split_type(world.raw(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &on_node), "MPI_Comm_split_type");
+    mpi_check(MPI_Comm_rank(on_node, &h.local_rank), "MPI_Comm_rank");
+    MPI_Comm_free(&on_node);
+    // on a GPU the gradients are exchanged through host copies after backward (no overlap)
+    const std::string overlap = on_gpu ? "none" : d.overlap;
     h.reduce_sum = [&](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
     h.reduce_max = [&](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
     const auto [fail_rank, fail_step] = d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
@@ -118,7 +127,9 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     h.after_allocate = [&](Net<float>& net) {
       the_net = &net;
       // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
+      net.pull_weights();
       mpi_check(MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()), "MPI_Bcast");
+      net.push_weights();
       if (easgd) {
         elastic = std::make_unique<ElasticExchange>(world, servers, long(net.weights().size()), alpha, d.easgd_async);
         elastic->init(net.weights().data());
@@ -131,9 +142,10 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
         h.params["allreduce"] = d.allreduce;
       }
       if (d.scheme == Scheme::kSsgd) {
-        grads = std::make_unique<GradientSync>(workers, net, algo, d.overlap, d.bucket_mb);
-        if (d.overlap != "none") net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
-        h.params["overlap"] = d.overlap;
+        grads = std::make_unique<GradientSync>(workers, net, algo, overlap, d.bucket_mb);
+        if (overlap != "none") net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
+        h.params["overlap"] = overlap;
+        if (on_gpu) h.params["gradient_path"] = "host staging";
         h.params["bucket_mb"] = d.bucket_mb;
         h.params["buckets"] = grads->buckets();
       } else if (d.scheme == Scheme::kLocalSgd) {
@@ -145,7 +157,11 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       if (extra.after_allocate) extra.after_allocate(net);
     };
     h.sync = [&](const StepInfo& s) {
-      if (grads) grads->finish();
+      if (grads) {
+        s.net.pull_grads();  // nothing on the host
+        grads->finish();
+        s.net.push_grads();
+      }
       if (elastic) {
         if (s.step == 0) elastic->announce((s.total_steps + d.easgd_tau - 1) / d.easgd_tau);
         if (s.step % d.easgd_tau == 0) elastic->exchange(s.net.weights().data());

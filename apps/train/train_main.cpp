@@ -66,7 +66,7 @@ int train_main(int argc, char** argv) {
   app.add_option("--lr-warmup-epochs", o.lr_epochs.warmup, "linear warm-up in epochs (instead of --lr-warmup)")->excludes(warm_it);
   app.add_option("--lr-scaling", scaling, "none, linear or sqrt in the global batch over --ref-batch")->default_str(scaling);
   app.add_option("--ref-batch", o.solver.schedule.ref_batch, "the batch the base rate is for (scaling rules)");
-  app.add_option("--backend", backend, "ref, openblas or onednn")->default_str(backend);
+  app.add_option("--backend", backend, "ref, openblas, onednn, or cudnn (the GPU: cuDNN, cuBLAS and dlscale CUDA kernels; one GPU per rank; DLS_GPU_MATH=fp32|tf32)")->default_str(backend);
   app.add_option("--conv-algo", conv_algo,
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 layers of 16+ "
                  "channels, im2col + GEMM elsewhere), gemm, or winograd (wherever it applies)")

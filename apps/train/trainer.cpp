@@ -13,6 +13,7 @@
 
 #include "apps/data/loader.hpp"
 #include "apps/data/prefetcher.hpp"
+#include "apps/gpu/gpu_device.hpp"
 #include "apps/layers/vae_layers.hpp"
 #include "apps/train/data_spec.hpp"
 #include "harness/instrument/interrupt.hpp"
@@ -20,6 +21,7 @@
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/core/threads.hpp"
+#include "kernels/softmax/softmax_xent.hpp"
 #include "kernels/vae/vae.hpp"
 
 namespace dls {
@@ -104,13 +106,23 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       throw ConfigError(fmt::format("--classes {} but the data have {} classes", mo.classes, data_classes));
   }
   auto net = build_model<float>(o.model, mo);
-  net->set_fusion(o.fuse);
+  if (hooks.device) net->set_device(hooks.device());
+  else if (o.backend == Backend::kCudnn) net->set_device(make_gpu_device(hooks.local_rank));
+  const bool on_device = net->device() != nullptr;  // evaluation then reads the logits back
+  const bool fuse = o.fuse && !on_device;  // the device layers fuse no ReLU (net.hpp)
+  net->set_fusion(fuse);
   net->allocate(o.seed);
+  float* const planned_input = net->input();  // evaluation's; training points the net at staged batches on a GPU
+  const auto load_input = [&](const std::vector<float>& x) {
+    net->set_input(planned_input);
+    if (NetDevice* d = net->device()) d->upload(x.data(), planned_input, long(x.size()));
+    else std::copy(x.begin(), x.end(), planned_input);
+  };
   if (hooks.after_allocate) hooks.after_allocate(*net);
   const int batch = mo.batch;
   const std::string main_loss = net->loss_layers().back();
   auto* softmax = dynamic_cast<SoftmaxLossLayer<float>*>(&net->layer(main_loss));
-  const std::string logits = vae ? net->inputs_of(main_loss)[0] : "";
+  const std::string logits = net->inputs_of(main_loss)[0];
 
   Loader train(*data.train, data.train_idx,
                {.batch = batch, .rank = hooks.rank, .ranks = hooks.ranks, .shuffle = true, .seed = o.seed, .cache_bytes = o.cache_bytes});
@@ -146,7 +158,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
               {"data", o.data},             {"optim", optim_name(o.solver.optim)},
               {"lr", so.schedule.describe()}, {"momentum", o.solver.params.momentum},
               {"weight_decay", o.solver.params.weight_decay}, {"backend", backend_name(o.backend)},
-              {"conv_algo", conv_algo_name(o.conv_algo)}, {"fuse", o.fuse},
+              {"conv_algo", conv_algo_name(o.conv_algo)}, {"fuse", fuse},
               {"threads", omp_threads()},   {"steps", total_steps},     {"seed", o.seed},
               {"scheme", "single"}, {"ranks", hooks.ranks}};
   if (hooks.params.is_object()) r.params.update(hooks.params);
@@ -172,13 +184,19 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     double loss = 0, sq = 0;
     long correct = 0, n = 0, pixels = 0;
     const long per = net->input_dims().per_image();
+    std::vector<float> out, probs;  // on a GPU the logits come back and the softmax is the CPU kernel's
     for (long k = 0; eval_loader && k < eval_loader->batches_per_epoch(); ++k) {
       eval_loader->fill(k, b);
-      std::copy(b.x.begin(), b.x.end(), net->input());
+      load_input(b.x);
       ctx.labels = b.labels.data();
       const double l = net->forward(ctx);
+      if (softmax && on_device) {
+        net->read(logits, out);
+        probs.resize(out.size());
+        softmax_xent_fwd_cpu(out.data(), b.labels.data(), probs.data(), batch, int(out.size() / std::size_t(batch)));
+      }
       if (softmax) {
-        const auto& p = softmax->probabilities();
+        const auto& p = on_device ? probs : softmax->probabilities();
         const long kk = long(p.size()) / batch;
         for (int i = 0; i < b.valid; ++i) {
           const float* row = p.data() + long(i) * kk;
@@ -187,7 +205,8 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
         }
       } else {
         loss += l * b.valid;  // the batch mean (a partial batch's repeats weigh as its last sample)
-        sq += sigmoid_squared_error(net->output(logits), b.x.data(), long(b.valid) * per);
+        net->read(logits, out);
+        sq += sigmoid_squared_error(out.data(), b.x.data(), long(b.valid) * per);
         pixels += long(b.valid) * per;
       }
       n += b.valid;
@@ -205,7 +224,11 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   std::vector<double> layer_fwd(net->size(), 0.0), layer_bwd(net->size(), 0.0);
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
   long epoch_steps = 0, steady = 0;
-  Prefetcher pf(total_steps, [&](long b, BatchBuffer& buf) { train.fill(b, buf); });
+  NetDevice* const dev = net->device();
+  Prefetcher pf(total_steps, [&](long b, BatchBuffer& buf) {
+    train.fill(b, buf);
+    if (dev) buf.device = dev->stage_input(int(b % 3), buf.x.data(), long(buf.x.size()));  // slot b % 3: buffer b % 3's
+  });
   Context ctx{.backend = o.backend, .conv_algo = o.conv_algo, .train = true};
   if (!o.quiet && hooks.rank == 0)
     fmt::print(stderr, "train {}: {} parameters, {} forward MACs/image; {} ({} training, {} held-out samples); "
@@ -234,9 +257,13 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     }
     const auto t0 = Clock::now();
     BatchBuffer* buf = pf.next();
-    std::copy(buf->x.begin(), buf->x.end(), net->input());
+    if (dev) {
+      net->set_input(buf->device);  // held until the step's work is done
+    } else {
+      std::copy(buf->x.begin(), buf->x.end(), net->input());
+    }
     labels.assign(buf->labels.begin(), buf->labels.end());
-    pf.release(buf);
+    if (!dev) pf.release(buf), buf = nullptr;
     ctx.labels = labels.data();
     ctx.seed = mix64(o.seed ^ std::uint64_t(step) * 0x9e3779b97f4a7c15ULL);
     const auto t1 = Clock::now();
@@ -256,6 +283,8 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
     const auto t4 = Clock::now();
     solver.step(step);
     if (hooks.after_update) hooks.after_update(si);
+    net->synchronize();
+    if (buf) pf.release(buf);
     const auto t5 = Clock::now();
     epoch_loss += loss, ++epoch_steps;
     if (step >= o.warmup_steps) {
@@ -319,6 +348,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
        {"parameters", net->parameters()},
        {"forward_macs", net->forward_macs_per_image()},
        {"scheme", r.params["scheme"]},
+       {"device", dev ? dev->name() : "cpu"},
        {"ranks", hooks.ranks},
        {"batch_per_rank", batch},
        {"steps", step},

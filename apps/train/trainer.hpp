@@ -7,6 +7,12 @@
 // reconstruction RMSE for the CVAE. A NaN or Inf loss ends the run with status "diverged"; a
 // target (loss <= x, accuracy >= x, rmse <= x on the held-out set) ends it with the time and
 // epochs it took.
+// With backend cudnn the net runs on the GPU (apps/gpu): the prefetch thread also stages each
+// batch on the device (pinned memory, a copy stream of its own), so the host-to-device copy
+// of the next batch overlaps this step's compute; a batch's buffer is released once its step's
+// work has finished. Each phase ends with the device's queue drained (the loss read, the
+// backward's last mark, a synchronise after the update), so the host clock times phases of
+// device work; per-layer times are the device's (CUDA events).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +76,9 @@ struct StepInfo {
 
 struct TrainHooks {
   int rank = 0, ranks = 1;  // data sharding: rank r of `ranks` takes its part of each global batch
+  int local_rank = 0;       // the rank on its node: the GPU it trains on (backend cudnn)
+  // the device the net runs on; default: none (the host), or the GPU when the backend is cudnn
+  std::function<std::unique_ptr<NetDevice>()> device;
   std::function<void(Net<float>&)> after_allocate;  // e.g. broadcast the initial weights
   std::function<void(const StepInfo&)> sync;         // after backward, before the update
   std::function<void(const StepInfo&)> after_update;
