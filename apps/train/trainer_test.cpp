@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "apps/core/host_net_device.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/core/check.hpp"
 
@@ -39,6 +40,34 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   EXPECT_EQ(m["steady_steps"].get<long>() + m["warmup_steps"].get<long>(), m["steps"].get<long>());
   EXPECT_GT(m["peak_rss_bytes"].get<long>(), 0);
   EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
+}
+
+// The trainer's device paths (batches staged by the prefetch thread and released after their
+// step, evaluation through the planned input and logits read back) with the host as the device:
+// the run must be the host run's, loss for loss and accuracy for accuracy.
+TEST(Trainer, OnTheHostDeviceTrainsAsOnTheHost) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 2, o.eval_every = 1, o.fuse = false;
+  const TrainResult host = run_training(o);
+  HostNetDevice* dev = nullptr;
+  TrainHooks h;
+  h.device = [&] {
+    auto d = std::make_unique<HostNetDevice>();
+    dev = d.get();
+    return d;
+  };
+  const TrainResult on = run_training(o, h);
+  ASSERT_EQ(host.status, "ok") << host.error;
+  ASSERT_EQ(on.status, "ok") << on.error;
+  ASSERT_NE(dev, nullptr);
+  EXPECT_EQ(dev->calls().staged, host.metrics["steps"].get<long>());  // every batch went through the device
+  EXPECT_NE(on.metrics["device"].get<std::string>(), "cpu");
+  EXPECT_EQ(host.metrics["device"].get<std::string>(), "cpu");
+  const auto& a = host.metrics["epochs"];
+  const auto& b = on.metrics["epochs"];
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t e = 0; e < a.size(); ++e)
+    for (const char* k : {"train_loss", "loss", "accuracy"}) EXPECT_EQ(a[e][k].get<double>(), b[e][k].get<double>()) << k << " epoch " << e;
 }
 
 TEST(Trainer, HugeLearningRateDiverges) {
