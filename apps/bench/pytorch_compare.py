@@ -12,7 +12,15 @@ is each process's ru_maxrss (VGG-16, batch 64). Prints a table of ratios and wri
       [--models resnet50,vgg16,alexnet] [--steps 6] [--warmup 2] [--repeats 1] [--rss-batch 64]
       [--out results/scratch/pytorch_compare.jsonl]
 
-Needs Debian's python3-torch and python3-torchvision (CPU). AlexNet is the BVLC one (grouped
+On a GPU (--device cuda): dlscale trains with --backend cudnn, PyTorch on CUDA with
+cudnn.benchmark on (cuDNN's algorithm search, as dlscale's cudnnFind), both in strict FP32
+unless --math tf32 (DLS_GPU_MATH for dlscale, allow_tf32 for PyTorch); each PyTorch step ends
+with torch.cuda.synchronize(), as dlscale's does; no memory comparison. Issue 8's target for
+ResNet-50 there is a ratio of at least 0.9.
+
+  /usr/bin/python3 apps/bench/pytorch_compare.py --device cuda --models resnet50 --batch 64 --steps 20 --warmup 5
+
+Needs Debian's python3-torch and python3-torchvision (CPU), or a CUDA build of PyTorch for --device cuda. AlexNet is the BVLC one (grouped
 convolutions, LRN, ceil-mode pooling) written out in PyTorch below, as torchvision's AlexNet is a
 different network.
 """
@@ -48,15 +56,21 @@ def torch_worker(args):
     import torchvision
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
+    cuda = args.device == "cuda"
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.allow_tf32 = args.math == "tf32"
+        torch.backends.cuda.matmul.allow_tf32 = args.math == "tf32"
     if args.model == "alexnet":
         net = bvlc_alexnet(torch)
     else:
         net = getattr(torchvision.models, args.model)()
+    net = net.to(args.device)
     net.train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
     loss_fn = torch.nn.CrossEntropyLoss()
-    x = torch.randn(args.batch, 3, 224, 224)
-    y = torch.randint(0, 1000, (args.batch,))
+    x = torch.randn(args.batch, 3, 224, 224, device=args.device)
+    y = torch.randint(0, 1000, (args.batch,), device=args.device)
     times = []
     for step in range(args.warmup + args.steps):
         t0 = time.perf_counter()
@@ -64,6 +78,8 @@ def torch_worker(args):
         loss = loss_fn(net(x), y)
         loss.backward()
         opt.step()
+        if cuda:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     steady = times[args.warmup:]
     step = statistics.median(steady)
@@ -71,7 +87,8 @@ def torch_worker(args):
                       "parameters": sum(p.numel() for p in net.parameters()),
                       "images_per_s": args.batch / step, "step_time_s": step,
                       "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                      "torch": torch.__version__}))
+                      "torch": torch.__version__, "device": torch.cuda.get_device_name() if cuda else "cpu",
+                      "math": args.math if cuda else "fp32"}))
 
 
 def run_dlscale(a, model, batch, steps, warmup):
@@ -82,19 +99,23 @@ def run_dlscale(a, model, batch, steps, warmup):
            "--holdout", "0", "--steps", str(warmup + steps), "--warmup-steps", str(warmup), "--eval-every", "-1",
            "--optim", "sgd_torch", "--lr", "0.01", "--momentum", "0.9", "--weight-decay", "5e-4",
            "--threads", str(a.threads), "--quiet", "--out", out]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    env = dict(os.environ)
+    if a.device == "cuda":
+        cmd += ["--backend", "cudnn"]
+        env["DLS_GPU_MATH"] = a.math
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
     with open(out) as f:
         rec = json.loads(f.readline())
     os.remove(out)
     m = rec["metrics"]
     return {"engine": "dlscale", "model": model, "batch": batch, "parameters": m["parameters"],
             "images_per_s": m["images_per_s"], "step_time_s": m["step_time_s"], "peak_rss_bytes": m["peak_rss_bytes"],
-            "phase_s": m["phase_s"], "layer_s": m["layer_s"]}
+            "phase_s": m["phase_s"], "layer_s": m["layer_s"], "device": m.get("device", "cpu")}
 
 
 def run_torch(a, model, batch, steps, warmup):
     cmd = [sys.executable, __file__, "--worker", "--model", model, "--batch", str(batch), "--steps", str(steps),
-           "--warmup", str(warmup), "--threads", str(a.threads)]
+           "--warmup", str(warmup), "--threads", str(a.threads), "--device", a.device, "--math", a.math]
     res = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -115,6 +136,8 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--rss-batch", type=int, default=64, help="VGG-16 batch for the memory comparison (0: skip)")
     p.add_argument("--out", default="results/scratch/pytorch_compare.jsonl")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: dlscale --backend cudnn against PyTorch on CUDA")
+    p.add_argument("--math", choices=["fp32", "tf32"], default="fp32", help="GPU math mode of both engines")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--model", help=argparse.SUPPRESS)
     a = p.parse_args()
@@ -144,7 +167,7 @@ def main():
             print(f"{model}: dlscale {o:.2f} img/s, PyTorch {t:.2f} img/s, ratio {o / t:.2f}; dlscale phases "
                   + ", ".join(f"{k} {v:.3f} s" for k, v in ph.items()) + "; top layers "
                   + ", ".join(f"{k} {v:.3f} s" for k, v in top_layers(ours[-1]["layer_s"])), flush=True)
-        if a.rss_batch > 0:
+        if a.rss_batch > 0 and a.device == "cpu":
             ours = keep(run_dlscale(a, "vgg16", a.rss_batch, 1, 0), "peak_rss")
             theirs = keep(run_torch(a, "vgg16", a.rss_batch, 1, 0), "peak_rss")
             o, t = ours["peak_rss_bytes"] / 2**30, theirs["peak_rss_bytes"] / 2**30
