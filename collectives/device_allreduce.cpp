@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/nccl_comm.hpp"
 #include "collectives/sweep_run.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/gpu/cuda_check.hpp"
@@ -73,15 +74,9 @@ class DeviceTarget final : public AllreduceTarget {
     device_name_ = prop.name;
     cuda_check(cudaStreamCreate(&stream_), "cudaStreamCreate");
     buf_ = DeviceBuffer(max_count * sizeof(T));
-    if (nccl) {  // one NCCL communicator over the MPI ranks: rank 0's id, broadcast
-      ncclUniqueId id{};
-      if (c.rank() == 0) nccl_ok(ncclGetUniqueId(&id), "ncclGetUniqueId");
-      mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.raw()), "MPI_Bcast (NCCL id)");
-      nccl_ok(ncclCommInitRank(&nccl_, c.size(), id, c.rank()), "ncclCommInitRank");
-    }
+    if (nccl) comm_ = std::make_unique<NcclComm>(c), nccl_ = static_cast<ncclComm_t>(comm_->raw());
   }
   ~DeviceTarget() override {
-    if (nccl_) ncclCommDestroy(nccl_);
     if (stream_) cudaStreamDestroy(stream_);
   }
   DeviceTarget(const DeviceTarget&) = delete;
@@ -136,7 +131,8 @@ class DeviceTarget final : public AllreduceTarget {
   std::string device_name_;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer buf_;  // the swept vector
-  ncclComm_t nccl_ = nullptr;
+  std::unique_ptr<NcclComm> comm_;
+  ncclComm_t nccl_ = nullptr;  // comm_'s
 };
 
 }  // namespace

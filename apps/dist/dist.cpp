@@ -13,6 +13,7 @@
 #include "apps/dist/gradient_sync.hpp"
 #include "apps/dist/local_sgd.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/nccl_comm.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/threads.hpp"
 
@@ -104,16 +105,21 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       return out;
     }
     const bool on_gpu = o.backend == Backend::kCudnn;
-    if (on_gpu && d.scheme != Scheme::kSsgd)
+    const bool on_device = on_gpu || static_cast<bool>(extra.device);  // the weights and gradients off the host
+    if (on_device && d.scheme != Scheme::kSsgd)
       throw ConfigError(fmt::format("--scheme {} is not built for --backend cudnn (ssgd is)", scheme_name(d.scheme)));
     TrainHooks h = extra;
     h.rank = workers.rank(), h.ranks = workers.size();
     MPI_Comm on_node;  // the ranks on this node: the local rank picks the GPU
-    mpi_check(MPI_Comm_split_type(world.raw(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &on_node), "MPI_Comm_split_type");
+    mpi_check(MPI_Comm_split_type(workers.raw(), MPI_COMM_TYPE_SHARED, workers.rank(), MPI_INFO_NULL, &on_node), "MPI_Comm_split_type");
     mpi_check(MPI_Comm_rank(on_node, &h.local_rank), "MPI_Comm_rank");
     MPI_Comm_free(&on_node);
-    // on a GPU the gradients are exchanged through host copies after backward (no overlap)
-    const std::string overlap = on_gpu ? "none" : d.overlap;
+    // on a GPU the gradients are averaged after backward (no overlap) by NCCL on the device
+    // (--allreduce nccl, or auto in a build with NCCL), else through host copies by a host algorithm
+    const std::string overlap = on_device ? "none" : d.overlap;
+    const bool use_nccl = on_gpu && (d.allreduce == "nccl" || (d.allreduce == "auto" && NcclComm::built()));
+    if (!on_gpu && d.allreduce == "nccl") throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
+    std::unique_ptr<NcclComm> nccl;
     h.reduce_sum = [&](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
     h.reduce_max = [&](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
     const auto [fail_rank, fail_step] = d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
@@ -136,16 +142,22 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
         h.params["easgd"] = {{"tau", d.easgd_tau}, {"alpha", alpha}, {"alpha_rule", d.easgd_alpha > 0 ? "given" : d.easgd_alpha_rule},
                              {"variant", d.easgd_async ? "async" : "sync"}, {"servers", servers}, {"workers", workers.size()},
                              {"server_idle_sleep_us", d.ps_idle_us}};
+      } else if (use_nccl) {
+        nccl = std::make_unique<NcclComm>(workers);
+        h.params["allreduce"] = d.allreduce;
+        h.params["gradient_path"] = "nccl " + NcclComm::version();
       } else {
         // the request is a parameter; what "auto" chose, and the times it chose by, are outcomes
         algo = choose_allreduce(workers, d.allreduce, net.weights().size(), &algo_times);
         h.params["allreduce"] = d.allreduce;
       }
-      if (d.scheme == Scheme::kSsgd) {
+      if (nccl) {
+        h.params["overlap"] = "none";
+      } else if (d.scheme == Scheme::kSsgd) {
         grads = std::make_unique<GradientSync>(workers, net, algo, overlap, d.bucket_mb);
         if (overlap != "none") net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
         h.params["overlap"] = overlap;
-        if (on_gpu) h.params["gradient_path"] = "host staging";
+        if (on_device) h.params["gradient_path"] = "host staging";
         h.params["bucket_mb"] = d.bucket_mb;
         h.params["buckets"] = grads->buckets();
       } else if (d.scheme == Scheme::kLocalSgd) {
@@ -157,6 +169,7 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       if (extra.after_allocate) extra.after_allocate(net);
     };
     h.sync = [&](const StepInfo& s) {
+      if (nccl) nccl->average(s.net.grads_data(), long(s.net.weights().size()));
       if (grads) {
         s.net.pull_grads();  // nothing on the host
         grads->finish();
@@ -189,7 +202,7 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       }
       if (averager) m["averages"] = averager->averages();
       if (!easgd) {
-        m["allreduce"] = algo_name(algo);
+        m["allreduce"] = nccl ? "nccl" : algo_name(algo);
         if (!algo_times.empty()) {
           nlohmann::json t = nlohmann::json::object();
           for (const auto& [a, sec] : algo_times) t[algo_name(a)] = sec;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "apps/core/host_net_device.hpp"
 #include "apps/data/loader.hpp"
 #include "apps/dist/dist.hpp"
 #include "apps/dist/easgd.hpp"
@@ -43,6 +44,7 @@ TrainHooks capture(std::vector<float>& w, std::vector<float>* w0 = nullptr) {
     if (w0) *w0 = net.weights();
   };
   h.after_update = [&w](const StepInfo& s) {
+    s.net.pull_weights();  // a device net's host copy (nothing on the host)
     if (s.step == kSteps - 1) w = s.net.weights();
   };
   return h;
@@ -89,6 +91,25 @@ TEST(Dist, OverlappedSsgdEqualsSsgdAfterBackwardBitForBit) {
   ASSERT_EQ(run(Scheme::kSsgd, "thread", a).result.status, "ok");
   ASSERT_EQ(run(Scheme::kSsgd, "none", b).result.status, "ok");
   EXPECT_EQ(a, b);
+}
+
+// ssgd on a device exchanges the gradients through host copies after backward (pull, the
+// host allreduce of the same buckets, push): with the host as the device, bit for bit the
+// host run's weights.
+TEST(Dist, SsgdOnADeviceEqualsSsgdOnTheHostBitForBit) {
+  std::vector<float> host, dev;
+  ASSERT_EQ(run(Scheme::kSsgd, "none", host).result.status, "ok");
+  DistOptions d;
+  d.scheme = Scheme::kSsgd, d.overlap = "thread", d.allreduce = "ring", d.bucket_mb = 0.05;
+  TrainHooks h = capture(dev);
+  h.device = [] { return std::make_unique<HostNetDevice>(); };
+  TrainOptions o = tiny(4);
+  o.fuse = false;  // as on a device; cifar10_quick has nothing to fuse anyway
+  const DistRun r = run_distributed(o, d, nullptr, nullptr, h);
+  ASSERT_EQ(r.result.status, "ok") << r.result.error;
+  EXPECT_EQ(r.result.params["overlap"], "none");
+  EXPECT_EQ(r.result.params["gradient_path"], "host staging");
+  EXPECT_EQ(host, dev);
 }
 
 TEST(Dist, LocalSgdEveryStepEqualsSsgd) {

@@ -76,7 +76,7 @@ int train_main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
   auto* dist_group = app.add_option_group("distributed", "under mpirun / srun (apps/dist/dist.hpp)");
   dist_group->add_option("--scheme", scheme, "single, ssgd (allreduce SGD), localsgd (weight averaging), easgd (elastic averaging, parameter server)")->default_str(scheme);
-  dist_group->add_option("--allreduce", dist.allreduce, "auto (the fastest measured at start), mpi, ring, recdbl, rabenseifner, tree")
+  dist_group->add_option("--allreduce", dist.allreduce, "auto (the fastest measured at start; NCCL with --backend cudnn where built), mpi, ring, recdbl, rabenseifner, tree, or nccl (--backend cudnn)")
       ->default_str(dist.allreduce);
   dist_group->add_option("--overlap", dist.overlap, "ssgd: thread, nonblocking, or none (all buckets after backward)")
       ->default_str(dist.overlap);

@@ -1,0 +1,54 @@
+// The NCCL communicator (nccl_comm.hpp).
+#include "collectives/nccl_comm.hpp"
+
+#include <nccl.h>
+
+#include <fmt/format.h>
+
+#include "kernels/core/check.hpp"
+#include "kernels/gpu/cuda_check.hpp"
+
+namespace dls {
+namespace {
+
+void nccl_ok(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) throw Error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
+}
+
+}  // namespace
+
+struct NcclComm::Impl {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+NcclComm::NcclComm(const Comm& c) : impl_(std::make_unique<Impl>()) {
+  ncclUniqueId id{};
+  if (c.rank() == 0) nccl_ok(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.raw()), "MPI_Bcast (NCCL id)");
+  nccl_ok(ncclCommInitRank(&impl_->comm, c.size(), id, c.rank()), "ncclCommInitRank");
+  cuda_check(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+}
+
+NcclComm::~NcclComm() {
+  if (impl_->comm) ncclCommDestroy(impl_->comm);
+  if (impl_->stream) cudaStreamDestroy(impl_->stream);
+}
+
+void NcclComm::average(float* dev, long count) {
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before the gradient allreduce)");
+  if (count > 0)
+    nccl_ok(ncclAllReduce(dev, dev, std::size_t(count), ncclFloat32, ncclAvg, impl_->comm, impl_->stream), "ncclAllReduce");
+  cuda_check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize (gradient allreduce)");
+}
+
+void* NcclComm::raw() const { return impl_->comm; }
+bool NcclComm::built() { return true; }
+
+std::string NcclComm::version() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
+  return fmt::format("{}.{}.{}", v / 10000, v / 100 % 100, v % 100);
+}
+
+}  // namespace dls
