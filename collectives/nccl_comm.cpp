@@ -23,6 +23,17 @@ struct NcclComm::Impl {
 };
 
 NcclComm::NcclComm(const Comm& c) : impl_(std::make_unique<Impl>()) {
+  MPI_Comm node;
+  mpi_check(MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, c.rank(), MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int local = 1, ndev = 0;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
+  const bool short_of_gpus = local > ndev;
+  if (c.any(short_of_gpus))
+    throw ConfigError(fmt::format("NCCL needs a GPU per rank: {} ranks on a node with {} GPU(s) (run at most that many "
+                                  "ranks a node, or name a host allreduce, e.g. --allreduce ring, to stage through host memory)",
+                                  local, ndev));
   ncclUniqueId id{};
   if (c.rank() == 0) nccl_ok(ncclGetUniqueId(&id), "ncclGetUniqueId");
   mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.raw()), "MPI_Bcast (NCCL id)");
