@@ -351,6 +351,17 @@ void Net<T>::push_grads() {
   }
 }
 template <class T>
+void Net<T>::pull_layer_state() {
+  if constexpr (std::is_same_v<T, float>)
+    for (auto& d : device_layers_) d->pull_state();
+}
+template <class T>
+void Net<T>::push_layer_state() {
+  if constexpr (std::is_same_v<T, float>)
+    for (auto& d : device_layers_) d->push_state();
+}
+
+template <class T>
 void Net<T>::synchronize() {
   if constexpr (std::is_same_v<T, float>) {
     if (device_) device_->synchronize();

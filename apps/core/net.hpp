@@ -92,6 +92,9 @@ class Net {
   std::vector<T>& weights() { return w_; }
   std::vector<T>& grads() { return dw_; }
   void pull_weights(), push_weights(), pull_grads(), push_grads();
+  // Likewise the layers' state outside the parameters (batch norm's running statistics),
+  // between the device layers and the host layers' own copies.
+  void pull_layer_state(), push_layer_state();
   // Waits for the device's queued work (nothing on the host): the trainer's phase boundaries.
   void synchronize();
   // The objective: sum over loss layers of weight x loss.

@@ -27,6 +27,10 @@ class DeviceLayer {
   virtual void forward(const Context& ctx, const std::vector<const float*>& x, float* y) = 0;
   virtual void backward(const Context& ctx, const std::vector<const float*>& x, const float* y, const float* dy,
                         const std::vector<float*>& dx, const std::vector<char>& accumulate) = 0;
+  // State outside the parameters that the layer keeps on the device (batch norm's running
+  // statistics): copied into the host layer's own, and back (local SGD averages it).
+  virtual void pull_state() {}
+  virtual void push_state() {}
 };
 
 class NetDevice {

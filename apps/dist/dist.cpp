@@ -106,8 +106,6 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     }
     const bool on_gpu = o.backend == Backend::kCudnn;
     const bool on_device = on_gpu || static_cast<bool>(extra.device);  // the weights and gradients off the host
-    if (on_device && d.scheme != Scheme::kSsgd)
-      throw ConfigError(fmt::format("--scheme {} is not built for --backend cudnn (ssgd is)", scheme_name(d.scheme)));
     TrainHooks h = extra;
     h.rank = workers.rank(), h.ranks = workers.size();
     MPI_Comm on_node;  // the ranks on this node: the local rank picks the GPU
@@ -128,10 +126,8 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     std::unique_ptr<ElasticExchange> elastic;
     std::vector<std::pair<Algo, double>> algo_times;
     Algo algo = Algo::kMpi;
-    Net<float>* the_net = nullptr;
     h.params = {{"scheme", scheme_name(d.scheme)}};
     h.after_allocate = [&](Net<float>& net) {
-      the_net = &net;
       // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
       net.pull_weights();
       mpi_check(MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()), "MPI_Bcast");
@@ -177,7 +173,11 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       }
       if (elastic) {
         if (s.step == 0) elastic->announce((s.total_steps + d.easgd_tau - 1) / d.easgd_tau);
-        if (s.step % d.easgd_tau == 0) elastic->exchange(s.net.weights().data());
+        if (s.step % d.easgd_tau == 0) {
+          s.net.pull_weights();  // on a device through the host copy
+          elastic->exchange(s.net.weights().data());
+          s.net.push_weights();
+        }
       }
       if (extra.sync) extra.sync(s);
     };
@@ -187,11 +187,15 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
         throw Error(fmt::format("failure injected at step {} (--inject-failure)", s.step));
       if (extra.after_update) extra.after_update(s);
     };
+    h.at_end = [&](Net<float>& net) {
+      if (elastic) {  // a run that stopped early still makes the exchanges the servers wait for
+        if (elastic->announced() < 0) elastic->announce(0);
+        net.pull_weights();
+        elastic->pad(net.weights().data());
+      }
+      if (extra.at_end) extra.at_end(net);
+    };
     out.result = run_training(o, h);
-    if (elastic) {  // a run that stopped early still makes the exchanges the servers wait for
-      if (elastic->announced() < 0) elastic->announce(0);
-      elastic->pad(the_net->weights().data());
-    }
     out.result.params.update(h.params);
     nlohmann::json& m = out.result.metrics;
     if (!m.is_null()) {

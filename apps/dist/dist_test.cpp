@@ -93,23 +93,59 @@ TEST(Dist, OverlappedSsgdEqualsSsgdAfterBackwardBitForBit) {
   EXPECT_EQ(a, b);
 }
 
-// ssgd on a device exchanges the gradients through host copies after backward (pull, the
-// host allreduce of the same buckets, push): with the host as the device, bit for bit the
-// host run's weights.
+// On a device every scheme exchanges through host copies (ssgd: the gradients after
+// backward, pulled, reduced in the same buckets, pushed; localsgd: weights, momentum and
+// batch-norm statistics pulled, averaged, pushed; easgd: the weights around each exchange):
+// with the host as the device, bit for bit the host run's weights.
+DistRun run_on_device(DistOptions d, std::vector<float>& w) {
+  TrainHooks h = capture(w);
+  h.device = [] { return std::make_unique<HostNetDevice>(); };
+  TrainOptions o = tiny(4);
+  o.fuse = false;  // as on a device; cifar10_quick has nothing to fuse anyway
+  return run_distributed(o, d, nullptr, nullptr, h);
+}
+
 TEST(Dist, SsgdOnADeviceEqualsSsgdOnTheHostBitForBit) {
   std::vector<float> host, dev;
   ASSERT_EQ(run(Scheme::kSsgd, "none", host).result.status, "ok");
   DistOptions d;
   d.scheme = Scheme::kSsgd, d.overlap = "thread", d.allreduce = "ring", d.bucket_mb = 0.05;
-  TrainHooks h = capture(dev);
-  h.device = [] { return std::make_unique<HostNetDevice>(); };
-  TrainOptions o = tiny(4);
-  o.fuse = false;  // as on a device; cifar10_quick has nothing to fuse anyway
-  const DistRun r = run_distributed(o, d, nullptr, nullptr, h);
+  const DistRun r = run_on_device(d, dev);
   ASSERT_EQ(r.result.status, "ok") << r.result.error;
   EXPECT_EQ(r.result.params["overlap"], "none");
   EXPECT_EQ(r.result.params["gradient_path"], "host staging");
   EXPECT_EQ(host, dev);
+}
+
+TEST(Dist, LocalSgdOnADeviceEqualsTheHostBitForBit) {
+  for (const char* momentum : {"average", "reset"}) {
+    SCOPED_TRACE(momentum);
+    DistOptions d;
+    d.scheme = Scheme::kLocalSgd, d.allreduce = "ring", d.local_period = 2, d.local_momentum = momentum;
+    std::vector<float> host, dev;
+    const DistRun a = run_distributed(tiny(4), d, nullptr, nullptr, capture(host));
+    const DistRun b = run_on_device(d, dev);
+    ASSERT_EQ(a.result.status, "ok") << a.result.error;
+    ASSERT_EQ(b.result.status, "ok") << b.result.error;
+    EXPECT_EQ(b.result.metrics["averages"].get<long>(), kSteps / 2);
+    EXPECT_EQ(host, dev);
+  }
+}
+
+TEST(Dist, SyncEasgdOnADeviceEqualsTheHostBitForBit) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  DistOptions d;
+  d.scheme = Scheme::kEasgd, d.easgd_tau = 2, d.ps_servers = 1;
+  std::vector<float> host, dev;
+  const DistRun a = run_distributed(tiny(4), d, nullptr, nullptr, capture(host));
+  const DistRun b = run_on_device(d, dev);
+  ASSERT_EQ(a.result.status, "ok") << a.result.error;
+  ASSERT_EQ(b.result.status, "ok") << b.result.error;
+  EXPECT_EQ(host, dev);
+  if (c.rank() < c.size() - 1) {
+    EXPECT_FALSE(host.empty());  // a worker: it trained
+  }
 }
 
 TEST(Dist, LocalSgdEveryStepEqualsSsgd) {

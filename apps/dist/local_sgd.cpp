@@ -28,15 +28,25 @@ void WeightAverager::mean(std::vector<float>& v) {
 
 void WeightAverager::average(Net<float>& net, Solver<float>& solver) {
   ++averages_;
+  // on a device through the host copies (pull, average, push; nothing to copy on the host)
+  net.pull_weights();
   mean(net.weights());
-  if (momentum_ == "average") mean(solver.state1());
-  else if (momentum_ == "reset") std::fill(solver.state1().begin(), solver.state1().end(), 0.0f);
-  if (bn_ == "average")
+  net.push_weights();
+  if (momentum_ != "local") {
+    solver.pull_state1();
+    if (momentum_ == "average") mean(solver.state1());
+    else std::fill(solver.state1().begin(), solver.state1().end(), 0.0f);
+    solver.push_state1();
+  }
+  if (bn_ == "average") {
+    net.pull_layer_state();
     for (std::size_t i = 0; i < net.size(); ++i)
       if (auto* bnl = dynamic_cast<BatchNormLayer<float>*>(&net.layer(net.layer_name(i)))) {
         mean(bnl->running_mean());
         mean(bnl->running_var());
       }
+    net.push_layer_state();
+  }
 }
 
 }  // namespace dls

@@ -87,14 +87,13 @@ class LinearGpu final : public DeviceLayer {
 class BatchNormGpu final : public DeviceLayer {
  public:
   BatchNormGpu(BatchNormLayer<float>& l, std::vector<float*> w, std::vector<float*> dw)
-      : name_(l.name()), sh_(l.shape()), o_(l.options()), t_(sh_.t.n, sh_.t.c, sh_.t.h, sh_.t.w), c_(1, sh_.t.c, 1, 1),
+      : host_(l), name_(l.name()), sh_(l.shape()), o_(l.options()), t_(sh_.t.n, sh_.t.c, sh_.t.h, sh_.t.w), c_(1, sh_.t.c, 1, 1),
         w_(std::move(w)), dw_(std::move(dw)) {
     if (o_.eps < CUDNN_BN_MIN_EPSILON)
       throw ConfigError(fmt::format("layer '{}': cuDNN's batch norm needs eps >= {}, the layer has {}", name_, CUDNN_BN_MIN_EPSILON, o_.eps));
     const std::size_t c = sizeof(float) * std::size_t(sh_.t.c);
     for (DeviceBuffer* b : {&run_mean_, &run_var_, &save_mean_, &save_inv_std_}) *b = DeviceBuffer(c);
-    run_mean_.upload(l.running_mean().data());
-    run_var_.upload(l.running_var().data());
+    push_state();
     if (sh_.m() >= 2) dx_ = DeviceBuffer(sizeof(float) * std::size_t(sh_.t.count));
   }
   void forward(const Context& ctx, const std::vector<const float*>& x, float* y) override {
@@ -121,8 +120,18 @@ class BatchNormGpu final : public DeviceLayer {
                                                 dw_[1], o_.eps, save_mean_.f(), save_inv_std_.f()),
                 "cudnnBatchNormalizationBackward");
   }
+  void pull_state() override {
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (batch-norm statistics)");
+    run_mean_.download(host_.running_mean().data());
+    run_var_.download(host_.running_var().data());
+  }
+  void push_state() override {
+    run_mean_.upload(host_.running_mean().data());
+    run_var_.upload(host_.running_var().data());
+  }
 
  private:
+  BatchNormLayer<float>& host_;  // its running statistics are the host copies
   std::string name_;
   BnormShape sh_;
   BatchNormOptions o_;

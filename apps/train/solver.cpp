@@ -26,6 +26,7 @@ Solver<T>::Solver(Net<T>& net, SolverOptions o) : net_(net), o_(std::move(o)) {
     if (NetDevice* d = net.device()) {
       s1p_ = d->alloc(n);
       if (o_.optim == Optim::kAdam) s2p_ = d->alloc(n);
+      s1_.assign(std::size_t(n), T(0));  // the host copy
       return;
     }
   }
@@ -35,9 +36,17 @@ Solver<T>::Solver(Net<T>& net, SolverOptions o) : net_(net), o_(std::move(o)) {
 }
 
 template <class T>
-std::vector<T>& Solver<T>::state1() {
-  if (s1p_ != s1_.data()) throw Error("solver: the optimizer state is on the device (no host copy)");
-  return s1_;
+void Solver<T>::pull_state1() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (NetDevice* d = net_.device()) d->download(s1p_, s1_.data(), long(s1_.size()));
+  }
+}
+
+template <class T>
+void Solver<T>::push_state1() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (NetDevice* d = net_.device()) d->upload(s1_.data(), s1p_, long(s1_.size()));
+  }
 }
 
 template <class T>

@@ -27,8 +27,10 @@ class Solver {
   // One update from the net's gradients at iteration t (from 0); returns the rate used.
   double step(long t);
   const SolverOptions& options() const { return o_; }
-  // momentum / first moment (local SGD, EASGD average or reset it); host nets only
-  std::vector<T>& state1();
+  // momentum / first moment (local SGD averages or resets it); on a device a host copy that
+  // pull_state1() refreshes and push_state1() sends back (nothing on the host)
+  std::vector<T>& state1() { return s1_; }
+  void pull_state1(), push_state1();
 
  private:
   Net<T>& net_;

@@ -327,6 +327,7 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       }
     }
   }
+  if (hooks.at_end) hooks.at_end(*net);
   // per-phase means on this rank, then their mean and maximum over ranks; the slowest rank's
   // median step gives the global throughput
   auto mean = [](const std::vector<double>& v) { return summarize(v).mean; };

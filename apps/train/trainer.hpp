@@ -82,6 +82,7 @@ struct TrainHooks {
   std::function<void(Net<float>&)> after_allocate;  // e.g. broadcast the initial weights
   std::function<void(const StepInfo&)> sync;         // after backward, before the update
   std::function<void(const StepInfo&)> after_update;
+  std::function<void(Net<float>&)> at_end;  // after the last step run, the net still allocated
   // element-wise sums and maxima over ranks, in place (metrics, per-phase times)
   std::function<void(std::vector<double>&)> reduce_sum, reduce_max;
   // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
