@@ -24,7 +24,7 @@ const float* beta_of(bool accumulate) { return accumulate ? &kOne : &kZero; }
 class ConvGpu final : public DeviceLayer {
  public:
   ConvGpu(const Conv2dLayer<float>& l, std::vector<float*> w, std::vector<float*> dw)
-      : sh_(l.shape()), plan_(l.shape()), bias_(l.has_bias()), y_(sh_.n, sh_.k, sh_.p(), sh_.q()), b_(1, sh_.k, 1, 1),
+      : sh_(l.shape()), plan_(l.shape(), CudnnConvPlan::Workspace::kShared), bias_(l.has_bias()), y_(sh_.n, sh_.k, sh_.p(), sh_.q()), b_(1, sh_.k, 1, 1),
         w_(std::move(w)), dw_(std::move(dw)) {}
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {
     plan_.forward(x[0], w_[0], y);

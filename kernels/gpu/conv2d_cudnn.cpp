@@ -4,6 +4,7 @@
 // buffers around one for the benchmarks and tests.
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "kernels/gpu/cudnn_conv.hpp"
@@ -28,9 +29,35 @@ const Perf& pick(const Perf* perf, int n, std::size_t limit, const char* what) {
   throw Error(fmt::format("cuDNN found no {} algorithm within a {} MiB workspace", what, limit >> 20));
 }
 
+// The shared workspace (CudnnConvPlan::Workspace::kShared), grown to the largest need asked
+// for; growing frees the old one (cudaFree waits for the device), so it grows only while plans
+// are made, never between a plan's calls.
+DeviceBuffer& shared_workspace(std::size_t need) {
+  static DeviceBuffer ws;
+  if (ws.bytes() < need) {
+    ws = DeviceBuffer();
+    ws = DeviceBuffer(need);
+  }
+  return ws;
+}
+
+// What cudnnFind chose, per shape, math mode and workspace limit: a net with the same shape in
+// many layers (ResNet-50's blocks) searches once, as PyTorch's cudnn.benchmark caches.
+struct Found {
+  cudnnConvolutionFwdAlgo_t fwd;
+  cudnnConvolutionBwdDataAlgo_t bwd_data;
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+  std::size_t need;
+};
+std::map<std::string, Found>& found_cache() {
+  static std::map<std::string, Found> m;
+  return m;
+}
+
 }  // namespace
 
-CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh) : sh_(sh), math_(gpu_math_mode()) {
+CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh, Workspace ws)
+    : sh_(sh), math_(gpu_math_mode()), shared_(ws == Workspace::kShared) {
   cudnn_check(cudnnCreateTensorDescriptor(&xd_), "cudnnCreateTensorDescriptor");
   cudnn_check(cudnnCreateTensorDescriptor(&yd_), "cudnnCreateTensorDescriptor");
   cudnn_check(cudnnCreateFilterDescriptor(&wd_), "cudnnCreateFilterDescriptor");
@@ -52,6 +79,15 @@ CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh) : sh_(sh), math_(gpu_math_mo
                             sh.p(), sh.q(), sh.str()));
   const cudnnHandle_t handle = cudnn_handle();
   const std::size_t limit = workspace_limit();
+  Conv2dShape unnamed = sh;
+  unnamed.name.clear();
+  const std::string key = fmt::format("{} {} {}", unnamed.str(), math_, limit);
+  if (const auto it = found_cache().find(key); it != found_cache().end()) {
+    fwd_ = it->second.fwd, bwd_data_ = it->second.bwd_data, bwd_filter_ = it->second.bwd_filter, need_ = it->second.need;
+    if (shared_) shared_workspace(need_);
+    else workspace_ = DeviceBuffer(need_);
+    return;
+  }
   constexpr int kMax = 16;
   int got = 0;
   cudnnConvolutionFwdAlgoPerf_t pf[kMax];
@@ -64,8 +100,13 @@ CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh) : sh_(sh), math_(gpu_math_mo
   cudnn_check(cudnnFindConvolutionBackwardFilterAlgorithm(handle, xd_, yd_, cd_, wd_, kMax, &got, pw), "find backward filter");
   const auto& bw = pick(pw, got, limit, "backward-filter");
   fwd_ = bf.algo, bwd_data_ = bd.algo, bwd_filter_ = bw.algo;
-  workspace_ = DeviceBuffer(std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)}));
+  need_ = std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)});
+  found_cache()[key] = {fwd_, bwd_data_, bwd_filter_, need_};
+  if (shared_) shared_workspace(need_);
+  else workspace_ = DeviceBuffer(need_);
 }
+
+void* CudnnConvPlan::workspace() const { return shared_ ? shared_workspace(need_).raw() : workspace_.raw(); }
 
 CudnnConvPlan::~CudnnConvPlan() {
   if (cd_) cudnnDestroyConvolutionDescriptor(cd_);
@@ -76,28 +117,28 @@ CudnnConvPlan::~CudnnConvPlan() {
 
 void CudnnConvPlan::forward(const float* x, const float* w, float* y, float beta) const {
   const float one = 1.0f;
-  cudnn_check(cudnnConvolutionForward(cudnn_handle(), &one, xd_, x, wd_, w, cd_, fwd_, workspace_.raw(), workspace_.bytes(),
+  cudnn_check(cudnnConvolutionForward(cudnn_handle(), &one, xd_, x, wd_, w, cd_, fwd_, workspace(), need_,
                                       &beta, yd_, y),
               "cudnnConvolutionForward");
 }
 
 void CudnnConvPlan::backward_data(const float* w, const float* dy, float* dx, float beta) const {
   const float one = 1.0f;
-  cudnn_check(cudnnConvolutionBackwardData(cudnn_handle(), &one, wd_, w, yd_, dy, cd_, bwd_data_, workspace_.raw(),
-                                           workspace_.bytes(), &beta, xd_, dx),
+  cudnn_check(cudnnConvolutionBackwardData(cudnn_handle(), &one, wd_, w, yd_, dy, cd_, bwd_data_, workspace(),
+                                           need_, &beta, xd_, dx),
               "cudnnConvolutionBackwardData");
 }
 
 void CudnnConvPlan::backward_filter(const float* x, const float* dy, float* dw, float beta) const {
   const float one = 1.0f;
-  cudnn_check(cudnnConvolutionBackwardFilter(cudnn_handle(), &one, xd_, x, yd_, dy, cd_, bwd_filter_, workspace_.raw(),
-                                             workspace_.bytes(), &beta, wd_, dw),
+  cudnn_check(cudnnConvolutionBackwardFilter(cudnn_handle(), &one, xd_, x, yd_, dy, cd_, bwd_filter_, workspace(),
+                                             need_, &beta, wd_, dw),
               "cudnnConvolutionBackwardFilter");
 }
 
 std::string CudnnConvPlan::implementation() const {
-  return fmt::format("cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B", int(fwd_),
-                     int(bwd_data_), int(bwd_filter_), math_, workspace_.bytes());
+  return fmt::format("cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B{}", int(fwd_),
+                     int(bwd_data_), int(bwd_filter_), math_, need_, shared_ ? " (shared)" : "");
 }
 
 // ---- the owning wrapper of the benchmarks and tests ----

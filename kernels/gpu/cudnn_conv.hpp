@@ -1,8 +1,11 @@
 // One convolution shape on cuDNN, on the caller's device pointers (internal to kernels/gpu,
 // CUDA builds only): the descriptors, each direction's algorithm (the fastest that
 // cudnnFindConvolution*Algorithm measures and that fits the workspace limit
-// DLS_GPU_WORKSPACE_MB, default 1024) and one workspace of the largest need. Conv2dCudnn
-// (gpu.hpp) owns buffers around one for the benchmarks; a GPU layer would own one per layer.
+// DLS_GPU_WORKSPACE_MB, default 1024) and a workspace of the largest need: its own, or with
+// Workspace::kShared the process's one shared workspace, grown to the largest plan's need, as
+// a net's convolutions run one at a time on one stream (a 1 GiB limit per layer would
+// otherwise add up to tens of GiB over ResNet-50's 53 convolutions). Conv2dCudnn (gpu.hpp) owns
+// buffers around one for the benchmarks; the GPU convolution layers share the workspace.
 // Calls are enqueued on the shared handle's stream and not synchronised.
 #pragma once
 
@@ -15,7 +18,9 @@ namespace dls {
 
 class CudnnConvPlan {
  public:
-  explicit CudnnConvPlan(const Conv2dShape& sh);  // throws Error when cuDNN refuses the shape
+  enum class Workspace { kOwn, kShared };
+  // throws Error when cuDNN refuses the shape
+  explicit CudnnConvPlan(const Conv2dShape& sh, Workspace ws = Workspace::kOwn);
   ~CudnnConvPlan();
   CudnnConvPlan(const CudnnConvPlan&) = delete;
   CudnnConvPlan& operator=(const CudnnConvPlan&) = delete;
@@ -27,6 +32,7 @@ class CudnnConvPlan {
   std::string implementation() const;  // the algorithms, the math mode, the workspace
 
  private:
+  void* workspace() const;
   Conv2dShape sh_;
   std::string math_;
   cudnnTensorDescriptor_t xd_ = nullptr, yd_ = nullptr;
@@ -35,7 +41,9 @@ class CudnnConvPlan {
   cudnnConvolutionFwdAlgo_t fwd_{};
   cudnnConvolutionBwdDataAlgo_t bwd_data_{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter_{};
-  DeviceBuffer workspace_;
+  std::size_t need_ = 0;  // workspace bytes
+  bool shared_ = false;
+  DeviceBuffer workspace_;  // kOwn's
 };
 
 }  // namespace dls
