@@ -4,6 +4,7 @@
 // and dx where the net asks for it).
 #include <fmt/format.h>
 
+#include "apps/gpu/gpu_layer_args.hpp"
 #include "apps/gpu/gpu_layers.hpp"
 #include "apps/layers/conv2d_layer.hpp"
 #include "apps/layers/eltwise_layers.hpp"
@@ -47,28 +48,25 @@ class ConvGpu final : public DeviceLayer {
   std::vector<float*> w_, dw_;
 };
 
-// Row-major y = x W^T + b with W (out x in) is column-major y^T = W^T' x^T: cuBLAS sees W as
-// an in x out matrix (transposed) and x as in x n.
+// cublasSgemm on gpu_layer_args.hpp's arguments (checked on the host by gpu_layer_args_test).
+void sgemm(const ColMajorGemm& g, const float* a, const float* b, const float* beta, float* c, const char* what) {
+  cublas_check(cublasSgemm(cublas_handle(), g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n,
+                           g.k, &kOne, a, g.lda, b, g.ldb, beta, c, g.ldc),
+               what);
+}
+
 class LinearGpu final : public DeviceLayer {
  public:
   LinearGpu(const LinearLayer<float>& l, std::vector<float*> w, std::vector<float*> dw)
       : sh_(l.shape()), bias_(l.has_bias()), y_(sh_.n, sh_.out, 1, 1), b_(1, sh_.out, 1, 1), w_(std::move(w)), dw_(std::move(dw)) {}
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {
-    cublas_check(cublasSgemm(cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, sh_.out, sh_.n, sh_.in, &kOne, w_[0], sh_.in, x[0], sh_.in,
-                             &kZero, y, sh_.out),
-                 "cublasSgemm (linear forward)");
+    sgemm(linear_fwd_gemm(sh_), w_[0], x[0], &kZero, y, "cublasSgemm (linear forward)");
     if (bias_) cudnn_check(cudnnAddTensor(cudnn_handle(), &kOne, b_.get(), w_[1], &kOne, y_.get(), y), "cudnnAddTensor (bias)");
   }
   void backward(const Context&, const std::vector<const float*>& x, const float*, const float* dy, const std::vector<float*>& dx,
                 const std::vector<char>& acc) override {
-    if (dx[0])  // dx^T (in x n) = W^T (in x out) dy^T (out x n)
-      cublas_check(cublasSgemm(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, sh_.in, sh_.n, sh_.out, &kOne, w_[0], sh_.in, dy, sh_.out,
-                               beta_of(acc[0]), dx[0], sh_.in),
-                   "cublasSgemm (linear backward data)");
-    // dW^T (in x out) += x^T (in x n) dy (n x out)
-    cublas_check(cublasSgemm(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_T, sh_.in, sh_.out, sh_.n, &kOne, x[0], sh_.in, dy, sh_.out,
-                             &kOne, dw_[0], sh_.in),
-                 "cublasSgemm (linear backward weights)");
+    if (dx[0]) sgemm(linear_bwd_data_gemm(sh_), w_[0], dy, beta_of(acc[0]), dx[0], "cublasSgemm (linear backward data)");
+    sgemm(linear_bwd_weights_gemm(sh_), x[0], dy, &kOne, dw_[0], "cublasSgemm (linear backward weights)");
     if (bias_)
       cudnn_check(cudnnConvolutionBackwardBias(cudnn_handle(), &kOne, y_.get(), dy, &kOne, b_.get(), dw_[1]),
                   "cudnnConvolutionBackwardBias (linear)");

@@ -2,6 +2,7 @@
 // that picks a layer's implementation. All work is queued on the default stream.
 #include <fmt/format.h>
 
+#include "apps/gpu/gpu_layer_args.hpp"
 #include "apps/gpu/gpu_layers.hpp"
 #include "apps/layers/eltwise_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
@@ -81,33 +82,30 @@ class DropoutGpu final : public DeviceLayer {
   bool train_ = true;
 };
 
-// Input i is a block of c_i planes in each image of the output: one strided 2-D copy (n rows
-// of c_i * h * w floats, output rows c_out * h * w apart).
+// Input i is a block of c_i planes in each image of the output: one strided 2-D copy each way
+// (gpu_layer_args.hpp's concat_copy, checked on the host by gpu_layer_args_test).
 class ConcatGpu final : public DeviceLayer {
  public:
   explicit ConcatGpu(const ConcatShape& s) : s_(s) {}
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {
-    long off = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) off += copy(y + off, row_out(), x[i], row(i), row(i));
+    for (std::size_t i = 0; i < x.size(); ++i) copy(concat_copy(s_, i, false), y, x[i]);
   }
   void backward(const Context&, const std::vector<const float*>&, const float*, const float* dy, const std::vector<float*>& dx,
                 const std::vector<char>&) override {
-    long off = 0;
-    for (std::size_t i = 0; i < dx.size(); ++i) {
-      if (dx[i]) copy(dx[i], row(i), dy + off, row_out(), row(i));
-      off += row(i);
-    }
+    for (std::size_t i = 0; i < dx.size(); ++i)
+      if (dx[i]) {
+        const Copy2d c = concat_copy(s_, i, true);
+        copy({0, c.dpitch, c.spitch, c.width, c.height}, dx[i], dy + c.offset);
+      }
   }
 
  private:
-  long row(std::size_t i) const { return long(s_.c[i]) * s_.h * s_.w; }
-  long row_out() const { return long(s_.c_out()) * s_.h * s_.w; }
-  long copy(float* dst, long dpitch, const float* src, long spitch, long width) const {
+  // the copy at c.offset into dst (forward) or already offset (backward: offset 0)
+  static void copy(const Copy2d& c, float* dst, const float* src) {
     const std::size_t f = sizeof(float);
-    cuda_check(cudaMemcpy2DAsync(dst, f * std::size_t(dpitch), src, f * std::size_t(spitch), f * std::size_t(width), std::size_t(s_.n),
-                                 cudaMemcpyDeviceToDevice, nullptr),
+    cuda_check(cudaMemcpy2DAsync(dst + c.offset, f * std::size_t(c.dpitch), src, f * std::size_t(c.spitch), f * std::size_t(c.width),
+                                 std::size_t(c.height), cudaMemcpyDeviceToDevice, nullptr),
                "cudaMemcpy2DAsync (concat)");
-    return width;
   }
   ConcatShape s_;
 };
