@@ -20,15 +20,6 @@ constexpr long kAlign = 16;  // elements: 64-byte aligned blobs for float
 
 long align_up(long v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
-template <class T>
-void add_to(const T* x, T* z, long n) {
-  if constexpr (std::is_same_v<T, float>) {
-    accumulate_cpu(x, z, n);
-  } else {
-    for (long i = 0; i < n; ++i) z[i] += x[i];
-  }
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -140,13 +131,6 @@ std::vector<std::string> Net<T>::inputs_of(const std::string& name) const {
       return v;
     }
   throw ConfigError(fmt::format("net '{}': no layer named '{}'", name_, name));
-}
-
-template <class T>
-void Net<T>::set_device(std::unique_ptr<NetDevice> device) {
-  if (allocated_) throw Error(fmt::format("net '{}': set_device after allocate()", name_));
-  if (!std::is_same_v<T, float>) throw Error(fmt::format("net '{}': only float nets run on a device", name_));
-  device_ = std::move(device);
 }
 
 template <class T>
@@ -284,25 +268,9 @@ void Net<T>::plan_memory() {
 }
 
 template <class T>
-T* Net<T>::device_alloc(long count) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) return device_->alloc(count);
-  }
-  return nullptr;
-}
-
-template <class T>
 void Net<T>::poison(std::size_t slot) {
   if (!poison_dead_) return;
   for (const auto& [offset, size] : dies_after_[slot]) fill(arena_p_ + offset, size, std::numeric_limits<T>::quiet_NaN());
-}
-
-template <class T>
-void Net<T>::fill(T* p, long count, T value) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) return device_->fill(p, count, value);
-  }
-  std::fill(p, p + count, value);
 }
 
 template <class T>
@@ -313,83 +281,6 @@ long Net<T>::activation_bytes() const {
 template <class T>
 const T* Net<T>::output(const std::string& name) const {
   return tensors_[tensor(name)].value;
-}
-
-template <class T>
-void Net<T>::read(const std::string& name, std::vector<T>& out) const {
-  const Tensor& t = tensors_[tensor(name)];
-  out.resize(std::size_t(t.dims.count()));
-  copy_out(t.value, out.data(), t.dims.count());
-}
-
-template <class T>
-void Net<T>::copy_out(const T* p, T* host, long count) const {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) return device_->download(p, host, count);
-  }
-  std::copy(p, p + count, host);
-}
-
-template <class T>
-void Net<T>::pull_weights() {
-  if (wp_ != w_.data()) copy_out(wp_, w_.data(), buffer_);
-}
-template <class T>
-void Net<T>::pull_grads() {
-  if (dwp_ != dw_.data()) copy_out(dwp_, dw_.data(), buffer_);
-}
-template <class T>
-void Net<T>::push_weights() {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) device_->upload(w_.data(), wp_, buffer_);
-  }
-}
-template <class T>
-void Net<T>::push_grads() {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) device_->upload(dw_.data(), dwp_, buffer_);
-  }
-}
-template <class T>
-void Net<T>::pull_layer_state() {
-  if constexpr (std::is_same_v<T, float>)
-    for (auto& d : device_layers_) d->pull_state();
-}
-template <class T>
-void Net<T>::push_layer_state() {
-  if constexpr (std::is_same_v<T, float>)
-    for (auto& d : device_layers_) d->push_state();
-}
-
-template <class T>
-void Net<T>::synchronize() {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) device_->synchronize();
-  }
-}
-
-template <class T>
-void Net<T>::run_forward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, T* y) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) return device_layers_[i]->forward(ctx, x, y);
-  }
-  nodes_[i].layer->forward(ctx, x, y);
-}
-
-template <class T>
-void Net<T>::run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
-                          const std::vector<T*>& dx, const std::vector<char>& acc) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) return device_layers_[i]->backward(ctx, x, y, dy, dx, acc);
-  }
-  nodes_[i].layer->backward(ctx, x, y, dy, dx);
-}
-
-template <class T>
-void Net<T>::mark(std::size_t m) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) device_->record(m);
-  }
 }
 
 // Times: on the host each layer's wall time; on a device marks 0..nn around the forward's
@@ -490,14 +381,6 @@ void Net<T>::backward(const Context& ctx) {
     if (device_)
       for (std::size_t i = 0; i < nn; ++i) bwd_s_[i] = ran[i] ? device_->seconds(base + (nn - 1 - i), base + (nn - i)) : 0.0;
   }
-}
-
-template <class T>
-void Net<T>::accumulate(const T* x, T* z, long count) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) return device_->accumulate(x, z, count);
-  }
-  add_to(x, z, count);
 }
 
 template <class T>
