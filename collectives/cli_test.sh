@@ -4,13 +4,7 @@
 # no record and no hang (each run is bounded by `timeout`). Few iterations: with 3 ranks on 2
 # cores beside other tests, the default 1000 of a small size took over the 60 s bound.
 # usage: cli_test.sh MPIEXEC DLSCALE [mpiexec flags...]
-set -euo pipefail
-mpiexec=$1 dlscale=$2
-shift 2
-flags=("$@")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 run3() { timeout 60 "$mpiexec" -np 3 "${flags[@]}" "$dlscale" collectives "$@"; }
 
 # a checked sweep: exit 0, one record per (algorithm, size) plus one fit per algorithm

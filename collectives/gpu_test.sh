@@ -4,26 +4,9 @@
 # every size checked exactly. Exit 77 (ctest: skipped, with the reason) when the build or the
 # machine has no GPU; never a pass without a GPU.
 # usage: gpu_test.sh MPIEXEC DLSCALE [mpiexec flags...]
-set -euo pipefail
-mpiexec=$1 dlscale=$2
-shift 2
-flags=("$@")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 
-set +e
-"$dlscale" collectives --memory device -b 8 -e 8 --iters 1 --warmup 0 > "$tmp/probe.txt" 2>&1
-rc=$?
-set -e
-if [[ $rc -ne 0 ]]; then
-  if grep -q -e "no CUDA device" -e "no GPU collectives" "$tmp/probe.txt"; then
-    echo "SKIPPED: $(cat "$tmp/probe.txt")"
-    exit 77
-  fi
-  cat "$tmp/probe.txt"
-  fail "the probe exited $rc"
-fi
+gpu_probe probe "$dlscale" collectives --memory device -b 8 -e 8 --iters 1 --warmup 0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 ranks=$((gpus >= 2 ? gpus : 1))
 timeout 300 "$mpiexec" -np "$ranks" "${flags[@]}" "$dlscale" collectives --memory device --algo all -b 8 -e 64M -f 8 \

@@ -4,13 +4,7 @@
 # that fails part-way makes the whole job exit non-zero, never hang; --scheme single under a
 # multi-rank launch is refused. Every run is bounded by `timeout`.
 # usage: cli_test.sh MPIEXEC DLSCALE [mpiexec flags...]
-set -euo pipefail
-mpiexec=$1 dlscale=$2
-shift 2
-flags=("$@")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 run2() { timeout 120 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" train -m cifar10_quick -b 8 --image 16 \
            --data synthetic:320 --steps 8 --warmup-steps 2 --eval-every -1 --threads 1 "$@"; }
 

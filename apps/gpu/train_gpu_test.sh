@@ -4,27 +4,10 @@
 # there are several). Each run must end "ok" with the device in its record. Exit 77 (ctest:
 # skipped, with the reason) when the build or the machine has no GPU; never a pass without one.
 # usage: train_gpu_test.sh MPIEXEC DLSCALE [mpiexec flags...]
-set -euo pipefail
-mpiexec=$1 dlscale=$2
-shift 2
-flags=("$@")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 train=(train -m cifar10_quick -b 16 --image 16 --data synthetic:320 --epochs 1 --quiet)
 
-set +e
-"$dlscale" "${train[@]}" --backend cudnn --out "$tmp/one.jsonl" > "$tmp/one.txt" 2>&1
-rc=$?
-set -e
-if [[ $rc -ne 0 ]]; then
-  if grep -q -e "no CUDA device" -e "built without CUDA" "$tmp/one.txt"; then
-    echo "SKIPPED: $(cat "$tmp/one.txt")"
-    exit 77
-  fi
-  cat "$tmp/one.txt"
-  fail "one process exited $rc"
-fi
+gpu_probe one "$dlscale" "${train[@]}" --backend cudnn --out "$tmp/one.jsonl"
 cat "$tmp/one.txt"
 grep -q '"status":"ok"' "$tmp/one.jsonl" || fail "the one-process run is not ok"
 grep -q '"device":"cuda:' "$tmp/one.jsonl" || fail "the device is not in the record"

@@ -1,0 +1,31 @@
+# Sourced by the shell tests that run dlscale under mpiexec, with their arguments:
+#   source "<path to scripts>/mpi_test_lib.sh" "$@" || exit 1   # MPIEXEC DLSCALE [mpiexec flags...]
+# Sets mpiexec, dlscale and flags (an array), makes $tmp (removed on exit), defines fail and
+# gpu_probe. Strict mode for the caller.
+set -euo pipefail
+mpiexec=$1 dlscale=$2
+shift 2
+flags=("$@")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# gpu_probe NAME COMMAND...: runs COMMAND with its output in $tmp/NAME.txt. Failing because
+# the build or the machine has no GPU, it exits 77 (ctest: skipped) with the reason; failing
+# otherwise, it prints the output and fails; passing, it returns.
+gpu_probe() {
+  local name=$1 rc
+  shift
+  set +e
+  "$@" > "$tmp/$name.txt" 2>&1
+  rc=$?
+  set -e
+  if [[ $rc -ne 0 ]]; then
+    if grep -q -e "no CUDA device" -e "built without CUDA" -e "no GPU collectives" "$tmp/$name.txt"; then
+      echo "SKIPPED: $(cat "$tmp/$name.txt")"
+      exit 77
+    fi
+    cat "$tmp/$name.txt"
+    fail "the $name run exited $rc"
+  fi
+}
