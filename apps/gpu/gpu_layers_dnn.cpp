@@ -22,29 +22,44 @@ namespace {
 constexpr float kOne = 1.0f, kZero = 0.0f;
 const float* beta_of(bool accumulate) { return accumulate ? &kOne : &kZero; }
 
+// A per-channel bias over an n x c x h x w output (convolution; fully connected with h = w = 1):
+// added to y forward, dy's per-channel sums added to db backward.
+class BiasGpu {
+ public:
+  BiasGpu(long n, long c, long h, long w) : y_(n, c, h, w), b_(1, c, 1, 1) {}
+  void add(const float* b, float* y) const {
+    cudnn_check(cudnnAddTensor(cudnn_handle(), &kOne, b_.get(), b, &kOne, y_.get(), y), "cudnnAddTensor (bias)");
+  }
+  void accumulate_grad(const float* dy, float* db) const {
+    cudnn_check(cudnnConvolutionBackwardBias(cudnn_handle(), &kOne, y_.get(), dy, &kOne, b_.get(), db),
+                "cudnnConvolutionBackwardBias");
+  }
+
+ private:
+  TensorDesc y_, b_;
+};
+
 class ConvGpu final : public DeviceLayer {
  public:
   ConvGpu(const Conv2dLayer<float>& l, std::vector<float*> w, std::vector<float*> dw)
-      : sh_(l.shape()), plan_(l.shape(), CudnnConvPlan::Workspace::kShared), bias_(l.has_bias()), y_(sh_.n, sh_.k, sh_.p(), sh_.q()), b_(1, sh_.k, 1, 1),
+      : sh_(l.shape()), plan_(l.shape(), CudnnConvPlan::Workspace::kShared), bias_(l.has_bias()), b_(sh_.n, sh_.k, sh_.p(), sh_.q()),
         w_(std::move(w)), dw_(std::move(dw)) {}
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {
     plan_.forward(x[0], w_[0], y);
-    if (bias_) cudnn_check(cudnnAddTensor(cudnn_handle(), &kOne, b_.get(), w_[1], &kOne, y_.get(), y), "cudnnAddTensor (bias)");
+    if (bias_) b_.add(w_[1], y);
   }
   void backward(const Context&, const std::vector<const float*>& x, const float*, const float* dy, const std::vector<float*>& dx,
                 const std::vector<char>& acc) override {
     if (dx[0]) plan_.backward_data(w_[0], dy, dx[0], acc[0] ? 1.0f : 0.0f);
     plan_.backward_filter(x[0], dy, dw_[0], 1.0f);
-    if (bias_)
-      cudnn_check(cudnnConvolutionBackwardBias(cudnn_handle(), &kOne, y_.get(), dy, &kOne, b_.get(), dw_[1]),
-                  "cudnnConvolutionBackwardBias");
+    if (bias_) b_.accumulate_grad(dy, dw_[1]);
   }
 
  private:
   Conv2dShape sh_;
   CudnnConvPlan plan_;
   bool bias_;
-  TensorDesc y_, b_;
+  BiasGpu b_;
   std::vector<float*> w_, dw_;
 };
 
@@ -58,24 +73,22 @@ void sgemm(const ColMajorGemm& g, const float* a, const float* b, const float* b
 class LinearGpu final : public DeviceLayer {
  public:
   LinearGpu(const LinearLayer<float>& l, std::vector<float*> w, std::vector<float*> dw)
-      : sh_(l.shape()), bias_(l.has_bias()), y_(sh_.n, sh_.out, 1, 1), b_(1, sh_.out, 1, 1), w_(std::move(w)), dw_(std::move(dw)) {}
+      : sh_(l.shape()), bias_(l.has_bias()), b_(sh_.n, sh_.out, 1, 1), w_(std::move(w)), dw_(std::move(dw)) {}
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {
     sgemm(linear_fwd_gemm(sh_), w_[0], x[0], &kZero, y, "cublasSgemm (linear forward)");
-    if (bias_) cudnn_check(cudnnAddTensor(cudnn_handle(), &kOne, b_.get(), w_[1], &kOne, y_.get(), y), "cudnnAddTensor (bias)");
+    if (bias_) b_.add(w_[1], y);
   }
   void backward(const Context&, const std::vector<const float*>& x, const float*, const float* dy, const std::vector<float*>& dx,
                 const std::vector<char>& acc) override {
     if (dx[0]) sgemm(linear_bwd_data_gemm(sh_), w_[0], dy, beta_of(acc[0]), dx[0], "cublasSgemm (linear backward data)");
     sgemm(linear_bwd_weights_gemm(sh_), x[0], dy, &kOne, dw_[0], "cublasSgemm (linear backward weights)");
-    if (bias_)
-      cudnn_check(cudnnConvolutionBackwardBias(cudnn_handle(), &kOne, y_.get(), dy, &kOne, b_.get(), dw_[1]),
-                  "cudnnConvolutionBackwardBias (linear)");
+    if (bias_) b_.accumulate_grad(dy, dw_[1]);
   }
 
  private:
   FcShape sh_;
   bool bias_;
-  TensorDesc y_, b_;
+  BiasGpu b_;
   std::vector<float*> w_, dw_;
 };
 

@@ -88,22 +88,25 @@ class ConcatGpu final : public DeviceLayer {
  public:
   explicit ConcatGpu(const ConcatShape& s) : s_(s) {}
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {
-    for (std::size_t i = 0; i < x.size(); ++i) copy(concat_copy(s_, i, false), y, x[i]);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const Copy2d c = concat_copy(s_, i, false);
+      copy(c, y + c.offset, x[i]);
+    }
   }
   void backward(const Context&, const std::vector<const float*>&, const float*, const float* dy, const std::vector<float*>& dx,
                 const std::vector<char>&) override {
     for (std::size_t i = 0; i < dx.size(); ++i)
       if (dx[i]) {
         const Copy2d c = concat_copy(s_, i, true);
-        copy({0, c.dpitch, c.spitch, c.width, c.height}, dx[i], dy + c.offset);
+        copy(c, dx[i], dy + c.offset);
       }
   }
 
  private:
-  // the copy at c.offset into dst (forward) or already offset (backward: offset 0)
+  // c's rows, from src to dst (the caller has applied c.offset to the output's side)
   static void copy(const Copy2d& c, float* dst, const float* src) {
     const std::size_t f = sizeof(float);
-    cuda_check(cudaMemcpy2DAsync(dst + c.offset, f * std::size_t(c.dpitch), src, f * std::size_t(c.spitch), f * std::size_t(c.width),
+    cuda_check(cudaMemcpy2DAsync(dst, f * std::size_t(c.dpitch), src, f * std::size_t(c.spitch), f * std::size_t(c.width),
                                  std::size_t(c.height), cudaMemcpyDeviceToDevice, nullptr),
                "cudaMemcpy2DAsync (concat)");
   }

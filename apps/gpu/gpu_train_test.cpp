@@ -22,15 +22,10 @@
 #include "apps/train/trainer.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/gpu/gpu.hpp"
+#include "kernels/gpu/gpu_test_skip.hpp"
 
 namespace dls {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                        \
-  do {                                                                            \
-    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why; \
-  } while (0)
 
 struct Case {
   const char* model;
@@ -44,7 +39,7 @@ double rel_l2(const float* a, const float* b, long n) {
 }
 
 TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
-  SKIP_WITHOUT_GPU();
+  DLS_NEED_GPU();
   const std::vector<Case> cases = {
       {"cifar10_quick", {.batch = 8, .image = 16}},
       {"caffenet", {.batch = 4, .image = 67, .width = 0.125, .classes = 10}},  // grouped convs, LRN across, dropout
@@ -84,7 +79,7 @@ TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
 }
 
 TEST(GpuTrain, TinyModelLossCurveMatchesTheCpu) {
-  SKIP_WITHOUT_GPU();
+  DLS_NEED_GPU();
   TrainOptions o;
   o.model = "cifar10_quick";
   o.model_options.batch = 16, o.model_options.image = 16;
@@ -109,7 +104,7 @@ TEST(GpuTrain, TinyModelLossCurveMatchesTheCpu) {
 }
 
 TEST(GpuTrain, LayersWithoutADeviceImplementationAreConfigErrors) {
-  SKIP_WITHOUT_GPU();
+  DLS_NEED_GPU();
   auto net = build_model<float>("cifar10_full", {.batch = 2, .image = 16});  // LRN within channels
   net->set_device(make_gpu_device(0));
   try {

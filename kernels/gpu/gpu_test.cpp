@@ -16,15 +16,11 @@
 #include "kernels/core/descriptor.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/gpu/gpu.hpp"
+#include "kernels/gpu/gpu_test_skip.hpp"
 #include "kernels/testing_paths.hpp"
 
 namespace dls {
 namespace {
-
-#define DLS_NEED_GPU()                                                  \
-  do {                                                                  \
-    if (const std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << why; \
-  } while (0)
 
 TEST(GpuInfo, NameAndMathMode) {
   DLS_NEED_GPU();
