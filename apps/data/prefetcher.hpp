@@ -32,6 +32,7 @@ struct BatchBuffer {
 class Prefetcher {
  public:
   enum class State { kEmpty, kReady, kExclusive };
+  static constexpr int kBuffers = 3;  // batch b is in buffer b % kBuffers
   using Fill = std::function<void(long batch, BatchBuffer& b)>;
 
   // Fills batches 0 .. batches-1 (batches < 0: without end).
@@ -50,7 +51,6 @@ class Prefetcher {
  private:
   void produce();
 
-  static constexpr int kBuffers = 3;
   const long batches_;
   Fill fill_;
   BatchBuffer buf_[kBuffers];

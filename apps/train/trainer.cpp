@@ -108,14 +108,14 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   auto net = build_model<float>(o.model, mo);
   if (hooks.device) net->set_device(hooks.device());
   else if (o.backend == Backend::kCudnn) net->set_device(make_gpu_device(hooks.local_rank));
-  const bool on_device = net->device() != nullptr;  // evaluation then reads the logits back
-  const bool fuse = o.fuse && !on_device;  // the device layers fuse no ReLU (net.hpp)
+  NetDevice* const dev = net->device();  // null: on the host; else evaluation reads the logits back
+  const bool fuse = o.fuse && !dev;      // the device layers fuse no ReLU (net.hpp)
   net->set_fusion(fuse);
   net->allocate(o.seed);
   float* const planned_input = net->input();  // evaluation's; training points the net at staged batches on a GPU
   const auto load_input = [&](const std::vector<float>& x) {
     net->set_input(planned_input);
-    if (NetDevice* d = net->device()) d->upload(x.data(), planned_input, long(x.size()));
+    if (dev) dev->upload(x.data(), planned_input, long(x.size()));
     else std::copy(x.begin(), x.end(), planned_input);
   };
   if (hooks.after_allocate) hooks.after_allocate(*net);
@@ -190,13 +190,13 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
       load_input(b.x);
       ctx.labels = b.labels.data();
       const double l = net->forward(ctx);
-      if (softmax && on_device) {
+      if (softmax && dev) {
         net->read(logits, out);
         probs.resize(out.size());
         softmax_xent_fwd_cpu(out.data(), b.labels.data(), probs.data(), batch, int(out.size() / std::size_t(batch)));
       }
       if (softmax) {
-        const auto& p = on_device ? probs : softmax->probabilities();
+        const auto& p = dev ? probs : softmax->probabilities();
         const long kk = long(p.size()) / batch;
         for (int i = 0; i < b.valid; ++i) {
           const float* row = p.data() + long(i) * kk;
@@ -224,10 +224,9 @@ TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   std::vector<double> layer_fwd(net->size(), 0.0), layer_bwd(net->size(), 0.0);
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
   long epoch_steps = 0, steady = 0;
-  NetDevice* const dev = net->device();
   Prefetcher pf(total_steps, [&](long b, BatchBuffer& buf) {
     train.fill(b, buf);
-    if (dev) buf.device = dev->stage_input(int(b % 3), buf.x.data(), long(buf.x.size()));  // slot b % 3: buffer b % 3's
+    if (dev) buf.device = dev->stage_input(int(b % Prefetcher::kBuffers), buf.x.data(), long(buf.x.size()));  // the buffer's slot
   });
   Context ctx{.backend = o.backend, .conv_algo = o.conv_algo, .train = true};
   if (!o.quiet && hooks.rank == 0)
