@@ -147,24 +147,20 @@ void Net<T>::allocate(std::uint64_t seed) {
       device_->upload(w_.data(), wp_, buffer_);
     }
   }
+  device_layers_.clear();
   for (Node& n : nodes_) {
     std::vector<T*> w, dw;
     for (std::size_t b : n.blob) w.push_back(wp_ + blobs_[b].offset), dw.push_back(dwp_ + blobs_[b].offset);
-    n.layer->bind(std::move(w), std::move(dw));
-  }
-  plan_memory();
-  if constexpr (std::is_same_v<T, float>) {
-    if (device_) {
-      device_layers_.clear();
-      for (Node& n : nodes_) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (device_) {  // the layer's device implementation (fusion is off: no layer applies a ReLU)
         std::vector<Dims> in;
         for (std::size_t t : n.in) in.push_back(tensors_[t].dims);
-        std::vector<float*> w, dw;
-        for (std::size_t b : n.blob) w.push_back(wp_ + blobs_[b].offset), dw.push_back(dwp_ + blobs_[b].offset);
         device_layers_.push_back(device_->make_layer(*n.layer, in, tensors_[n.out].dims, w, dw));
       }
     }
+    n.layer->bind(std::move(w), std::move(dw));
   }
+  plan_memory();
   fwd_s_.assign(nodes_.size(), 0.0);
   bwd_s_.assign(nodes_.size(), 0.0);
   allocated_ = true;

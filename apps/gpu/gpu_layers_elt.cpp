@@ -125,8 +125,6 @@ std::unique_ptr<DeviceLayer> make_gpu_elt_layer(Layer<float>& layer, const std::
 
 std::unique_ptr<DeviceLayer> make_gpu_layer(Layer<float>& layer, const std::vector<Dims>& in, Dims out,
                                             const std::vector<float*>& w, const std::vector<float*>& dw) {
-  if (layer.relu_fused())  // the net turns fusion off on a device
-    throw Error(fmt::format("layer '{}': a fused ReLU has no device implementation", layer.name()));
   std::unique_ptr<DeviceLayer> d = make_gpu_dnn_layer(layer, in, out, w, dw);
   if (!d) d = make_gpu_elt_layer(layer, in, out);
   if (!d)
