@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "apps/train/train_main.hpp"
+#include "harness/config/point_process.hpp"
 #include "harness/config/run_main.hpp"
 #include "harness/instrument/interrupt.hpp"
 #include "kernels/bench/kernels_main.hpp"
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
     if (cmd == "train") return dls::train_main(argc - 1, argv + 1);
     if (cmd == "run") return dls::run_main(argc - 1, argv + 1);
+    if (cmd == "__watchdog") return dls::watchdog_main(argc - 1, argv + 1);  // started by `dlscale run`
     if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
     if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);

@@ -12,12 +12,11 @@ reproduce  the measurements beside the published figures of the seed the plan re
 report     CAMPAIGN/report.html, one self-contained file
 Exit 2 on unreadable records (the message names file and line) or bad arguments."""
 import argparse
-import json
 import os
 import sys
 
 from .compare import compare_frames, provenance_diff
-from .records import RecordError, load_campaign, load_records
+from .records import RecordError, load_campaign, load_records, read_jsonl
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
@@ -30,10 +29,8 @@ def _load_any(path):
 
 def _provenance(path):
     records = os.path.join(path, "records.jsonl") if os.path.isdir(path) else path
-    with open(records) as f:
-        for line in f:
-            if line.strip():
-                return json.loads(line).get("provenance", {})
+    for _, rec in read_jsonl(records, []):
+        return rec.get("provenance", {})
     return {}
 
 

@@ -1,10 +1,20 @@
 """Loading records (JSON Lines, schema dlscale.record/1) into one tidy frame: a row per
 record, nested keys flattened with dots (metrics.images_per_s, metrics.phase_s.sync,
 params.model), and, for a campaign folder, the harness point's experiment and axis values from
-its manifest (columns experiment and axis.<name>). Malformed input raises RecordError naming
-the file and line."""
+its manifest (columns experiment and axis.<name>).
+
+The file policy is the C++ one (harness/instrument/jsonl.hpp, harness/config/campaign.hpp):
+- a line that is not a JSON object is torn or unreadable: it is skipped and named
+  ("FILE:LINE: torn or unreadable line (N bytes) skipped") on stderr;
+- in a campaign's records.jsonl a point's records count only when one merge of it is whole
+  (every line with its harness_merge token is there); a merge cut short is ignored and named;
+- a JSON object that is not a dlscale record (missing keys, another schema) is an error:
+  RecordError naming the file and line.
+The warnings are also kept in the frame's attrs["warnings"]."""
+import collections
 import json
 import os
+import sys
 
 import pandas as pd
 
@@ -25,31 +35,87 @@ def flatten(prefix, obj, out):
             out[name] = value
 
 
-def load_records(path):
-    """A frame with one row per record of a JSON Lines file."""
-    rows = []
-    with open(path) as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
+def _warn(warnings, message):
+    warnings.append(message)
+    print(f"dlsanalysis: {message}", file=sys.stderr)
+
+
+def read_jsonl(path, warnings):
+    """(line number, object) of each JSON object line of a JSON Lines file; the rest is named in warnings."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, "rb") as f:
+        for no, raw in enumerate(f, 1):
+            line = raw.rstrip(b"\n")
+            if not line.strip(b" \t\r"):
                 continue
             try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise RecordError(f"{path}:{no}: not JSON ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise RecordError(f"{path}:{no}: a record must be a JSON object")
-            missing = [k for k in REQUIRED if k not in rec]
-            if missing:
-                raise RecordError(f"{path}:{no}: not a dlscale record: missing {', '.join(missing)}")
-            if rec["schema"] != SCHEMA:
-                raise RecordError(f"{path}:{no}: schema '{rec['schema']}', expected '{SCHEMA}' (mixed schemas)")
-            row = {"file": path, "line": no}
-            for key in ("kind", "benchmark", "point_id", "status", "error", "harness_point"):
-                row[key] = rec.get(key)
-            flatten("params", rec["params"], row)
-            flatten("metrics", rec["metrics"], row)
-            rows.append(row)
-    return pd.DataFrame(rows)
+                obj = json.loads(line)
+            except ValueError:
+                obj = None
+            if not isinstance(obj, dict):
+                _warn(warnings, f"{path}:{no}: torn or unreadable line ({len(line)} bytes) skipped")
+                continue
+            out.append((no, obj))
+    return out
+
+
+def _complete_merges(path, lines, warnings):
+    """The lines of whole merges (the first whole one of each point), file order; see the module doc."""
+    count, expected, point_of = collections.Counter(), {}, {}
+    for _, rec in lines:
+        m = rec.get("harness_merge")
+        if isinstance(m, dict):
+            t = m.get("token", "")
+            count[t] += 1
+            expected[t], point_of[t] = m.get("lines", -1), rec.get("harness_point", "")
+    taken, kept = {}, []
+    for no, rec in lines:
+        m = rec.get("harness_merge")
+        if not isinstance(m, dict):  # written before merges were tagged
+            kept.append((no, rec))
+            continue
+        t, pt = m.get("token", ""), rec.get("harness_point", "")
+        if count[t] != expected[t] or taken.setdefault(pt, t) != t:
+            continue
+        kept.append((no, rec))
+    folder = os.path.dirname(path)
+    said = set()
+    for t, n in count.items():
+        pt = point_of[t]
+        if n != expected[t]:
+            _warn(warnings, f"{folder}/records.jsonl: point {pt}: a merge cut short ({n} of {expected[t]} lines) is ignored")
+        elif taken.get(pt) != t and pt not in said:
+            said.add(pt)
+            _warn(warnings, f"{folder}/records.jsonl: point {pt} was merged more than once; the first copy counts")
+    return kept
+
+
+def _row(path, no, rec):
+    missing = [k for k in REQUIRED if k not in rec]
+    if missing:
+        raise RecordError(f"{path}:{no}: not a dlscale record: missing {', '.join(missing)}")
+    if rec["schema"] != SCHEMA:
+        raise RecordError(f"{path}:{no}: schema '{rec['schema']}', expected '{SCHEMA}' (mixed schemas)")
+    row = {"file": path, "line": no}
+    for key in ("kind", "benchmark", "point_id", "status", "error", "harness_point"):
+        row[key] = rec.get(key)
+    flatten("params", rec["params"], row)
+    flatten("metrics", rec["metrics"], row)
+    return row
+
+
+def _frame(path, lines, warnings):
+    df = pd.DataFrame([_row(path, no, rec) for no, rec in lines])
+    df.attrs["warnings"] = list(warnings)
+    return df
+
+
+def load_records(path):
+    """A frame with one row per record of a JSON Lines file."""
+    warnings = []
+    return _frame(path, read_jsonl(path, warnings), warnings)
 
 
 def ok_train(df):
@@ -57,12 +123,21 @@ def ok_train(df):
     return df[(df["kind"] == "train") & (df["status"] == "ok")].copy() if not df.empty else df
 
 
+def load_attempts(folder, warnings=None):
+    """The last attempt of every point (points.jsonl), as {point id: entry}, in first-attempt order."""
+    last = {}
+    for _, p in read_jsonl(os.path.join(folder, "points.jsonl"), [] if warnings is None else warnings):
+        last[p.get("id")] = p
+    return last
+
+
 def load_campaign(folder):
-    """The records of a campaign folder, with each harness point's experiment and axes."""
+    """The records of a campaign folder (whole merges only), with each harness point's experiment and axes."""
     records = os.path.join(folder, "records.jsonl")
     if not os.path.exists(records):
         raise RecordError(f"{folder}: no records.jsonl (not a campaign folder?)")
-    df = load_records(records)
+    warnings = []
+    df = _frame(records, _complete_merges(records, read_jsonl(records, warnings), warnings), warnings)
     manifest = os.path.join(folder, "manifest.json")
     if os.path.exists(manifest) and not df.empty:
         try:

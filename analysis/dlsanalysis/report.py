@@ -10,7 +10,7 @@ import os
 
 import pandas as pd
 
-from .records import flatten, load_campaign
+from .records import flatten, load_attempts, load_campaign
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
@@ -49,18 +49,26 @@ def _img(path):
 
 
 def _last_points(campaign):
-    last = {}
-    path = os.path.join(campaign, "points.jsonl")
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if line.strip():
-                    p = json.loads(line)
-                    last[p.get("id")] = p
+    last = load_attempts(campaign)
     return pd.DataFrame([{"point": k, "experiment": p.get("experiment", ""), "status": p.get("status", ""),
                           "seconds": p.get("seconds", float("nan")),
                           "assignment": ", ".join(f"{a}={v}" for a, v in sorted(p.get("assignment", {}).items()))}
                          for k, p in last.items()])
+
+
+def _write_atomic(path, text):
+    """Replace path with text: a temporary file beside it, fsynced, renamed over (as the C++ writer)."""
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_report(campaign, published_dir=None, tolerance=0.10):
@@ -114,8 +122,5 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
     doc = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>dlscale report</title>"
            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
     path = os.path.join(campaign, "report.html")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(doc)
-    os.replace(tmp, path)
+    _write_atomic(path, doc)
     return path

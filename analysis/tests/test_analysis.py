@@ -85,16 +85,40 @@ def test_campaign_adds_experiment_and_axes(tmp_path):
     assert df["repeat"].tolist() == [0, 1]
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"schema": "dlscale.record/1"\n', "r.jsonl:1: not JSON"),
-    ('[1, 2]\n', "r.jsonl:1: a record must be a JSON object"),
-    ('{"schema": "dlscale.record/1", "kind": "train"}\n', "r.jsonl:1: not a dlscale record: missing benchmark, params, metrics, status"),
-])
-def test_malformed_records_name_file_and_line(tmp_path, text, message):
+def test_objects_that_are_not_records_name_file_and_line(tmp_path):
     p = tmp_path / "r.jsonl"
-    p.write_text(text)
-    with pytest.raises(RecordError, match=message):
+    p.write_text('{"schema": "dlscale.record/1", "kind": "train"}\n')
+    with pytest.raises(RecordError, match="r.jsonl:1: not a dlscale record: missing benchmark, params, metrics, status"):
         load_records(str(p))
+
+
+@pytest.mark.parametrize("torn", ['{"schema": "dlscale.record/1"', "[1, 2]", "\x00\x00garbage"])
+def test_torn_lines_are_skipped_and_named_as_the_cpp_reader_does(tmp_path, capsys, torn):
+    p = tmp_path / "r.jsonl"
+    good = json.dumps(rec(1, 100))
+    p.write_text(f"{good}\n{torn}\n{good}\n{torn}")  # one torn line inside, one torn tail
+    df = load_records(str(p))
+    assert len(df) == 2 and df["line"].tolist() == [1, 3]
+    n = len(torn.encode())
+    expected = [f"{p}:2: torn or unreadable line ({n} bytes) skipped", f"{p}:4: torn or unreadable line ({n} bytes) skipped"]
+    assert df.attrs["warnings"] == expected
+    assert capsys.readouterr().err.splitlines() == [f"dlsanalysis: {w}" for w in expected]
+
+
+def test_a_merge_cut_short_is_ignored_and_a_second_copy_is_not_counted(tmp_path, capsys):
+    (tmp_path / "manifest.json").write_text(json.dumps({"points": [
+        {"id": "a", "experiment": "e", "assignment": {}}, {"id": "b", "experiment": "e", "assignment": {}}]}))
+    tag = lambda t, n: {"token": t, "lines": n}  # noqa: E731
+    lines = [dict(rec(1, 10, hp="a"), harness_merge=tag("t1", 2)),            # a's first merge, cut short
+             dict(rec(1, 11, hp="a"), harness_merge=tag("t2", 2)),            # a merged again, whole
+             dict(rec(2, 12, hp="a"), harness_merge=tag("t2", 2)),
+             dict(rec(1, 13, hp="b"), harness_merge=tag("t3", 1)),            # b, whole
+             dict(rec(1, 14, hp="b"), harness_merge=tag("t4", 1))]            # b again: not counted
+    write(tmp_path, lines)
+    df = load_campaign(str(tmp_path))
+    assert df["metrics.images_per_s"].tolist() == [11, 12, 13]
+    assert df.attrs["warnings"] == [f"{tmp_path}/records.jsonl: point a: a merge cut short (1 of 2 lines) is ignored",
+                                    f"{tmp_path}/records.jsonl: point b was merged more than once; the first copy counts"]
 
 
 def test_mixed_schemas_are_refused(tmp_path):
@@ -119,9 +143,9 @@ def test_tables_command_writes_csv_and_markdown(tmp_path, capsys):
     md = (tmp_path / "analysis" / "scaling.md").read_text().splitlines()
     assert md[0].startswith("| experiment | params.model | ranks |")
     assert md[3].endswith("| 0.75 |")  # 150 / (2 x 100)
-    (tmp_path / "records.jsonl").write_text("{broken\n")
+    (tmp_path / "records.jsonl").write_text('{"schema": "dlscale.record/1"}\n')
     assert main(["tables", str(tmp_path)]) == 2
-    assert "records.jsonl:1: not JSON" in capsys.readouterr().err
+    assert "records.jsonl:1: not a dlscale record: missing kind" in capsys.readouterr().err
 
 
 def _sample(tmp_path, name, means, sd, n, seed, provenance=None):

@@ -1,8 +1,6 @@
 // Acceptance criteria over a campaign (see accept.hpp).
 #include "harness/config/accept.hpp"
 
-#include <fstream>
-#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -37,31 +35,16 @@ std::string where_text(const Criterion& c) {
   return w.empty() ? "-" : w;
 }
 
-std::vector<Verdict> evaluate_acceptance(const Plan& plan, const std::string& campaign) {
-  std::ifstream mf(campaign + "/manifest.json");
-  if (!mf) throw ConfigError(fmt::format("--campaign {}: no manifest.json (not a campaign folder?)", campaign));
-  nlohmann::json manifest;
-  try {
-    manifest = nlohmann::json::parse(mf);
-  } catch (const std::exception& e) {
-    throw ConfigError(fmt::format("{}/manifest.json: {}", campaign, e.what()));
-  }
-  std::map<std::string, nlohmann::json> points;  // id -> {experiment, assignment}
-  for (const auto& p : manifest.at("points")) points[p.at("id").get<std::string>()] = p;
-  std::vector<nlohmann::json> records;
-  std::ifstream rf(campaign + "/records.jsonl");
-  for (std::string l; std::getline(rf, l);)
-    if (!l.empty()) records.push_back(nlohmann::json::parse(l));
+std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campaign) {
   std::vector<Verdict> out;
   for (const Criterion& c : plan.acceptance) {
     Verdict v{c, 0, 0, "NO DATA"};
     double sum = 0;
-    for (const auto& r : records) {
-      const auto it = points.find(r.value("harness_point", ""));
-      if (it == points.end() || it->second.at("experiment") != c.experiment) continue;
-      const auto& a = it->second.at("assignment");
+    for (const auto& r : campaign.records) {
+      const ManifestPoint* mp = campaign.point(r.value("harness_point", ""));
+      if (!mp || mp->experiment != c.experiment) continue;
       bool match = true;
-      for (const auto& [k, want] : c.where) match = match && a.contains(k) && a.at(k).get<std::string>() == want;
+      for (const auto& [k, want] : c.where) match = match && mp->assignment.count(k) && mp->assignment.at(k) == want;
       if (!match || !r.contains("metrics")) continue;
       const nlohmann::json* x = at_path(r["metrics"], c.metric);
       if (!x || !x->is_number()) continue;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/config/campaign.hpp"
 #include "harness/config/plan.hpp"
 
 namespace dls {
@@ -19,7 +20,7 @@ struct Verdict {
   std::string result;  // PASS | FAIL | NO DATA
 };
 
-std::vector<Verdict> evaluate_acceptance(const Plan& plan, const std::string& campaign);
+std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campaign);
 std::string where_text(const Criterion& c);  // "ranks_per_node=2, overlap=thread", or "-"
 
 }  // namespace dls

@@ -5,14 +5,8 @@
 #   torn line; a plain re-run (resume) then completes the campaign: every point that can
 #   complete has its records exactly once, the failing ones are logged with their cause.
 # usage: campaign_test.sh DLSCALE
-set -euo pipefail
-dlscale=$1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-export DLSCALE_ROOT=$root OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+source "$here/campaign_test_lib.sh" "$@" || exit 1
 cat > "$tmp/plan.yaml" <<'PLAN'
 name: faults
 experiments:
@@ -32,21 +26,12 @@ experiments:
     time_limit: 2
 PLAN
 camp="$tmp/camp"
-run() { "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$camp" --no-progress "$@"; }
-start() {  # the runner in the background, $runner its own pid (not a subshell's)
-  "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$camp" --no-progress > "$1" 2>&1 &
-  runner=$!
-}
-wait_for() {  # a process whose command line matches $1, up to 60 s
-  for _ in $(seq 600); do pgrep -f -- "$1" > /dev/null && return 0; sleep 0.1; done
-  fail "no process matching '$1' appeared"
-}
-lines_parse() { python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1]) if l.strip()]" "$1" || fail "a torn line in $1"; }
+args=(--site localhost --plan "$tmp/plan.yaml" --campaign "$camp")
 
 # 1. SIGKILL the batch-16 point, then Ctrl-C the campaign during the batch-32 point
-start "$tmp/run1.txt"
+start "$tmp/run1.txt" "${args[@]}"
 wait_for "dlscale train .*--batch 16 .*--out $camp/"
-pkill -9 -f -- "dlscale train .*--batch 16 .*--out $camp/" || true
+pkill -9 -f -- "dlscale train .*--batch 16 .*--out $camp/"
 wait_for "dlscale train .*--batch 32 .*--out $camp/"
 sleep 1
 kill -INT $runner
@@ -70,16 +55,15 @@ assert [r["harness_point"] for r in recs] == [by["8"]["id"]], [r.get("harness_po
 PY
 
 # 2. kill -9 the runner itself in the middle of the resumed campaign
-start "$tmp/run2.txt"
+start "$tmp/run2.txt" "${args[@]}"
 wait_for "dlscale train .*--batch 32 .*--out $camp/"
 kill -9 $runner
-pkill -9 -f -- "dlscale train .*--out $camp/" || true  # this campaign's only
-sleep 0.5
+none_left 10 "$camp/"  # the watchdog stops the point
 lines_parse "$camp/records.jsonl"
 
 # 3. resume to the end: the slow points complete, the crash and the hang fail with their cause
 set +e
-run > "$tmp/run3.txt" 2>&1
+"$dlscale" run --no-progress "${args[@]}" > "$tmp/run3.txt" 2>&1
 rc=$?
 set -e
 [[ $rc -eq 1 ]] || { cat "$tmp/run3.txt"; fail "the campaign with failing points exited $rc, expected 1"; }

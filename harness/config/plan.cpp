@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
 #include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"
@@ -14,26 +15,65 @@ namespace dls {
 namespace {
 
 const std::vector<std::string> kLauncherAxes = {"nodes", "ranks_per_node", "threads"};
+// flags the harness sets itself on every point: a plan may not set them
+const std::vector<std::string> kReservedFlags = {"out", "site"};
+
+bool is_launcher_axis(const std::string& a) { return std::find(kLauncherAxes.begin(), kLauncherAxes.end(), a) != kLauncherAxes.end(); }
+
+// The largest value of each launcher axis (and of a strong-scaling global batch): products of
+// them stay far inside a long.
+long axis_max(const std::string& axis) { return axis == "nodes" ? 1L << 20 : axis == "batch" ? 1L << 30 : 1L << 16; }
+
+// A decimal integer in [1, max], else -1 (no exceptions, no overflow: at most 10 digits).
+long positive_int(const std::string& v, long max) {
+  if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
+  const long x = std::stol(v);
+  return x >= 1 && x <= max ? x : -1;
+}
 
 std::string scalar_text(const YAML::Node& n) { return n.as<std::string>(); }
 
+// A mapping key or value that must be a scalar: its text, else a ConfigError at `key`.
+std::string scalar_at(YamlMap& m, const std::string& key, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar()) m.fail(key, fmt::format("{}: expected a single value, not a list or a mapping", what));
+  return n.as<std::string>();
+}
+
+// A flag name (args key or sweep axis) a plan may use.
+void check_flag(YamlMap& m, const std::string& key, const std::string& flag) {
+  if (const std::string why = bad_flag(flag); !why.empty()) m.fail(key, fmt::format("'{}': {}", flag, why));
+  if (std::find(kReservedFlags.begin(), kReservedFlags.end(), flag) != kReservedFlags.end())
+    m.fail(key, fmt::format("'{}' is set by the harness on every point; a plan cannot set it", flag));
+}
+
+void check_value(YamlMap& m, const std::string& key, const std::string& flag, const std::string& v) {
+  if (const std::string why = bad_arg_value(v); !why.empty()) m.fail(key, fmt::format("{}: {}", flag, why));
+}
+
 Experiment read_experiment(YamlMap m, const std::string& where) {
   Experiment e;
-  e.name = m.str("name");
+  e.name = m.name("name");
   e.kind = m.str("kind");
   if (e.kind != "kernels" && e.kind != "collectives" && e.kind != "train")
     m.fail("kind", fmt::format("'{}' is not one of kernels, collectives, train", e.kind));
   if (const YAML::Node a = m.node("args")) {
     if (!a.IsMap()) m.fail("args", "expected a mapping flag: value");
     for (const auto& kv : a) {
-      if (!kv.second.IsScalar()) m.fail("args", fmt::format("{}: expected a scalar value", scalar_text(kv.first)));
-      e.args.emplace_back(scalar_text(kv.first), scalar_text(kv.second));
+      const std::string flag = scalar_text(kv.first);
+      check_flag(m, "args", flag);
+      if (is_launcher_axis(flag)) m.fail("args", fmt::format("'{}' is placement: give it under sweep", flag));
+      const std::string v = scalar_at(m, "args", kv.second, flag);
+      check_value(m, "args", flag, v);
+      e.args.emplace_back(flag, v);
     }
   }
   if (const YAML::Node s = m.node("sweep")) {
     if (!s.IsMap()) m.fail("sweep", "expected a mapping axis: [values]");
     for (const auto& kv : s) {
       const std::string axis = scalar_text(kv.first);
+      check_flag(m, "sweep", axis);
+      for (const auto& [flag, v] : e.args)
+        if (flag == axis) m.fail("sweep", fmt::format("'{}' is also a fixed argument (args)", axis));
       std::vector<std::string> vals;
       if (kv.second.IsScalar()) vals.push_back(scalar_text(kv.second));
       else if (kv.second.IsSequence())
@@ -43,10 +83,11 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
         }
       else m.fail("sweep", fmt::format("{}: expected a value or a list", axis));
       if (vals.empty()) m.fail("sweep", fmt::format("{}: an empty list makes no points", axis));
-      for (const std::string& v : vals)
-        if ((axis == "nodes" || axis == "ranks_per_node" || axis == "threads") &&
-            (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || std::stol(v) < 1))
-          m.fail("sweep", fmt::format("{}: '{}' is not a positive integer", axis, v));
+      for (const std::string& v : vals) {
+        check_value(m, "sweep", axis, v);
+        if (is_launcher_axis(axis) && positive_int(v, axis_max(axis)) < 0)
+          m.fail("sweep", fmt::format("{}: '{}' is not an integer in [1, {}]", axis, v, axis_max(axis)));
+      }
       e.axes.emplace_back(axis, vals);
     }
   }
@@ -58,8 +99,9 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
   if (const YAML::Node z = m.node("zip")) {
     if (!z.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
     for (const auto& group : z) {
+      if (!group.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
       std::vector<std::string> g;
-      for (const auto& a : group) g.push_back(scalar_text(a));
+      for (const auto& a : group) g.push_back(scalar_at(m, "zip", a, "an axis name"));
       if (g.size() < 2) m.fail("zip", "a zip group needs at least two axes");
       for (const auto& a : g) {
         if (axis_index(a) < 0) m.fail("zip", fmt::format("'{}' is not a sweep axis", a));
@@ -76,13 +118,19 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
       std::map<std::string, std::string> ex;
       for (const auto& kv : item) {
         if (axis_index(scalar_text(kv.first)) < 0) m.fail("exclude", fmt::format("'{}' is not a sweep axis", scalar_text(kv.first)));
-        ex[scalar_text(kv.first)] = scalar_text(kv.second);
+        ex[scalar_text(kv.first)] = scalar_at(m, "exclude", kv.second, scalar_text(kv.first));
       }
       e.excludes.push_back(ex);
     }
   }
   e.scaling = m.str("scaling", "weak");
   if (e.scaling != "weak" && e.scaling != "strong") m.fail("scaling", fmt::format("'{}': expected weak or strong", e.scaling));
+  if (e.scaling == "strong")
+    for (const auto& [axis, vals] : e.axes)
+      for (const auto& v : vals)
+        if (axis == "batch" && positive_int(v, axis_max("batch")) < 0)
+          m.fail("sweep", fmt::format("batch: '{}' is not an integer in [1, {}] (strong scaling divides it by the ranks)", v,
+                                      axis_max("batch")));
   e.repeats = int(m.integer("repeats", 1, 1, 1000));
   if (m.has("time_limit")) e.time_limit_s = m.quantity("time_limit", "s");
   if (!(e.time_limit_s > 0)) m.fail("time_limit", "must be positive (e.g. '10 min' is not accepted: write 600 s)");
@@ -101,7 +149,7 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
   YamlMap top(load_yaml_file(file), file, "plan");
   Plan p;
   p.file = file;
-  p.name = top.str("name");
+  p.name = top.name("name");
   p.description = top.str("description", "");
   if (top.has("reproduces")) {
     YamlMap r = top.map("reproduces");
@@ -132,7 +180,7 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
       k.description = c.str("description", "");
       if (const YAML::Node w = c.node("where")) {
         if (!w.IsMap()) c.fail("where", "expected a mapping axis: value");
-        for (const auto& kv : w) k.where[scalar_text(kv.first)] = scalar_text(kv.second);
+        for (const auto& kv : w) k.where[scalar_text(kv.first)] = scalar_at(c, "where", kv.second, scalar_text(kv.first));
       }
       c.done();
       if (std::none_of(p.experiments.begin(), p.experiments.end(), [&](const Experiment& e) { return e.name == k.experiment; }))
@@ -146,82 +194,124 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
 
 std::vector<std::string> shipped_plans(const std::string& root) { return yaml_names_in(root + "/harness/plans"); }
 
-Expansion expand(const Plan& plan, const SiteConfig& site) {
-  Expansion out;
-  for (const Experiment& e : plan.experiments) {
-    // groups of axes that vary together: each zip group, and every other axis alone
-    std::vector<std::vector<std::size_t>> groups;
-    std::vector<char> grouped(e.axes.size(), 0);
-    for (const auto& z : e.zips) {
-      std::vector<std::size_t> g;
-      for (const auto& a : z)
-        for (std::size_t i = 0; i < e.axes.size(); ++i)
-          if (e.axes[i].first == a) g.push_back(i), grouped[i] = 1;
-      groups.push_back(g);
+namespace {
+
+// Groups of axes that vary together: each zip group, and every other axis alone.
+std::vector<std::vector<std::size_t>> axis_groups(const Experiment& e) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<char> grouped(e.axes.size(), 0);
+  for (const auto& z : e.zips) {
+    std::vector<std::size_t> g;
+    for (const auto& a : z)
+      for (std::size_t i = 0; i < e.axes.size(); ++i)
+        if (e.axes[i].first == a) g.push_back(i), grouped[i] = 1;
+    groups.push_back(g);
+  }
+  for (std::size_t i = 0; i < e.axes.size(); ++i)
+    if (!grouped[i]) groups.push_back({i});
+  return groups;
+}
+
+// The points an experiment can make before excludes (combinations x repeats), refused over
+// `cap` before any is made: the product is computed without overflow.
+void check_count(const Experiment& e, const std::vector<std::vector<std::size_t>>& groups, long cap, long& total) {
+  long n = e.repeats;
+  for (const auto& g : groups) {
+    const long len = long(e.axes[g[0]].second.size());
+    if (n > cap / len) n = cap + 1;
+    else n *= len;
+  }
+  if (n > cap - total)
+    throw ConfigError(fmt::format("plan experiment {}: expands to more than {} points (with the experiments before it); "
+                                  "a plan's expansion is capped at {} (--max-points)", e.name, cap, cap));
+  total += n;
+}
+
+// Why a point cannot run on the site ("" when it can).
+std::string clip_reason(const Point& p, const SiteConfig& site) {
+  const long hw = long(site.node.cores) * site.node.threads_per_core;
+  if (p.nodes > site.max_nodes) return fmt::format("{} nodes > the site's {}", p.nodes, site.max_nodes);
+  if (!site.launcher.oversubscribe && long(p.ranks_per_node) * p.threads > hw)
+    return fmt::format("{} ranks x {} threads a node > the site's {} hardware threads", p.ranks_per_node, p.threads, hw);
+  if (site.launcher.kind == "local" && long(p.nodes) * p.ranks_per_node > 1) return "the local launcher runs one rank";
+  return "";
+}
+
+// The point of one assignment, its args made; a reason in `clip` when the site cannot run it.
+Point make_point(const Experiment& e, std::map<std::string, std::string> a, const SiteConfig& site, std::string& clip) {
+  Point p;
+  p.experiment = e.name, p.kind = e.kind, p.time_limit_s = e.time_limit_s;
+  // launcher axes were checked as integers in [1, axis_max] when the plan was read
+  p.nodes = a.count("nodes") ? int(positive_int(a["nodes"], axis_max("nodes"))) : 1;
+  p.ranks_per_node = a.count("ranks_per_node") ? int(positive_int(a["ranks_per_node"], axis_max("ranks_per_node")))
+                                               : site.launcher.ranks_per_node;
+  p.threads = a.count("threads") ? int(positive_int(a["threads"], axis_max("threads"))) : site.launcher.threads_per_rank;
+  a["nodes"] = std::to_string(p.nodes), a["ranks_per_node"] = std::to_string(p.ranks_per_node);
+  a["threads"] = std::to_string(p.threads);
+  p.assignment = a;
+  clip = clip_reason(p, site);
+  if (!clip.empty()) return p;
+  const long ranks = long(p.nodes) * p.ranks_per_node;
+  for (const auto& [k, v] : e.args) p.args.push_back(fmt::format("--{}", k)), p.args.push_back(v);
+  for (const auto& [k, v] : a) {
+    if (is_launcher_axis(k)) continue;
+    std::string val = v;
+    if (k == "batch" && e.scaling == "strong") {
+      const long global = positive_int(v, axis_max("batch"));
+      if (global % ranks != 0) {
+        clip = fmt::format("global batch {} is not divisible by {} ranks", global, ranks);
+        return p;
+      }
+      val = std::to_string(global / ranks);
     }
-    for (std::size_t i = 0; i < e.axes.size(); ++i)
-      if (!grouped[i]) groups.push_back({i});
-    std::vector<std::size_t> at(groups.size(), 0);
-    for (;;) {
-      std::map<std::string, std::string> a;
-      for (std::size_t g = 0; g < groups.size(); ++g)
-        for (std::size_t i : groups[g]) a[e.axes[i].first] = e.axes[i].second[at[g]];
-      const bool excluded = std::any_of(e.excludes.begin(), e.excludes.end(), [&](const auto& ex) {
-        return std::all_of(ex.begin(), ex.end(), [&](const auto& kv) { return a.count(kv.first) && a.at(kv.first) == kv.second; });
-      });
-      if (!excluded) {
-        Point p;
-        p.experiment = e.name, p.kind = e.kind, p.time_limit_s = e.time_limit_s;
-        p.nodes = a.count("nodes") ? std::stoi(a["nodes"]) : 1;
-        p.ranks_per_node = a.count("ranks_per_node") ? std::stoi(a["ranks_per_node"]) : site.launcher.ranks_per_node;
-        p.threads = a.count("threads") ? std::stoi(a["threads"]) : site.launcher.threads_per_rank;
-        a["nodes"] = std::to_string(p.nodes), a["ranks_per_node"] = std::to_string(p.ranks_per_node);
-        a["threads"] = std::to_string(p.threads);
-        p.assignment = a;
-        const int ranks = p.nodes * p.ranks_per_node;
-        std::string clip;
-        if (p.nodes > site.max_nodes) clip = fmt::format("{} nodes > the site's {}", p.nodes, site.max_nodes);
-        else if (!site.launcher.oversubscribe && p.ranks_per_node * p.threads > site.node.cores * site.node.threads_per_core)
-          clip = fmt::format("{} ranks x {} threads a node > the site's {} hardware threads", p.ranks_per_node, p.threads,
-                             site.node.cores * site.node.threads_per_core);
-        else if (site.launcher.kind == "local" && ranks > 1) clip = "the local launcher runs one rank";
-        if (!clip.empty()) {
-          out.clipped.push_back(fmt::format("{} {}: {}", e.name, nlohmann::json(a).dump(), clip));
-        } else {
-          for (const auto& [k, v] : e.args) p.args.push_back(fmt::format("--{}", k)), p.args.push_back(v);
-          for (const auto& [k, v] : a) {
-            if (k == "nodes" || k == "ranks_per_node" || k == "threads") continue;
-            std::string val = v;
-            if (k == "batch" && e.scaling == "strong") {
-              const long global = std::stol(v);
-              if (global % ranks != 0) {
-                out.clipped.push_back(fmt::format("{} {}: global batch {} is not divisible by {} ranks", e.name, nlohmann::json(a).dump(), global, ranks));
-                goto next;
-              }
-              val = std::to_string(global / ranks);
-            }
-            p.args.push_back(fmt::format("--{}", k)), p.args.push_back(val);
-          }
-          if (e.kind != "collectives") p.args.push_back("--threads"), p.args.push_back(std::to_string(p.threads));
-          nlohmann::json key = {{"experiment", e.name}, {"kind", e.kind}, {"assignment", a}, {"args", e.args}};
-          for (int r = 0; r < e.repeats; ++r) {
-            Point q = p;
-            q.repeat = r;
-            key["repeat"] = r;
-            q.id = point_id(key);
-            out.points.push_back(q);
-          }
+    p.args.push_back(fmt::format("--{}", k)), p.args.push_back(val);
+  }
+  if (e.kind != "collectives") p.args.push_back("--threads"), p.args.push_back(std::to_string(p.threads));
+  return p;
+}
+
+void expand_experiment(const Experiment& e, const SiteConfig& site, Expansion& out) {
+  const auto groups = axis_groups(e);
+  std::vector<std::size_t> at(groups.size(), 0);
+  for (;;) {
+    std::map<std::string, std::string> a;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (std::size_t i : groups[g]) a[e.axes[i].first] = e.axes[i].second[at[g]];
+    const bool excluded = std::any_of(e.excludes.begin(), e.excludes.end(), [&](const auto& ex) {
+      return std::all_of(ex.begin(), ex.end(), [&](const auto& kv) { return a.count(kv.first) && a.at(kv.first) == kv.second; });
+    });
+    if (!excluded) {
+      std::string clip;
+      Point p = make_point(e, a, site, clip);
+      if (!clip.empty()) {
+        out.clipped.push_back(fmt::format("{} {}: {}", e.name, nlohmann::json(p.assignment).dump(), clip));
+      } else {
+        nlohmann::json key = {{"experiment", e.name}, {"kind", e.kind}, {"assignment", p.assignment}, {"args", e.args}};
+        for (int r = 0; r < e.repeats; ++r) {
+          p.repeat = r;
+          key["repeat"] = r;
+          p.id = point_id(key);
+          out.points.push_back(p);
         }
       }
-    next:
-      std::size_t g = 0;
-      for (; g < groups.size(); ++g) {
-        if (++at[g] < e.axes[groups[g][0]].second.size()) break;
-        at[g] = 0;
-      }
-      if (g == groups.size()) break;
     }
+    std::size_t g = 0;
+    for (; g < groups.size(); ++g) {
+      if (++at[g] < e.axes[groups[g][0]].second.size()) break;
+      at[g] = 0;
+    }
+    if (g == groups.size()) break;
   }
+}
+
+}  // namespace
+
+Expansion expand(const Plan& plan, const SiteConfig& site, long max_points) {
+  if (max_points < 1) throw ConfigError(fmt::format("--max-points {}: expected at least 1", max_points));
+  long total = 0;
+  for (const Experiment& e : plan.experiments) check_count(e, axis_groups(e), max_points, total);
+  Expansion out;
+  for (const Experiment& e : plan.experiments) expand_experiment(e, site, out);
   return out;
 }
 

@@ -58,6 +58,9 @@ struct Expansion {
   std::vector<Point> points;
   std::vector<std::string> clipped;  // why points were dropped for this site
 };
-Expansion expand(const Plan& plan, const SiteConfig& site);
+// The points of a plan on a site. A plan whose axes cross to more than max_points points is
+// refused (ConfigError) before any point is made.
+inline constexpr long kMaxPoints = 100000;
+Expansion expand(const Plan& plan, const SiteConfig& site, long max_points = kMaxPoints);
 
 }  // namespace dls

@@ -1,7 +1,6 @@
 // The campaign report (see report.hpp).
 #include "harness/config/report.hpp"
 
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -9,35 +8,28 @@
 
 #include "harness/config/accept.hpp"
 #include "harness/config/summary.hpp"
+#include "harness/instrument/jsonl.hpp"
 
 namespace dls {
 
-std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign,
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const Campaign& campaign,
                                   const std::vector<SummaryRow>& rows) {
-  std::string md = fmt::format("# Campaign {}\n\nplan `{}` ({}), site `{}` ({})\n\n", campaign, plan.name, plan.file, site.name, site.file);
+  std::string md = fmt::format("# Campaign {}\n\nplan `{}` ({}), site `{}` ({})\n\n", campaign.dir, plan.name, plan.file, site.name, site.file);
   if (!plan.seed.empty()) md += fmt::format("Reproduces: {} {}\n\n", plan.seed, plan.figure);
   // the last attempt of every point
-  std::map<std::string, nlohmann::json> last;
-  std::vector<std::string> order;
-  std::ifstream pf(campaign + "/points.jsonl");
-  for (std::string l; std::getline(pf, l);) {
-    const auto j = nlohmann::json::parse(l, nullptr, false);
-    if (!j.is_object()) continue;
-    const std::string id = j.value("id", "");
-    if (!last.count(id)) order.push_back(id);
-    last[id] = j;
-  }
+  const auto& last = campaign.last_attempt;
+  const auto& order = campaign.attempt_order;
   int ok = 0;
   for (const auto& [id, j] : last) ok += j.value("status", "") == "ok";
   md += fmt::format("## Points\n\n{} run, {} ok (records: `records.jsonl`; every attempt: `points.jsonl`)\n\n", last.size(), ok);
   md += "| point | experiment | assignment | status | seconds |\n|---|---|---|---|---|\n";
   for (const auto& id : order) {
-    const auto& j = last[id];
+    const auto& j = last.at(id);
     std::string a;
     const nlohmann::json assignment = j.value("assignment", nlohmann::json::object());  // kept alive for items()
     for (const auto& [k, v] : assignment.items()) {
       if (!a.empty()) a += ", ";
-      a += k + "=" + v.get<std::string>();
+      a += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
     }
     if (j.value("repeat", 0) > 0) a += fmt::format(" (repeat {})", j.value("repeat", 0));
     std::string status = j.value("status", "");
@@ -62,9 +54,13 @@ std::string write_campaign_report(const Plan& plan, const SiteConfig& site, cons
                           {"description", v.criterion.description}});
     }
   }
-  std::ofstream(campaign + "/acceptance.json") << verdicts.dump(2) << "\n";
-  const std::string path = campaign + "/report.md";
-  std::ofstream(path) << md;
+  if (!campaign.warnings.empty()) {
+    md += "\n## Warnings\n\nLines the readers skipped (torn writes, merges cut short); the records above leave them out.\n\n";
+    for (const auto& w : campaign.warnings) md += fmt::format("- {}\n", w);
+  }
+  write_file_atomic(campaign.dir + "/acceptance.json", verdicts.dump(2) + "\n");
+  const std::string path = campaign.dir + "/report.md";
+  write_file_atomic(path, md);
   return path;
 }
 

@@ -11,8 +11,9 @@
 
 namespace dls {
 
-// Returns the report's path. rows: summarize_campaign(campaign), which the caller already has.
-std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const std::string& campaign,
+// Writes report.md and acceptance.json into the campaign folder (atomically) and returns the
+// report's path. rows: summarize_campaign(campaign), which the caller already has.
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const Campaign& campaign,
                                   const std::vector<SummaryRow>& rows);
 
 }  // namespace dls

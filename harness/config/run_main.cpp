@@ -20,6 +20,8 @@
 #include <fmt/format.h>
 
 #include "harness/config/accept.hpp"
+#include "harness/config/campaign.hpp"
+#include "harness/config/campaign_lock.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/report.hpp"
 #include "harness/config/runner.hpp"
@@ -60,8 +62,13 @@ int run_main(int argc, char** argv) {
   app.add_flag("--dry-run", o.dry_run, "print every launcher line and batch script; run nothing");
   app.add_flag("--resume", [](std::int64_t) {}, "resume the campaign (what a re-run does anyway: completed points are skipped)");
   app.add_option("--dlscale", o.dlscale, "the dlscale binary the points run (default: this one)");
+  app.add_flag("--allow-plan-change", o.allow_plan_change,
+               "resume a campaign although its plan or site now expands to other points (the manifest keeps the old plan's hash)");
+  app.add_option("--max-points", o.max_points, "refuse a plan that expands to more points than this")
+      ->default_str(std::to_string(kMaxPoints))->check(CLI::PositiveNumber);
   app.add_flag("--no-progress", [&o](std::int64_t) { o.progress = false; }, "no progress line");
-  app.footer("Exit codes: 0 every point ok, 1 some point failed, 2 bad site/plan/arguments, 130 interrupted.");
+  app.footer("Exit codes: 0 every point ok, 1 some point failed, 2 bad site/plan/arguments (or a resume with another plan), "
+             "3 runtime error, 5 another runner holds the campaign (its host and pid are named), 130 interrupted.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -69,9 +76,16 @@ int run_main(int argc, char** argv) {
   }
   const SiteConfig s = load_site(site, o.root);
   const Plan p = load_plan(plan, o.root);
-  const RunSummary r = run_campaign(s, p, o);
+  RunSummary r;
+  try {
+    r = run_campaign(s, p, o);
+  } catch (const CampaignBusy& e) {
+    fmt::print(stderr, "dlscale run: {}\n", e.what());
+    return kExitCampaignBusy;
+  }
   if (o.dry_run) return kExitOk;
-  const auto rows = summarize_campaign(r.campaign);
+  const Campaign c = read_campaign(r.campaign);
+  const auto rows = summarize_campaign(c);
   write_summary(r.campaign, rows);
   bool repeats = false;
   for (const auto& x : rows) repeats = repeats || x.n > 1;
@@ -84,7 +98,7 @@ int run_main(int argc, char** argv) {
   }
   fmt::print("plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
              p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
-             r.campaign, write_campaign_report(p, s, r.campaign, rows));
+             r.campaign, write_campaign_report(p, s, c, rows));
   if (r.interrupted) return 130;
   return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }
@@ -100,14 +114,15 @@ int accept_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
+  const Campaign c = read_campaign(campaign);
+  for (const auto& w : c.warnings) fmt::print(stderr, "dlscale accept: {}\n", w);
   if (plan.empty()) {
-    std::ifstream mf(campaign + "/manifest.json");
-    if (!mf) throw ConfigError(fmt::format("--campaign {}: no manifest.json (not a campaign folder?)", campaign));
-    plan = nlohmann::json::parse(mf).at("plan_file").get<std::string>();
+    plan = c.manifest.value("plan_file", "");
+    if (plan.empty()) throw ConfigError(fmt::format("{}/manifest.json: no plan_file; name the plan with --plan", campaign));
   }
   const Plan p = load_plan(plan, root_dir());
   if (p.acceptance.empty()) throw ConfigError(fmt::format("plan {} has no acceptance criteria", p.name));
-  const auto verdicts = evaluate_acceptance(p, campaign);
+  const auto verdicts = evaluate_acceptance(p, c);
   fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14} {:>3} {:>12}\n", "result", "experiment", "metric", "where", "records",
              "value", "", "bound");
   bool all = true;

@@ -1,24 +1,25 @@
 // The campaign runner (see runner.hpp).
 #include "harness/config/runner.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <thread>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/config/campaign.hpp"
+#include "harness/config/campaign_lock.hpp"
 #include "harness/config/launcher.hpp"
+#include "harness/config/manifest.hpp"
+#include "harness/config/point_process.hpp"
 #include "harness/instrument/interrupt.hpp"
-#include "harness/instrument/provenance.hpp"
+#include "harness/instrument/jsonl.hpp"
 #include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"
 
@@ -47,122 +48,174 @@ std::string tail_lines(const std::string& path, int n) {
   return s;
 }
 
-// Points whose records are in records.jsonl (the harness_point of every line).
-std::set<std::string> merged_points(const std::string& records) {
-  std::set<std::string> done;
-  std::ifstream f(records);
-  for (std::string l; std::getline(f, l);) {
-    if (l.empty()) continue;
-    try {
-      const auto j = nlohmann::json::parse(l);
-      if (j.contains("harness_point")) done.insert(j["harness_point"].get<std::string>());
-    } catch (const std::exception&) {
-      // a torn last line cannot happen with the atomic appender; ignore anything unreadable
-    }
+// What the runner has to say beyond progress: on stderr and appended to CAMPAIGN/runner.log.
+class RunnerLog {
+ public:
+  explicit RunnerLog(const std::string& dir) : file_(dir + "/runner.log", std::ios::app) {}
+  void say(const std::string& line) {
+    if (line.empty()) return;
+    fmt::print(stderr, "dlscale run: {}\n", line);
+    file_ << fmt::format("{:%Y-%m-%dT%H:%M:%SZ} {}\n", fmt::gmtime(std::time(nullptr)), line) << std::flush;
   }
-  return done;
-}
 
-struct Outcome {
-  std::string status;  // ok | failed | timeout | interrupted
-  int exit_code = -1, signal = 0;
-  double seconds = 0;
+ private:
+  std::ofstream file_;
 };
 
-// Runs argv in its own process group with env added, stdout+stderr to err_path.
-Outcome run_point(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& err_path,
-                  double limit_s) {
-  const auto t0 = Clock::now();
-  const pid_t pid = fork();
-  if (pid < 0) throw Error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL);
-    const int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
-    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> a;
-    for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    execvp(a[0], a.data());
-    fmt::print(stderr, "dlscale run: cannot start '{}': {}\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  Outcome o;
-  bool term_sent = false, int_sent = false;
-  Clock::time_point term_at{};
-  for (;;) {
-    int st = 0;
-    const pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) {
-      o.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (WIFEXITED(st)) o.exit_code = WEXITSTATUS(st);
-      if (WIFSIGNALED(st)) o.signal = WTERMSIG(st);
-      // exit 1: the measurement completed but a check or a target failed; its records say which
-      o.status = term_sent ? "timeout" : int_sent ? "interrupted" : o.exit_code == 0 ? "ok" : o.exit_code == 1 ? "check_failed" : "failed";
-      return o;
-    }
-    const double el = std::chrono::duration<double>(Clock::now() - t0).count();
-    // the graceful stop goes to the leader only (dlscale itself, or the launcher, which forwards
-    // SIGUSR1 to every rank; a SIGINT would make mpirun kill them)
-    if (interrupt_requested() && !int_sent) kill(pid, SIGUSR1), int_sent = true;
-    if (!term_sent && el > limit_s) kill(-pid, SIGTERM), term_sent = true, term_at = Clock::now();
-    if (term_sent && std::chrono::duration<double>(Clock::now() - term_at).count() > 5) kill(-pid, SIGKILL);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+void print_dry_run(const SiteConfig& site, const Plan& plan, const Expansion& ex, LaunchOptions lo, const std::string& campaign) {
+  fmt::print("# plan {} on site {}: {} points{}\n", plan.name, site.name, ex.points.size(),
+             ex.clipped.empty() ? "" : fmt::format(", {} clipped", ex.clipped.size()));
+  for (const auto& c : ex.clipped) fmt::print("# clipped: {}\n", c);
+  for (const Point& p : ex.points) {
+    lo.out = fmt::format("{}/parts/{}.jsonl", campaign, p.id);
+    fmt::print("\n# point {} ({} repeat {})\n{}\n", p.id, p.experiment, p.repeat, launch_line(site, p, lo));
+    const std::string script = batch_script(site, p, lo);
+    if (!script.empty()) fmt::print("# batch script ({}):\n{}", site.scheduler.kind, script);
   }
 }
 
-}  // namespace
+// Seconds the merge pauses after each line: a fault-injection hook for the tests
+// (DLSCALE_FAULT_MERGE_PAUSE_S), so that a kill can land in the middle of a merge.
+double merge_pause_s() {
+  const char* v = std::getenv("DLSCALE_FAULT_MERGE_PAUSE_S");
+  return v && *v ? std::atof(v) : 0.0;
+}
 
-RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptions& o) {
-  const Expansion ex = expand(plan, site);
-  RunSummary sum;
-  sum.total = int(ex.points.size());
-  sum.campaign = o.campaign.empty() ? fmt::format("results/{}/{}", site.name, plan.name) : o.campaign;
-  const std::string bin = !o.dlscale.empty() ? o.dlscale : site.dlscale;
-  LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin,
-                   .out = "", .campaign = sum.campaign};
-  if (ex.points.empty()) throw ConfigError(fmt::format("plan {} on site {}: no points (clipped: {})", plan.name, site.name,
-                                                       fmt::join(ex.clipped, "; ")));
-  if (o.dry_run) {
-    fmt::print("# plan {} on site {}: {} points{}\n", plan.name, site.name, ex.points.size(),
-               ex.clipped.empty() ? "" : fmt::format(", {} clipped", ex.clipped.size()));
-    for (const auto& c : ex.clipped) fmt::print("# clipped: {}\n", c);
-    for (const Point& p : ex.points) {
-      lo.out = fmt::format("{}/parts/{}.jsonl", sum.campaign, p.id);
-      fmt::print("\n# point {} ({} repeat {})\n{}\n", p.id, p.experiment, p.repeat, launch_line(site, p, lo));
-      const std::string script = batch_script(site, p, lo);
-      if (!script.empty()) fmt::print("# batch script ({}):\n{}", site.scheduler.kind, script);
-    }
-    return sum;
+// A completed point's outcome into points.jsonl, then its part file's whole lines into
+// records.jsonl under one merge token (campaign.hpp counts the point only when all are there).
+void merge_point(const std::string& id, const std::string& part, nlohmann::json entry, RecordWriter& rec, RecordWriter& log,
+                 RunnerLog& say) {
+  JsonlContents c = read_jsonl(part);
+  for (const auto& t : c.torn) say.say(fmt::format("point {}: {}", id, t));
+  const nlohmann::json tag = new_merge_tag(long(c.lines.size()));
+  entry["records"] = c.lines.size(), entry["merge"] = tag["token"];
+  log.append_json(entry);
+  const double pause = merge_pause_s();
+  for (auto& l : c.lines) {
+    l.value["harness_point"] = id;
+    l.value["harness_merge"] = tag;
+    rec.append_json(l.value);
+    if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
   }
-  fs::create_directories(sum.campaign + "/parts");
-  const std::string records = sum.campaign + "/records.jsonl";
-  {
-    nlohmann::json pts = nlohmann::json::array();
-    for (const Point& p : ex.points) pts.push_back({{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat}});
-    const nlohmann::json manifest = {{"schema", "dlscale.campaign/1"}, {"plan", plan.name}, {"plan_file", plan.file},
-                                     {"site", site.name}, {"site_file", site.file}, {"points", pts}, {"clipped", ex.clipped},
-                                     {"provenance", capture_provenance({.site = site.name, .command_line = "dlscale run"})}};
-    const std::string tmp = sum.campaign + "/manifest.json.tmp";
-    std::ofstream(tmp) << manifest.dump(2) << "\n";
-    fs::rename(tmp, sum.campaign + "/manifest.json");
+}
+
+struct Paths {
+  std::string part, err, failed;
+};
+
+Paths paths_of(const std::string& campaign, const std::string& id) {
+  return {fmt::format("{}/parts/{}.jsonl", campaign, id), fmt::format("{}/parts/{}.err", campaign, id),
+          fmt::format("{}/parts/{}.failed.jsonl", campaign, id)};
+}
+
+// A point whose last attempt completed but whose merge was cut short, with its part file still
+// there: merge it again instead of running it again.
+bool remerge(const Campaign& state, const Point& p, const Paths& f, RecordWriter& rec, RecordWriter& log, RunnerLog& say) {
+  const auto it = state.last_attempt.find(p.id);
+  if (it == state.last_attempt.end() || !it->second.contains("merge") || !fs::exists(f.part)) return false;
+  const std::string st = it->second.value("status", "");
+  if (st != "ok" && st != "check_failed") return false;
+  say.say(fmt::format("point {} ({}): its merge into records.jsonl was cut short; merging it again from {}", p.id, p.experiment, f.part));
+  nlohmann::json entry = it->second;
+  entry["remerge_of"] = entry["merge"];
+  merge_point(p.id, f.part, entry, rec, log, say);
+  return true;
+}
+
+class Progress {
+ public:
+  Progress(bool tty, int total) : tty_(tty), total_(total), t0_(Clock::now()) {}
+  void show(int k, int ran, const Point& p) const {
+    const double el = std::chrono::duration<double>(Clock::now() - t0_).count();
+    const std::string eta = ran > 0 ? fmt::format("{:.0f} s", el / ran * (total_ - k + 1)) : "?";
+    const std::string line = fmt::format("[{}/{}] {} {} ({} s elapsed, about {} left)", k, total_, p.experiment, p.id, int(el), eta);
+    if (tty_) fmt::print(stderr, "\r\033[K{}", line);
+    else fmt::print(stderr, "{}\n", line);
   }
-  RecordWriter rec(records), log(sum.campaign + "/points.jsonl");
-  std::set<std::string> done = merged_points(records);
+  void newline() const {
+    if (tty_) fmt::print(stderr, "\n");
+  }
+
+ private:
+  bool tty_;
+  int total_;
+  Clock::time_point t0_;
+};
+
+std::vector<std::string> point_environment(const SiteConfig& site) {
   std::vector<std::string> env;
   for (const auto& [k, v] : site.environment)
     if (k != "OMP_NUM_THREADS") env.push_back(k + "=" + v);
   if (geteuid() == 0 && site.launcher.kind == "mpirun")
     env.push_back("OMPI_ALLOW_RUN_AS_ROOT=1"), env.push_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1");
-  const bool tty = o.progress && isatty(STDERR_FILENO);
+  return env;
+}
+
+// Runs one point and files its outcome: merged when it completed, set aside when it did not.
+void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptions lo, const Watchdog& wd, RecordWriter& rec,
+             RecordWriter& log, RunnerLog& say, RunSummary& sum, const Progress& progress) {
+  std::error_code ec;
+  fs::remove(f.part, ec);
+  lo.out = f.part;
+  std::vector<std::string> env = point_environment(site);
+  env.push_back(fmt::format("OMP_NUM_THREADS={}", p.threads));
+  const PointOutcome out = run_point(launch_argv(site, p, lo), env, f.err, p.time_limit_s, wd);
+  nlohmann::json entry = {{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat},
+                          {"status", out.status}, {"exit_code", out.exit_code}, {"signal", out.signal}, {"seconds", out.seconds}};
+  if (out.status != "ok") entry["stderr_tail"] = tail_lines(f.err, 20);
+  if (out.status == "ok" || out.status == "check_failed") {  // completed: its records count
+    merge_point(p.id, f.part, entry, rec, log, say);
+    if (out.status == "ok") {
+      ++sum.ok;
+      return;
+    }
+    ++sum.check_failed;
+    progress.newline();
+    fmt::print(stderr, "dlscale run: point {} ({}) completed, but a check or target failed (exit 1; its records say which); {}\n",
+               p.id, p.experiment, f.err);
+    return;
+  }
+  if (fs::exists(f.part)) fs::rename(f.part, f.failed, ec);
+  log.append_json(entry);
+  ++sum.failed;
+  progress.newline();
+  fmt::print(stderr, "dlscale run: point {} ({}) {}: exit {} signal {}; {}\n", p.id, p.experiment, out.status, out.exit_code,
+             out.signal, f.err);
+  if (out.status == "interrupted") sum.interrupted = true;
+}
+
+}  // namespace
+
+RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptions& o) {
+  const Expansion ex = expand(plan, site, o.max_points);
+  RunSummary sum;
+  sum.total = int(ex.points.size());
+  sum.campaign = o.campaign.empty() ? fmt::format("results/{}/{}", site.name, plan.name) : o.campaign;
+  const std::string bin = !o.dlscale.empty() ? o.dlscale : site.dlscale;
+  const LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin, .out = "", .campaign = sum.campaign};
+  if (ex.points.empty())
+    throw ConfigError(fmt::format("plan {} on site {}: no points (clipped: {})", plan.name, site.name, fmt::join(ex.clipped, "; ")));
+  if (o.dry_run) {
+    print_dry_run(site, plan, ex, lo, sum.campaign);
+    return sum;
+  }
+  fs::create_directories(sum.campaign + "/parts");
+  const CampaignLock lock(sum.campaign);
+  RunnerLog say(sum.campaign);
+  say.say(lock.took_over());
+  const Watchdog wd;
+  say.say(prepare_manifest(sum.campaign, plan, site, ex, o.allow_plan_change));
+  RecordWriter rec(sum.campaign + "/records.jsonl"), log(sum.campaign + "/points.jsonl");
+  say.say(rec.repaired()), say.say(log.repaired());
+  const Campaign state = read_campaign(sum.campaign);
+  for (const auto& w : state.warnings) say.say(w);
+  const Progress progress(o.progress && isatty(STDERR_FILENO), sum.total);
   set_graceful_interrupt(true);
-  const auto t_start = Clock::now();
-  int k = 0;
+  int k = 0, ran = 0;
   for (const Point& p : ex.points) {
     ++k;
-    if (done.count(p.id)) {
+    const Paths f = paths_of(sum.campaign, p.id);
+    if (state.done(p.id) || remerge(state, p, f, rec, log, say)) {
       ++sum.skipped;
       continue;
     }
@@ -170,53 +223,11 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
       sum.interrupted = true;
       break;
     }
-    const double el = std::chrono::duration<double>(Clock::now() - t_start).count();
-    const int ran = k - 1 - sum.skipped;
-    const std::string eta = ran > 0 ? fmt::format("{:.0f} s", el / ran * (sum.total - k + 1)) : "?";
-    const std::string line = fmt::format("[{}/{}] {} {} ({} s elapsed, about {} left)", k, sum.total, p.experiment, p.id, el > 0 ? int(el) : 0, eta);
-    if (tty) fmt::print(stderr, "\r\033[K{}", line);
-    else fmt::print(stderr, "{}\n", line);
-    const std::string part = fmt::format("{}/parts/{}.jsonl", sum.campaign, p.id), err = fmt::format("{}/parts/{}.err", sum.campaign, p.id);
-    fs::remove(part);
-    lo.out = part;
-    std::vector<std::string> penv = env;
-    penv.push_back(fmt::format("OMP_NUM_THREADS={}", p.threads));
-    const Outcome out = run_point(launch_argv(site, p, lo), penv, err, p.time_limit_s);
-    nlohmann::json entry = {{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat},
-                            {"status", out.status}, {"exit_code", out.exit_code}, {"signal", out.signal}, {"seconds", out.seconds}};
-    if (out.status == "ok" || out.status == "check_failed") {  // completed: its records count
-      std::ifstream f(part);
-      for (std::string l; std::getline(f, l);) {
-        if (l.empty()) continue;
-        auto j = nlohmann::json::parse(l);
-        j["harness_point"] = p.id;
-        rec.append_json(j);
-      }
-      if (out.status == "ok") {
-        ++sum.ok;
-      } else {
-        ++sum.check_failed;
-        entry["stderr_tail"] = tail_lines(err, 20);
-        if (tty) fmt::print(stderr, "\n");
-        fmt::print(stderr, "dlscale run: point {} ({}) completed, but a check or target failed (exit 1; its records say which); {}\n",
-                   p.id, p.experiment, err);
-      }
-    } else {
-      entry["stderr_tail"] = tail_lines(err, 20);
-      std::error_code ec;
-      if (fs::exists(part)) fs::rename(part, fmt::format("{}/parts/{}.failed.jsonl", sum.campaign, p.id), ec);
-      ++sum.failed;
-      if (tty) fmt::print(stderr, "\n");
-      fmt::print(stderr, "dlscale run: point {} ({}) {}: exit {} signal {}; {}\n", p.id, p.experiment, out.status, out.exit_code,
-                 out.signal, err);
-    }
-    log.append_json(entry);
-    if (out.status == "interrupted") {
-      sum.interrupted = true;
-      break;
-    }
+    progress.show(k, ran++, p);
+    run_one(site, p, f, lo, wd, rec, log, say, sum, progress);
+    if (sum.interrupted) break;
   }
-  if (tty) fmt::print(stderr, "\n");
+  progress.newline();
   return sum;
 }
 

@@ -1,20 +1,27 @@
 // The campaign runner of `dlscale run` (DESIGN.md's data flow): the points of a plan on a site,
-// each started through the site's launcher as its own process group, one after another.
-// A campaign lives in one folder:
-//   manifest.json   plan, site, the harness's provenance, the points (written at start)
-//   records.jsonl   every record of every point that completed, each with "harness_point"
+// each started through the site's launcher in a session of its own, one after another.
+// A campaign lives in one folder (docs/harness_formats.md, "Campaigns"; campaign.hpp reads it):
+//   manifest.json   plan, site, the expanded plan's hash, the harness's provenance, the points
+//                   (written once; a resume with another plan is refused, manifest.hpp)
+//   runner.lock     while a runner works on it (campaign_lock.hpp): a second one is refused
+//   records.jsonl   the records of every point that completed, each with harness_point and
+//                   harness_merge (the merge's token and line count)
 //   points.jsonl    one line per finished attempt: id, status (ok | check_failed | failed |
 //                   timeout | interrupted; check_failed: exit 1, a check or target failed but
-//                   the measurement completed and its records count), exit code or signal, seconds, the last lines of stderr
-//   parts/<id>.*    a point's own records (.jsonl) and stderr (.err) while it runs; a failed
-//                   attempt's records stay there (<id>.failed.jsonl), out of records.jsonl
-// A point's records are merged into records.jsonl only when it completed, line by line with
-// the atomic appender, and the point is done once its records are there: a re-run (resume)
-// skips done points and runs the rest, so a killed campaign is completed without duplicates.
+//                   the measurement completed and its records count), exit code or signal,
+//                   seconds, records and merge token, the last lines of stderr
+//   runner.log      what the runner had to say beyond progress: torn lines repaired, merges cut
+//                   short and redone, stale locks taken over, plan changes allowed
+//   parts/<id>.*    a point's own records (.jsonl) and output (.err); a failed attempt's
+//                   records stay there (<id>.failed.jsonl), out of records.jsonl
+// A completed point's outcome is logged in points.jsonl, then its records are appended to
+// records.jsonl line by line under one merge token. A point is done once one merge of it is
+// whole: a resume skips done points, merges again a point whose merge was cut short (from its
+// part file), and runs the rest, so a killed campaign is completed without duplicates.
 // Ctrl-C: the running point is asked to stop (SIGUSR1 to the launcher, which forwards it to the
 // ranks: a training run still writes its record), recorded as interrupted, and the campaign
-// stops.
-// A point past its time limit gets SIGTERM, then SIGKILL 5 s later, and is recorded as timeout.
+// stops. A point past its time limit gets SIGTERM, then SIGKILL 5 s later (timeout). A runner
+// killed outright leaves its point to the watchdog (point_process.hpp), which stops it.
 #pragma once
 
 #include <string>
@@ -30,6 +37,8 @@ struct RunOptions {
   std::string dlscale;     // the binary the points run ("" -> this one)
   bool dry_run = false;
   bool progress = true;    // a progress line on a terminal
+  bool allow_plan_change = false;  // resume a campaign whose plan or site expands differently
+  long max_points = kMaxPoints;
 };
 
 struct RunSummary {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
 #include "kernels/core/check.hpp"
 
@@ -21,11 +22,14 @@ std::string resolve(const std::string& name_or_path, const std::string& root, co
 const std::vector<std::string> kLaunchers = {"mpirun", "srun", "aprun", "jsrun", "local"};
 const std::vector<std::string> kSchedulers = {"none", "slurm", "pbs", "lsf"};
 
-bool is_time(const std::string& t) {  // HH:MM:SS
-  int h = 0, m = 0, s = 0;
-  char c1 = 0, c2 = 0;
-  return std::sscanf(t.c_str(), "%d%c%d%c%d", &h, &c1, &m, &c2, &s) == 5 && c1 == ':' && c2 == ':' && h >= 0 && m >= 0 &&
-         m < 60 && s >= 0 && s < 60;
+// HH:MM:SS exactly: digits only (1-4 of hours, 2 of minutes and seconds), nothing before or
+// after, minutes and seconds below 60. The text goes unquoted into #SBATCH/#PBS/#BSUB lines.
+bool is_time(const std::string& t) {
+  const std::size_t c1 = t.find(':'), c2 = t.rfind(':');
+  if (c1 == std::string::npos || c1 == c2 || c1 < 1 || c1 > 4 || c2 != c1 + 3 || t.size() != c2 + 3) return false;
+  if (t.find_first_not_of("0123456789:") != std::string::npos) return false;
+  const auto two = [&t](std::size_t at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
+  return t[c1 + 1] != ':' && t[c2 + 1] != ':' && two(c1 + 1) < 60 && two(c2 + 1) < 60;
 }
 
 std::string one_of(YamlMap& m, const std::string& key, const std::string& dflt, const std::vector<std::string>& allowed) {
@@ -46,7 +50,7 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   YamlMap top(load_yaml_file(file), file, "site");
   SiteConfig s;
   s.file = file;
-  s.name = top.str("name");
+  s.name = top.name("name");
   s.description = top.str("description", "");
   {
     YamlMap n = top.map("node");
@@ -81,6 +85,8 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
     s.launcher.bind = one_of(l, "bind", "core", {"core", "socket", "none"});
     s.launcher.oversubscribe = l.boolean("oversubscribe", false);
     s.launcher.extra_flags = l.strings("extra_flags");
+    for (const auto& f : s.launcher.extra_flags)
+      if (const std::string why = bad_free_text(f); !why.empty()) l.fail("extra_flags", fmt::format("'{}': {}", f, why));
     const int hw = s.node.cores * s.node.threads_per_core;
     if (!s.launcher.oversubscribe && s.launcher.ranks_per_node * s.launcher.threads_per_rank > hw)
       l.fail("ranks_per_node", fmt::format("{} ranks x {} threads exceed the node's {} hardware threads (set oversubscribe: true to allow)",
@@ -95,9 +101,9 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   if (top.has("scheduler")) {
     YamlMap q = top.map("scheduler");
     s.scheduler.kind = one_of(q, "kind", "none", kSchedulers);
-    s.scheduler.partition = q.str("partition", "");
-    s.scheduler.account = q.str("account", "");
-    s.scheduler.qos = q.str("qos", "");
+    s.scheduler.partition = q.checked("partition", "", bad_scheduler_word);
+    s.scheduler.account = q.checked("account", "", bad_scheduler_word);
+    s.scheduler.qos = q.checked("qos", "", bad_scheduler_word);
     s.scheduler.time_limit = q.str("time_limit", s.scheduler.time_limit);
     if (!is_time(s.scheduler.time_limit)) q.fail("time_limit", fmt::format("'{}': expected HH:MM:SS", s.scheduler.time_limit));
     q.done();
@@ -105,13 +111,20 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   if (const YAML::Node env = top.node("environment")) {
     if (!env.IsMap()) top.fail("environment", "expected a mapping NAME: value");
     for (const auto& kv : env) {
-      if (!kv.second.IsScalar()) top.fail("environment", fmt::format("{}: expected a scalar value", kv.first.as<std::string>()));
-      s.environment[kv.first.as<std::string>()] = kv.second.as<std::string>();
+      const std::string k = kv.first.as<std::string>();
+      if (const std::string why = bad_env_name(k); !why.empty()) top.fail("environment", fmt::format("'{}': {}", k, why));
+      if (!kv.second.IsScalar()) top.fail("environment", fmt::format("{}: expected a scalar value", k));
+      const std::string v = kv.second.as<std::string>();
+      if (const std::string why = bad_free_text(v); !why.empty()) top.fail("environment", fmt::format("{}: {}", k, why));
+      s.environment[k] = v;
     }
   }
   s.papi_events = top.strings("papi_events");
+  for (const auto& e : s.papi_events)
+    if (const std::string why = bad_free_text(e); !why.empty()) top.fail("papi_events", fmt::format("'{}': {}", e, why));
   s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
-  s.dlscale = top.str("dlscale", "self");
+  s.dlscale = top.checked("dlscale", "self", bad_free_text);
+  if (s.dlscale.empty()) top.fail("dlscale", "expected the binary's path or name, or self");
   top.done({"network", "scheduler", "environment", "papi_events", "max_nodes", "dlscale"});
   if (s.launcher.kind == "srun" && s.scheduler.kind != "slurm")
     throw ConfigError(fmt::format("{}: site.launcher.kind srun needs scheduler.kind slurm", file));

@@ -2,32 +2,25 @@
 #include "harness/config/summary.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/instrument/jsonl.hpp"
+
 namespace dls {
 
-std::vector<SummaryRow> summarize_campaign(const std::string& campaign) {
-  std::map<std::string, std::string> experiment_of;  // harness point -> experiment
-  std::ifstream mf(campaign + "/manifest.json");
-  if (mf) {
-    const auto m = nlohmann::json::parse(mf, nullptr, false);
-    if (m.is_object() && m.contains("points"))
-      for (const auto& p : m["points"]) experiment_of[p.value("id", "")] = p.value("experiment", "");
-  }
+std::vector<SummaryRow> summarize_campaign(const Campaign& campaign) {
   std::map<std::string, SummaryRow> rows;
   std::map<std::string, std::vector<double>> values;
   std::vector<std::string> order;
-  std::ifstream rf(campaign + "/records.jsonl");
-  for (std::string l; std::getline(rf, l);) {
-    const auto r = nlohmann::json::parse(l, nullptr, false);
-    if (!r.is_object() || r.value("status", "") != "ok" || !r.contains("metrics")) continue;
+  for (const auto& r : campaign.records) {
+    if (r.value("status", "") != "ok" || !r.contains("metrics")) continue;
     const std::string kind = r.value("kind", "");
     const char* metric = kind == "train" ? "images_per_s" : kind == "kernel" ? "gflop_per_s" : "busbw_bytes_per_s";
     if (!r["metrics"].contains(metric) || !r["metrics"][metric].is_number()) continue;
-    const std::string exp = experiment_of[r.value("harness_point", "")];
+    const ManifestPoint* mp = campaign.point(r.value("harness_point", ""));
+    const std::string exp = mp ? mp->experiment : "";
     const std::string key = exp + "/" + r.value("point_id", "");
     if (!rows.count(key)) {
       SummaryRow s{exp, kind, r.value("benchmark", ""), r.value("point_id", ""), metric, ""};
@@ -60,14 +53,12 @@ std::vector<SummaryRow> summarize_campaign(const std::string& campaign) {
   return out;
 }
 
-void write_summary(const std::string& campaign, const std::vector<SummaryRow>& rows) {
+void write_summary(const std::string& dir, const std::vector<SummaryRow>& rows) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& s : rows)
     j.push_back({{"experiment", s.experiment}, {"kind", s.kind}, {"benchmark", s.benchmark}, {"point_id", s.point_id},
                  {"label", s.label}, {"metric", s.metric}, {"n", s.n}, {"mean", s.mean}, {"stddev", s.stddev}});
-  const std::string tmp = campaign + "/summary.json.tmp";
-  std::ofstream(tmp) << j.dump(2) << "\n";
-  std::rename(tmp.c_str(), (campaign + "/summary.json").c_str());
+  write_file_atomic(dir + "/summary.json", j.dump(2) + "\n");
 }
 
 }  // namespace dls

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/config/campaign.hpp"
+
 namespace dls {
 
 struct SummaryRow {
@@ -15,7 +17,7 @@ struct SummaryRow {
   double mean = 0, stddev = 0;  // stddev 0 for n == 1
 };
 
-std::vector<SummaryRow> summarize_campaign(const std::string& campaign);
-void write_summary(const std::string& campaign, const std::vector<SummaryRow>& rows);  // summary.json
+std::vector<SummaryRow> summarize_campaign(const Campaign& campaign);
+void write_summary(const std::string& dir, const std::vector<SummaryRow>& rows);  // DIR/summary.json, atomically
 
 }  // namespace dls

@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <filesystem>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "harness/config/safe_text.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -22,13 +23,50 @@ std::vector<std::string> yaml_names_in(const std::string& dir) {
   return v;
 }
 
+namespace {
+
+constexpr long kMaxNodes = 100000;  // a shipped plan has a few hundred; more is an alias bomb
+
+std::string line_of(const YAML::Node& n, const std::string& path) {
+  const auto m = n.Mark();
+  return m.line >= 0 ? fmt::format("{}:{}", path, m.line + 1) : path;
+}
+
+// Every mapping's keys are plain scalars and unique (yaml-cpp keeps the first of two equal keys
+// silently, so a second `bound:` would be ignored); the document is not an alias bomb.
+void check_document(const YAML::Node& n, const std::string& path, long& visited) {
+  if (++visited > kMaxNodes)
+    throw ConfigError(fmt::format("{}: more than {} YAML nodes (aliases expanding?); not a plan or site", path, kMaxNodes));
+  if (n.IsMap()) {
+    std::map<std::string, int> seen;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar())
+        throw ConfigError(fmt::format("{}: a key must be a plain string, not a list or a mapping", line_of(kv.first, path)));
+      const std::string k = kv.first.as<std::string>();
+      const int line = kv.first.Mark().line + 1;
+      if (const auto it = seen.find(k); it != seen.end())
+        throw ConfigError(fmt::format("{}: key '{}' appears twice (first at line {})", line_of(kv.first, path), k, it->second));
+      seen[k] = line;
+      check_document(kv.second, path, visited);
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& e : n) check_document(e, path, visited);
+  }
+}
+
+}  // namespace
+
 YAML::Node load_yaml_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such file", path));
+  YAML::Node doc;
   try {
-    return YAML::LoadFile(path);
+    doc = YAML::LoadFile(path);
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}: YAML syntax: {}", path, e.mark.line + 1, e.msg));
   }
+  long visited = 0;
+  check_document(doc, path, visited);
+  return doc;
 }
 
 YamlMap::YamlMap(YAML::Node node, std::string file, std::string where)
@@ -63,6 +101,18 @@ std::string YamlMap::str(const std::string& key, const std::string& dflt) {
   if (!v) return dflt;
   if (!v.IsScalar()) fail(key, "expected a string");
   return v.as<std::string>();
+}
+
+std::string YamlMap::checked(const std::string& key, const std::string& dflt, TextCheck check) {
+  const std::string v = str(key, dflt);
+  if (has(key))
+    if (const std::string why = check(v); !why.empty()) fail(key, why);
+  return v;
+}
+
+std::string YamlMap::name(const std::string& key) {
+  if (!has(key)) fail(key, "required (a name)");
+  return checked(key, "", bad_name);
 }
 
 long YamlMap::integer(const std::string& key, long min, long max) {

@@ -13,7 +13,8 @@
 
 namespace dls {
 
-// Loads a YAML file; a missing file or a syntax error is a ConfigError with file and line.
+// Loads a YAML file; a missing file, a syntax error, a key that is not a plain string, a key
+// given twice in one mapping or an alias bomb is a ConfigError with file and line.
 YAML::Node load_yaml_file(const std::string& path);
 
 // The names (file stems) of the .yaml files in dir, sorted; none when dir cannot be read.
@@ -28,6 +29,10 @@ class YamlMap {
   YAML::Node node(const std::string& key);  // marks the key taken (null node if absent)
   std::string str(const std::string& key);  // required
   std::string str(const std::string& key, const std::string& dflt);
+  // a string that `check` (safe_text.hpp) accepts; its reason is the error otherwise
+  using TextCheck = std::string (*)(const std::string&);
+  std::string checked(const std::string& key, const std::string& dflt, TextCheck check);
+  std::string name(const std::string& key);  // required, bad_name-checked
   long integer(const std::string& key, long dflt, long min, long max);
   long integer(const std::string& key, long min, long max);  // required
   double number(const std::string& key, double dflt, double min, double max);

@@ -1,6 +1,8 @@
 // Records and their writer (see record.hpp).
 #include "harness/instrument/record.hpp"
 
+#include "harness/instrument/jsonl.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -105,8 +107,18 @@ RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // O_RDWR: the torn-tail repair reads the last line back
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error(fmt::format("cannot open '{}' for appending: {}", path_, std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX) != 0) throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
+  try {
+    repaired_ = repair_torn_tail(fd_, path_);
+  } catch (...) {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+    throw;
+  }
+  ::flock(fd_, LOCK_UN);
 }
 
 RecordWriter::~RecordWriter() {

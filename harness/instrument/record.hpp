@@ -62,7 +62,9 @@ std::string point_id(const nlohmann::json& params);
 
 // Appends records to a JSON Lines file. Each append is one write(2) of one whole line under an
 // exclusive flock, followed by fdatasync, so concurrent writers never interleave and a killed
-// run never leaves a torn line or loses a record that was already appended.
+// run never loses a record that was already appended. A write cut short by a kill can still
+// leave a torn last line: opening the file repairs it first (jsonl.hpp's repair_torn_tail), and
+// repaired() says what was done, for the caller's log.
 class RecordWriter {
  public:
   explicit RecordWriter(std::string path);  // creates parent folders; throws Error on failure
@@ -73,9 +75,10 @@ class RecordWriter {
   void append(const Record& r);
   void append_json(const nlohmann::json& j);  // any JSON object as one line, the same way
   const std::string& path() const { return path_; }
+  const std::string& repaired() const { return repaired_; }  // "" when the file was whole
 
  private:
-  std::string path_;
+  std::string path_, repaired_;
   int fd_ = -1;
 };
 

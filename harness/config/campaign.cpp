@@ -1,0 +1,119 @@
+// The campaign reader (see campaign.hpp).
+#include "harness/config/campaign.hpp"
+
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "harness/instrument/jsonl.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+std::string text_of(const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+
+std::vector<ManifestPoint> manifest_points(const nlohmann::json& m, const std::string& file) {
+  if (!m.contains("points") || !m["points"].is_array())
+    throw ConfigError(fmt::format("{}: not a campaign manifest (no list of points)", file));
+  std::vector<ManifestPoint> out;
+  for (const auto& p : m["points"]) {
+    if (!p.is_object() || !p.contains("id") || !p["id"].is_string())
+      throw ConfigError(fmt::format("{}: not a campaign manifest (a point without an id)", file));
+    ManifestPoint q{p["id"].get<std::string>(), p.value("experiment", ""), {}, p.value("repeat", 0)};
+    if (p.contains("assignment") && p["assignment"].is_object())
+      for (const auto& [k, v] : p["assignment"].items()) q.assignment[k] = text_of(v);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+// records.jsonl: the lines of complete merges, in file order; the rest named in warnings.
+void read_records(Campaign& c) {
+  JsonlContents rf = read_jsonl(c.dir + "/records.jsonl");
+  c.warnings.insert(c.warnings.end(), rf.torn.begin(), rf.torn.end());
+  std::map<std::string, long> count, expected;  // merge token -> lines seen, lines announced
+  std::map<std::string, std::string> point_of;  // merge token -> point
+  for (const auto& l : rf.lines) {
+    const auto& m = l.value.value("harness_merge", nlohmann::json());
+    if (!m.is_object()) continue;
+    const std::string t = m.value("token", "");
+    ++count[t], expected[t] = m.value("lines", -1L), point_of[t] = l.value.value("harness_point", "");
+  }
+  std::map<std::string, std::string> taken;  // point -> the token of its first complete merge
+  for (auto& l : rf.lines) {
+    const std::string pt = l.value.value("harness_point", "");
+    const auto& m = l.value.value("harness_merge", nlohmann::json());
+    if (!m.is_object()) {  // written before merges were tagged: one line, one record
+      c.records.push_back(std::move(l.value)), c.merged.insert(pt);
+      continue;
+    }
+    const std::string t = m.value("token", "");
+    if (count[t] != expected[t]) continue;  // cut short: warned below
+    if (const auto it = taken.find(pt); it != taken.end() && it->second != t) continue;  // a second copy
+    taken[pt] = t;
+    c.records.push_back(std::move(l.value)), c.merged.insert(pt);
+  }
+  std::set<std::string> said;
+  for (const auto& [t, n] : count) {
+    const std::string& pt = point_of[t];
+    if (n != expected[t])
+      c.warnings.push_back(fmt::format("{}/records.jsonl: point {}: a merge cut short ({} of {} lines) is ignored", c.dir, pt, n,
+                                       expected[t]));
+    else if (taken[pt] != t && said.insert(pt).second)
+      c.warnings.push_back(fmt::format("{}/records.jsonl: point {} was merged more than once; the first copy counts", c.dir, pt));
+  }
+}
+
+void read_attempts(Campaign& c) {
+  JsonlContents pf = read_jsonl(c.dir + "/points.jsonl");
+  c.warnings.insert(c.warnings.end(), pf.torn.begin(), pf.torn.end());
+  for (auto& l : pf.lines) {
+    const std::string id = l.value.value("id", "");
+    if (!c.last_attempt.count(id)) c.attempt_order.push_back(id);
+    c.last_attempt[id] = std::move(l.value);
+  }
+}
+
+}  // namespace
+
+const ManifestPoint* Campaign::point(const std::string& id) const {
+  const auto it = index.find(id);
+  return it == index.end() ? nullptr : &points[it->second];
+}
+
+bool Campaign::done(const std::string& id) const {
+  if (merged.count(id)) return true;
+  const auto it = last_attempt.find(id);
+  if (it == last_attempt.end()) return false;
+  const std::string st = it->second.value("status", "");
+  return (st == "ok" || st == "check_failed") && it->second.value("records", -1L) == 0;
+}
+
+nlohmann::json read_manifest(const std::string& dir) {
+  const std::string file = dir + "/manifest.json";
+  std::ifstream f(file);
+  if (!f) throw ConfigError(fmt::format("{}: no manifest.json (not a campaign folder?)", dir));
+  const auto m = nlohmann::json::parse(f, nullptr, false);
+  if (m.is_discarded() || !m.is_object()) throw ConfigError(fmt::format("{}: not JSON (not a campaign manifest)", file));
+  return m;
+}
+
+Campaign read_campaign(const std::string& dir) {
+  Campaign c;
+  c.dir = dir;
+  c.manifest = read_manifest(dir);
+  c.points = manifest_points(c.manifest, dir + "/manifest.json");
+  for (std::size_t i = 0; i < c.points.size(); ++i) c.index[c.points[i].id] = i;
+  read_records(c);
+  read_attempts(c);
+  return c;
+}
+
+nlohmann::json new_merge_tag(long lines) {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return {{"token", fmt::format("{:016x}", rng())}, {"lines", lines}};
+}
+
+}  // namespace dls

@@ -1,0 +1,106 @@
+// The campaign manifest (see manifest.hpp).
+#include "harness/config/manifest.hpp"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/config/campaign.hpp"
+#include "harness/instrument/jsonl.hpp"
+#include "harness/instrument/provenance.hpp"
+#include "harness/instrument/record.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+nlohmann::json point_json(const Point& p) {
+  return {{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat},
+          {"args", p.args}, {"time_limit_s", p.time_limit_s}};
+}
+
+nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Expansion& ex) {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const Point& p : ex.points) pts.push_back(point_json(p));
+  return {{"schema", "dlscale.campaign/1"}, {"plan", plan.name}, {"plan_file", plan.file}, {"site", site.name},
+          {"site_file", site.file}, {"plan_hash", plan_hash(site, ex)}, {"points", pts}, {"clipped", ex.clipped},
+          {"provenance", capture_provenance({.site = site.name, .command_line = "dlscale run"})}};
+}
+
+std::string describe(const nlohmann::json& p) {
+  std::string a;
+  for (const auto& [k, v] : p.value("assignment", nlohmann::json::object()).items())
+    a += fmt::format("{}{}={}", a.empty() ? "" : " ", k, v.is_string() ? v.get<std::string>() : v.dump());
+  return fmt::format("{} {}{}", p.value("experiment", "?"), a, p.value("repeat", 0) > 0 ? fmt::format(" repeat {}", p.value("repeat", 0)) : "");
+}
+
+std::string some(const std::vector<std::string>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size() && i < 4; ++i) s += fmt::format("{}{}", i ? "; " : "", v[i]);
+  if (v.size() > 4) s += fmt::format("; and {} more", v.size() - 4);
+  return s;
+}
+
+// What differs between the manifest's points and the new expansion, "" when nothing does.
+std::string plan_changes(const nlohmann::json& old, const nlohmann::json& now) {
+  std::map<std::string, nlohmann::json> a, b;
+  for (const auto& p : old.value("points", nlohmann::json::array())) a[p.value("id", "")] = p;
+  for (const auto& p : now["points"]) b[p.value("id", "")] = p;
+  std::vector<std::string> removed, added, changed;
+  for (const auto& [id, p] : a)
+    if (!b.count(id)) removed.push_back(describe(p));
+  for (const auto& [id, p] : b) {
+    if (!a.count(id)) added.push_back(describe(p));
+    else if (a[id].contains("args") && (a[id]["args"] != p["args"] || a[id].value("time_limit_s", 0.0) != p.value("time_limit_s", 0.0)))
+      changed.push_back(describe(p));
+  }
+  std::vector<std::string> what;
+  if (old.value("site", "") != now.value("site", "")) what.push_back(fmt::format("site {} -> {}", old.value("site", "?"), now.value("site", "?")));
+  if (!removed.empty()) what.push_back(fmt::format("{} points removed ({})", removed.size(), some(removed)));
+  if (!added.empty()) what.push_back(fmt::format("{} points added ({})", added.size(), some(added)));
+  if (!changed.empty()) what.push_back(fmt::format("{} points with other arguments or time limits ({})", changed.size(), some(changed)));
+  std::string s;
+  for (const auto& w : what) s += (s.empty() ? "" : "; ") + w;
+  return s;
+}
+
+}  // namespace
+
+std::string plan_hash(const SiteConfig& site, const Expansion& ex) {
+  std::map<std::string, nlohmann::json> by_id;  // the order of points does not matter
+  for (const Point& p : ex.points)
+    by_id[p.id] = {p.args, p.nodes, p.ranks_per_node, p.threads, p.time_limit_s};
+  return point_id({{"site", site.name}, {"points", by_id}});
+}
+
+std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site, const Expansion& ex,
+                             bool allow_change) {
+  const std::string file = dir + "/manifest.json";
+  nlohmann::json now = make_manifest(plan, site, ex);
+  if (!std::filesystem::exists(file)) {
+    write_file_atomic(file, now.dump(2) + "\n");
+    return "";
+  }
+  const nlohmann::json old = read_manifest(dir);
+  // a manifest written before plan_hash existed: compare its points
+  if (old.value("plan_hash", "") == now["plan_hash"].get<std::string>()) return "";
+  const std::string changes = plan_changes(old, now);
+  if (!old.contains("plan_hash") && changes.empty()) return "";
+  const std::string what = changes.empty() ? "the expanded plan's hash differs" : changes;
+  if (!allow_change)
+    throw ConfigError(fmt::format("{}: this campaign was started with another plan or site: {}. Run it with the plan it was "
+                                  "started with, choose a new --campaign, or give --allow-plan-change to go on with this one "
+                                  "(the records of the old points stay)", file, what));
+  nlohmann::json history = old.value("plan_history", nlohmann::json::array());
+  history.push_back({{"plan_hash", old.value("plan_hash", "")}, {"plan_file", old.value("plan_file", "")},
+                     {"points", old.value("points", nlohmann::json::array()).size()},
+                     {"replaced", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}, {"changes", what}});
+  now["plan_history"] = history;
+  write_file_atomic(file, now.dump(2) + "\n");
+  return fmt::format("the plan changed (--allow-plan-change): {}; manifest.json rewritten, the old plan kept in plan_history", what);
+}
+
+}  // namespace dls

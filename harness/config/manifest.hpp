@@ -1,0 +1,23 @@
+// A campaign's manifest.json: written once when the campaign starts, with the expanded plan and
+// its hash (plan_hash: the site, and every point's id, arguments, placement and time limit).
+// Resuming checks the hash: a plan or site that expands differently (points added or removed,
+// arguments or time limits changed) is a ConfigError naming what changed, since the campaign's
+// records would mix two plans. With allow_change the manifest is rewritten for the new plan and
+// the old hash is kept in plan_history.
+#pragma once
+
+#include <string>
+
+#include "harness/config/plan.hpp"
+#include "harness/config/site.hpp"
+
+namespace dls {
+
+// Writes (new campaign) or checks (resumed one) DIR/manifest.json. Returns a line for the log
+// ("" when there is nothing to say).
+std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site, const Expansion& ex,
+                             bool allow_change);
+
+std::string plan_hash(const SiteConfig& site, const Expansion& ex);
+
+}  // namespace dls
