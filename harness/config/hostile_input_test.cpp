@@ -1,0 +1,178 @@
+// Hostile and broken plans and sites (issue 21): every value that reaches a path, a batch script
+// or a launcher line is refused unless it is safe there, and every parse failure is a
+// ConfigError naming file, line and key, never another exception.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/config/launcher.hpp"
+#include "harness/config/plan.hpp"
+#include "harness/config/site.hpp"
+#include "kernels/core/check.hpp"
+
+namespace dls {
+namespace {
+
+const std::string kRoot = DLS_SOURCE_ROOT;
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "dls_hostile_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The ConfigError's text; a failure when none, or another exception, is thrown.
+template <class F>
+std::string config_error(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("NOT A CONFIG ERROR: ") + e.what();
+  }
+  return "NO ERROR";
+}
+
+std::string site_error(const std::string& name, const std::string& text) {
+  const std::string f = write(name, text);
+  return config_error([&] { load_site(f, kRoot); });
+}
+
+std::string plan_error(const std::string& name, const std::string& text) {
+  const std::string f = write(name, text);
+  return config_error([&] { load_plan(f, kRoot); });
+}
+
+const std::string kSiteHead = "name: s\nnode: {cores: 4}\nlauncher: {kind: srun}\n";
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+
+TEST(Hostile, SchedulerValuesCannotAddScriptLines) {
+  std::string e = site_error("part.yaml", kSiteHead + "scheduler: {kind: slurm, partition: \"normal\\ntouch /tmp/x\"}\n");
+  EXPECT_HAS(e, "part.yaml:4: site.scheduler.partition: control character 0x0a is not allowed here");
+  e = site_error("acct.yaml", kSiteHead + "scheduler: {kind: slurm, account: \"a;touch x\"}\n");
+  EXPECT_HAS(e, "site.scheduler.account: ';' is not allowed here");
+  e = site_error("qos.yaml", kSiteHead + "scheduler: {kind: slurm, qos: \"$(touch x)\"}\n");
+  EXPECT_HAS(e, "site.scheduler.qos: '$' is not allowed here");
+  for (const char* t : {"01:00:00\\ntouch x", "1:2:3", "01:60:00", "01:00:00 ", "aa:bb:cc", "-1:00:00"}) {
+    e = site_error("time.yaml", kSiteHead + "scheduler: {kind: slurm, time_limit: \"" + t + "\"}\n");
+    EXPECT_HAS(e, "site.scheduler.time_limit: ") << t;
+    EXPECT_HAS(e, "expected HH:MM:SS") << t;
+  }
+  EXPECT_EQ(site_error("ok.yaml", kSiteHead + "scheduler: {kind: slurm, partition: \"gpu,debug\", time_limit: \"100:05:09\"}\n"),
+            "NO ERROR");
+}
+
+TEST(Hostile, EnvironmentNamesAreNamesAndValuesHaveNoControlCharacters) {
+  std::string e = site_error("envk.yaml", kSiteHead + "scheduler: {kind: slurm}\nenvironment: {\"Y; touch F; Z\": 1}\n");
+  EXPECT_HAS(e, "envk.yaml:5: site.environment: 'Y; touch F; Z': ';' is not allowed in a variable name");
+  e = site_error("envd.yaml", kSiteHead + "scheduler: {kind: slurm}\nenvironment: {1X: 1}\n");
+  EXPECT_HAS(e, "'1X': a variable name starts with a letter or '_'");
+  e = site_error("envv.yaml", kSiteHead + "scheduler: {kind: slurm}\nenvironment: {X: \"a\\nb\"}\n");
+  EXPECT_HAS(e, "site.environment: X: control character 0x0a is not allowed");
+  e = site_error("flag.yaml", "name: s\nnode: {cores: 4}\nlauncher: {kind: mpirun, extra_flags: [\"-x\\nrm\"]}\n");
+  EXPECT_HAS(e, "site.launcher.extra_flags: '-x\nrm': control character 0x0a is not allowed");
+  e = site_error("bin.yaml", "name: s\nnode: {cores: 4}\nlauncher: {kind: mpirun}\ndlscale: \"/opt/d\\u0000x\"\n");
+  EXPECT_HAS(e, "site.dlscale: control character 0x00 is not allowed");
+}
+
+TEST(Hostile, NamesCannotEscapeAFolder) {
+  for (const char* n : {"../../../../tmp/x", "a/b", "..", ".hidden", "a b", "x;y", "$(id)", "`id`"}) {
+    const std::string quoted = std::string("\"") + n + "\"";
+    EXPECT_HAS(site_error("sname.yaml", "name: " + quoted + "\nnode: {cores: 4}\nlauncher: {kind: mpirun}\n"), "site.name: ") << n;
+    EXPECT_HAS(plan_error("pname.yaml", "name: " + quoted + "\nexperiments:\n  - {name: a, kind: train}\n"), "plan.name: ") << n;
+    EXPECT_HAS(plan_error("ename.yaml", "name: p\nexperiments:\n  - {name: " + quoted + ", kind: train}\n"),
+               "plan.experiments[0].name: ")
+        << n;
+  }
+  EXPECT_HAS(plan_error("nul.yaml", "name: \"a\\0b\"\nexperiments:\n  - {name: a, kind: train}\n"),
+             "plan.name: control character 0x00 is not allowed in a name");
+}
+
+TEST(Hostile, FlagsAndValuesCannotPoseAsOtherFlags) {
+  const auto exp = [](const std::string& body) { return "name: p\nexperiments:\n  - name: a\n    kind: train\n" + body; };
+  std::string e = plan_error("out.yaml", exp("    args: {out: /etc/passwd}\n"));
+  EXPECT_HAS(e, "plan.experiments[0].args: 'out' is set by the harness on every point; a plan cannot set it");
+  e = plan_error("site.yaml", exp("    sweep: {site: [a]}\n"));
+  EXPECT_HAS(e, "'site' is set by the harness");
+  e = plan_error("key.yaml", exp("    args: {\"model --out /tmp/x\": m}\n"));
+  EXPECT_HAS(e, "' ' is not allowed in a flag name");
+  e = plan_error("dash.yaml", exp("    args: {model: \"--out=/tmp/x\"}\n"));
+  EXPECT_HAS(e, "model: '--out=/tmp/x' starts with '-' but is not a number (it would pose as a flag)");
+  e = plan_error("nl.yaml", exp("    sweep: {batch: [\"8\\n9\"]}\n"));
+  EXPECT_HAS(e, "batch: control character 0x0a is not allowed");
+  e = plan_error("place.yaml", exp("    args: {threads: 4}\n"));
+  EXPECT_HAS(e, "'threads' is placement: give it under sweep");
+  EXPECT_EQ(plan_error("neg.yaml", exp("    args: {eval-every: \"-1\", data: \"synthetic:512\", target: \"rmse=0.3\"}\n")), "NO ERROR");
+}
+
+TEST(Hostile, NumbersOutOfRangeAreConfigErrors) {
+  const auto exp = [](const std::string& body) { return "name: p\nexperiments:\n  - name: a\n    kind: train\n" + body; };
+  std::string e = plan_error("big.yaml", exp("    sweep: {nodes: [99999999999999999999999]}\n"));
+  EXPECT_HAS(e, "big.yaml:5: plan.experiments[0].sweep: nodes: '99999999999999999999999' is not an integer in [1, 1048576]");
+  e = plan_error("rpn.yaml", exp("    sweep: {ranks_per_node: [65537]}\n"));
+  EXPECT_HAS(e, "ranks_per_node: '65537' is not an integer in [1, 65536]");
+  e = plan_error("strong.yaml", exp("    sweep: {batch: [abc]}\n    scaling: strong\n"));
+  EXPECT_HAS(e, "batch: 'abc' is not an integer in [1, 1073741824]");
+  e = plan_error("rep.yaml", exp("    repeats: 99999999999999999999\n"));
+  EXPECT_HAS(e, "plan.experiments[0].repeats: expected an integer");
+  e = site_error("cores.yaml", "name: s\nnode: {cores: 1e400}\nlauncher: {kind: mpirun}\n");
+  EXPECT_HAS(e, "site.node.cores: expected an integer");
+  e = site_error("q.yaml", "name: s\nnode: {cores: 2, memory: \"1e999 GiB\"}\nlauncher: {kind: mpirun}\n");
+  EXPECT_HAS(e, "site.node.memory: ");
+}
+
+TEST(Hostile, DuplicateAndNonStringKeysAreRefused) {
+  std::string e = plan_error("dup.yaml", "name: p\nname: q\nexperiments:\n  - {name: a, kind: train}\n");
+  EXPECT_HAS(e, "dup.yaml:2: key 'name' appears twice (first at line 1)");
+  e = plan_error("dup2.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    args: {lr: 1, lr: 2}\n");
+  EXPECT_HAS(e, "dup2.yaml:5: key 'lr' appears twice");
+  e = plan_error("key.yaml", "name: p\n? [a, b]\n: 1\nexperiments:\n  - {name: a, kind: train}\n");
+  EXPECT_HAS(e, "key.yaml:2: a key must be a plain string, not a list or a mapping");
+  e = plan_error("zip.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {b: [1, 2], c: [1, 2]}\n    zip: [[b, [c]]]\n");
+  EXPECT_HAS(e, "plan.experiments[0].zip: an axis name: expected a single value");
+  e = plan_error("where.yaml",
+                 "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {experiment: a, metric: m, bound: 1, where: {x: [1]}}\n");
+  EXPECT_HAS(e, "plan.acceptance[0].where: x: expected a single value");
+}
+
+TEST(Hostile, AnAliasBombIsRefused) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i)
+    text += fmt::format("a{0}: &a{0} [*a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}, *a{1}]\n", i, i - 1);
+  text += "name: p\nexperiments:\n  - {name: a, kind: train}\n";
+  EXPECT_HAS(plan_error("bomb.yaml", text), "bomb.yaml: more than 100000 YAML nodes");
+}
+
+TEST(Hostile, AnExpansionOverTheCapIsRefusedBeforeAnyPointIsMade) {
+  const SiteConfig site = load_site("localhost", kRoot);
+  // 10^12 points, with a product that would overflow 32-bit arithmetic many times
+  std::string axes;
+  for (int i = 0; i < 12; ++i) axes += fmt::format("{}a{}: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", i ? ", " : "", i);
+  const Plan p = load_plan(write("huge.yaml", "name: p\nexperiments:\n  - name: e\n    kind: train\n    sweep: {" + axes + "}\n"), kRoot);
+  const std::string e = config_error([&] { expand(p, site); });
+  EXPECT_HAS(e, "plan experiment e: expands to more than 100000 points");
+  EXPECT_HAS(config_error([&] { expand(p, site, 50); }), "more than 50 points");
+  // exactly the cap is fine
+  const Plan q = load_plan(write("cap.yaml", "name: q\nexperiments:\n  - name: e\n    kind: train\n    sweep: {a: [1, 2, 3, 4, 5]}\n    repeats: 2\n"),
+                           kRoot);
+  EXPECT_EQ(expand(q, site, 10).points.size(), 10u);
+  EXPECT_HAS(config_error([&] { expand(q, site, 9); }), "more than 9 points");
+}
+
+TEST(Hostile, FreeTextIsQuotedInScripts) {
+  const SiteConfig s = load_site(write("q.yaml", kSiteHead + "scheduler: {kind: slurm}\nenvironment: {X: \"$(touch F); `id`; 'q'\"}\n"), kRoot);
+  const Plan p = load_plan(write("qp.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    args: {model: \"$(touch G)\"}\n"), kRoot);
+  const Expansion ex = expand(p, s);
+  ASSERT_EQ(ex.points.size(), 1u);
+  const std::string script = batch_script(s, ex.points[0], {.dlscale = "/opt/my dlscale", .out = "o.jsonl", .campaign = "c"});
+  EXPECT_HAS(script, "export X='$(touch F); `id`; '\\''q'\\'''\n");
+  EXPECT_HAS(script, "'/opt/my dlscale' train --model '$(touch G)'");
+}
+
+}  // namespace
+}  // namespace dls
