@@ -7,7 +7,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 
 gpu_probe probe "$dlscale" collectives --memory device -b 8 -e 8 --iters 1 --warmup 0
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+gpus=1  # the probe found one; nvidia-smi counts them where it is installed
+if command -v nvidia-smi > /dev/null; then gpus=$(nvidia-smi -L | awk '/^GPU/ {n++} END {print n + 0}'); fi
 ranks=$((gpus >= 2 ? gpus : 1))
 timeout 300 "$mpiexec" -np "$ranks" "${flags[@]}" "$dlscale" collectives --memory device --algo all -b 8 -e 64M -f 8 \
   --iters 20 --warmup 5 --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { rc=$?; cat "$tmp/out.txt"; fail "sweep exited $rc"; }

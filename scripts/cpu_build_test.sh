@@ -9,7 +9,7 @@
 set -euo pipefail
 src=$1 build=$2 generator=$3 type=$4 cuda=$5
 if [[ "$cuda" != "ON" ]]; then
-  echo "SKIPPED: the main build is the CPU build (no CUDA), which the rest of the suite tests"
+  echo "DLS_SKIP(no CUDA build): the main build is the CPU build, which the rest of the suite tests"
   exit 77
 fi
 fail() { echo "FAIL: $*"; exit 1; }

@@ -11,8 +11,9 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # gpu_probe NAME COMMAND...: runs COMMAND with its output in $tmp/NAME.txt. Failing because
-# the build or the machine has no GPU, it exits 77 (ctest: skipped) with the reason; failing
-# otherwise, it prints the output and fails; passing, it returns.
+# the build or the machine has no GPU, it prints "DLS_SKIP(no GPU): reason" and exits 77 (ctest:
+# skipped), or fails where DLS_REQUIRE_GPU is set; failing otherwise, it prints the output and
+# fails; passing, it returns.
 gpu_probe() {
   local name=$1 rc
   shift
@@ -22,7 +23,11 @@ gpu_probe() {
   set -e
   if [[ $rc -ne 0 ]]; then
     if grep -q -e "no CUDA device" -e "built without CUDA" -e "no GPU collectives" "$tmp/$name.txt"; then
-      echo "SKIPPED: $(cat "$tmp/$name.txt")"
+      if [[ -n ${DLS_REQUIRE_GPU:-} && ${DLS_REQUIRE_GPU} != 0 ]]; then
+        cat "$tmp/$name.txt"
+        fail "DLS_REQUIRE_GPU is set, but there is no usable GPU"
+      fi
+      echo "DLS_SKIP(no GPU): $(cat "$tmp/$name.txt")"
       exit 77
     fi
     cat "$tmp/$name.txt"

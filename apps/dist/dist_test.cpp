@@ -76,12 +76,16 @@ TEST(Dist, SsgdEqualsOneProcessAtTheGlobalBatch) {
   ASSERT_EQ(one.status, "ok") << one.error;
   ASSERT_EQ(single.size(), w.size());
   // The two runs differ only in the order of float sums (per-rank means of 4 samples averaged
-  // over ranks vs one mean of 4k; the allreduce's order): a few ulps of each gradient per step,
-  // carried for 6 steps (measured: about 1e-7 of the change at 2 to 4 ranks). Bound: 2e-5 of the largest change of any weight over the run, which is
-  // orders above that rounding and orders below the change one wrong sample or step would make.
+  // over ranks vs one mean of 4k; the allreduce's order): a few ulps of each gradient per step
+  // (measured: about 1e-7 of the change). Such a rounding can also tip a near tie of a ReLU or
+  // a max pooling window the other way, a discrete change that the later steps carry: on an
+  // AVX-512 Zen 4, 4 ranks, one tips at step 3 (1.4e-7 of the change after 2 steps, 1.7e-5 after
+  // 3, 1.1e-4 after 6). Bound: 1e-3 of the largest change of any weight over the run, ten times
+  // above that, and 60 times below what one wrong sample of the 4k does to a step (about 1/16
+  // of the change at 4 ranks) or a wrong average (a factor of the ranks).
   const double moved = max_abs_diff(w0, single), diff = max_abs_diff(w, single);
   EXPECT_GT(moved, 1e-3);
-  EXPECT_LE(diff, 2e-5 * moved) << "max |w_ssgd - w_one| = " << diff << ", largest change " << moved;
+  EXPECT_LE(diff, 1e-3 * moved) << "max |w_ssgd - w_one| = " << diff << ", largest change " << moved;
   std::printf("ssgd %d ranks vs one process: max |dw| %.3g, largest change %.3g (ratio %.2g)\n", c.size(), diff, moved,
               diff / moved);
 }

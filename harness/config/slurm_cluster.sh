@@ -9,14 +9,20 @@ set -euo pipefail
 cmd=$1 dir=$2
 [[ $(id -u) -eq 0 ]] || { echo "slurm_cluster: needs root"; exit 2; }
 export SLURM_CONF="$dir/slurm.conf"
-if [[ $cmd == stop ]]; then
+alive() {  # the daemons of DIR still running, by their pid files
+  local d p
   for d in slurmd slurmctld; do
-    [[ -f "$dir/$d.pid" ]] && kill "$(cat "$dir/$d.pid")" 2>/dev/null || true
+    [[ -f "$dir/$d.pid" ]] || continue
+    p=$(cat "$dir/$d.pid")
+    if kill -0 "$p" 2> /dev/null; then echo "$p"; fi
   done
+}
+if [[ $cmd == stop ]]; then  # SIGTERM, SIGKILL after 10 s; exit 1 if one is still there
+  for p in $(alive); do kill "$p"; done
+  for _ in $(seq 100); do [[ -z $(alive) ]] && exit 0; sleep 0.1; done
+  for p in $(alive); do kill -9 "$p"; done
   sleep 1
-  for d in slurmd slurmctld; do
-    [[ -f "$dir/$d.pid" ]] && kill -9 "$(cat "$dir/$d.pid")" 2>/dev/null || true
-  done
+  [[ -z $(alive) ]] || { echo "slurm_cluster: daemons $(alive) did not stop"; exit 1; }
   exit 0
 fi
 mkdir -p "$dir/spool/ctld" "$dir/spool/d" "$dir/log"
@@ -68,5 +74,7 @@ for _ in $(seq 120); do
   sleep 0.5
 done
 echo "slurm_cluster: the node did not become idle; sinfo says: $(sinfo 2>&1)"
-tail -n 20 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" 2>/dev/null || true
+for log in "$dir/log/slurmctld.log" "$dir/log/slurmd.log"; do
+  if [[ -f $log ]]; then tail -n 20 "$log"; fi
+done
 exit 1

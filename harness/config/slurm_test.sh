@@ -5,12 +5,22 @@
 # records carry every rank's placement. The cluster is stopped at the end, pass or fail.
 # usage: slurm_test.sh DLSCALE
 set -euo pipefail
-[[ $(id -u) -eq 0 ]] || { echo "slurm test: needs root to start the daemons (CI runs as root); skipped"; exit 77; }
+if [[ $(id -u) -ne 0 ]]; then
+  why="needs root to start the Slurm daemons (CI runs as root)"
+  [[ -n ${DLS_REQUIRE_SLURM:-} && ${DLS_REQUIRE_SLURM} != 0 ]] && { echo "FAIL: DLS_REQUIRE_SLURM is set, but the test $why"; exit 1; }
+  echo "DLS_SKIP(no root for Slurm): $why"
+  exit 77
+fi
 dlscale=$(readlink -f "$1")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 tmp=$(mktemp -d)
-cleanup() { "$here/slurm_cluster.sh" stop "$tmp/slurm" || true; rm -rf "$tmp"; }
+cleanup() {  # pass or fail, the daemons stop; a daemon that does not is a failure
+  local rc=$?
+  "$here/slurm_cluster.sh" stop "$tmp/slurm" || { echo "FAIL: the Slurm daemons did not stop"; rc=1; }
+  rm -rf "$tmp"
+  exit $rc
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 export DLSCALE_ROOT=$root OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1

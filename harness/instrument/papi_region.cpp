@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include "harness/instrument/papi_region.hpp"
 #include "kernels/core/check.hpp"
 
@@ -44,6 +46,16 @@ std::string probe_event(const std::string& name) {
 
 }  // namespace
 
+std::string perf_events_unavailable() {
+  if (const auto& err = papi_init_error(); !err.empty()) return err;
+  for (int c = 0; c < PAPI_num_components(); ++c) {
+    const PAPI_component_info_t* info = PAPI_get_component_info(c);
+    if (info && std::string_view(info->name) == "perf_event")
+      return info->disabled ? fmt::format("PAPI's perf_event component is disabled here: {}", info->disabled_reason) : "";
+  }
+  return "PAPI has no perf_event component";
+}
+
 CounterSet::CounterSet(const std::vector<std::string>& requested, bool software_fallback) {
   if (requested.empty()) return;
   if (const auto& err = papi_init_error(); !err.empty()) {
@@ -53,6 +65,7 @@ CounterSet::CounterSet(const std::vector<std::string>& requested, bool software_
   DLS_CHECK(PAPI_create_eventset(&eventset_) == PAPI_OK, "PAPI_create_eventset failed");
   auto try_add = [&](const std::string& name) {
     if (std::string why = probe_event(name); !why.empty()) {
+      if (const std::string off = perf_events_unavailable(); !off.empty() && name.rfind("perf::", 0) == 0) why += "; " + off;
       unavailable_[name] = why;
       return;
     }

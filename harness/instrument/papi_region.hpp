@@ -22,6 +22,11 @@ namespace dls {
 // Throws ConfigError for an empty name in a list.
 std::vector<std::string> resolve_event_set(std::string_view spec);
 
+// Why PAPI's perf_event component cannot count on this machine ("" when it can): PAPI disables
+// it where libpfm4 finds no PMU (some VMs), and then no perf:: event, not even a software one,
+// can be added. The reason is appended to such an event's unavailable() entry.
+std::string perf_events_unavailable();
+
 class CounterSet {
  public:
   explicit CounterSet(const std::vector<std::string>& requested, bool software_fallback = true);

@@ -15,7 +15,7 @@ namespace {
 
 struct Isa {
   const char* name;
-  double (*loop)(long);
+  double (*loop)(long, const FmaLoopArgs&);
 };
 
 Isa best_isa() {
@@ -30,7 +30,7 @@ double one_trial(const Isa& isa, int threads, long iters) {
   double flops = 0;
   const CpuTimer t;
 #pragma omp parallel num_threads(threads) reduction(+ : flops)
-  flops += isa.loop(iters);
+  flops += isa.loop(iters, {});
   return flops / t.seconds();
 }
 
@@ -42,7 +42,7 @@ Peak measure_peak_sp(int threads, double seconds_per_trial, int trials) {
   long iters = 1 << 16;
   for (;;) {
     const CpuTimer t;
-    isa.loop(iters);
+    isa.loop(iters, {});
     const double s = t.seconds();
     if (s > 0.02 || iters > (1L << 34)) {
       iters = std::max(1L << 12, static_cast<long>(static_cast<double>(iters) * seconds_per_trial / s));

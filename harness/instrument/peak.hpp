@@ -25,9 +25,17 @@ Peak measure_peak_sp(int threads, double seconds_per_trial = 0.1, int trials = 5
 void to_json(nlohmann::json& j, const Peak& p);
 
 // FMA loops, one per ISA, each in its own file compiled for that ISA. Each runs `iters` rounds
-// of kChains independent FMAs on full vectors and returns the FLOPs executed.
-double fma_loop_scalar(long iters);
-double fma_loop_avx2(long iters);
-double fma_loop_avx512(long iters);
+// of kFmaChains independent FMAs on full vectors, acc = acc * a + b with acc[c] starting at
+// 1 + c / 1000 in every lane, and returns the FLOPs executed. The peak uses the default a and b
+// (values stay near 1: no overflow, no denormals); out, when given, receives the accumulators
+// (kFmaChains x lanes floats, chain by chain), so a test can check every FMA was executed.
+inline constexpr int kFmaChains = 12;
+struct FmaLoopArgs {
+  float a = 1.0f - 1.0f / 1048576.0f, b = 1.0f / 1048576.0f;
+  float* out = nullptr;
+};
+double fma_loop_scalar(long iters, const FmaLoopArgs& args = {});
+double fma_loop_avx2(long iters, const FmaLoopArgs& args = {});
+double fma_loop_avx512(long iters, const FmaLoopArgs& args = {});
 
 }  // namespace dls

@@ -4,11 +4,12 @@
 #include "harness/instrument/peak.hpp"
 
 namespace dls {
-double fma_loop_avx2(long iters) {
+double fma_loop_avx2(long iters, const FmaLoopArgs& args) {
   using V = __m256;
 #define SET1(x) _mm256_set1_ps(x)
 #define FMA(c, a, b) _mm256_fmadd_ps(c, a, b)
 #define REDUCE(v) _mm_cvtss_f32(_mm256_castps256_ps128(v))
+#define STORE(p, v) _mm256_storeu_ps(p, v)
 #define LANES 8
 #include "harness/instrument/peak_fma_loop.inc"
 }

@@ -4,11 +4,12 @@
 #include "harness/instrument/peak.hpp"
 
 namespace dls {
-double fma_loop_scalar(long iters) {
+double fma_loop_scalar(long iters, const FmaLoopArgs& args) {
   using V = float;
 #define SET1(x) (x)
 #define FMA(c, a, b) std::fma(c, a, b)
 #define REDUCE(v) (v)
+#define STORE(p, v) (*(p) = (v))
 #define LANES 1
 #include "harness/instrument/peak_fma_loop.inc"
 }
