@@ -33,7 +33,7 @@ bad() {  # expected text, then arguments
   local rc=$?
   set -e
   [[ $rc -ne 124 ]] || fail "'$*' hung"
-  [[ $rc -ne 0 ]] || fail "'$*' exited 0"
+  [[ $rc -eq 2 ]] || { cat "$tmp/bad.txt"; fail "'$*' exited $rc, expected 2 (bad input)"; }
   grep -q -- "$want" "$tmp/bad.txt" || { cat "$tmp/bad.txt"; fail "'$*': no '$want' in the message"; }
   local copies
   copies=$(grep -c -- "$want" "$tmp/bad.txt")

@@ -29,7 +29,7 @@ run2 --scheme ssgd --inject-failure 1:3 --out "$tmp/f.jsonl" > "$tmp/f.txt" 2>&1
 rc=$?
 set -e
 [[ $rc -ne 124 ]] || fail "a failed rank left the job hanging"
-[[ $rc -ne 0 ]] || fail "a failed rank still exited 0"
+[[ $rc -eq 3 ]] || { cat "$tmp/f.txt"; fail "a failed rank: the job exited $rc, expected 3 (a runtime error)"; }
 grep -q "rank 1 of 2: error: failure injected at step 3" "$tmp/f.txt" || { cat "$tmp/f.txt"; fail "the failing rank was not named"; }
 
 # a multi-rank launch without a scheme

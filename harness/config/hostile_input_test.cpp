@@ -140,6 +140,19 @@ TEST(Hostile, DuplicateAndNonStringKeysAreRefused) {
   EXPECT_HAS(e, "plan.acceptance[0].where: x: expected a single value");
 }
 
+TEST(Hostile, TextThatIsNotUtf8IsRefused) {  // found by the fuzzer: it reached the JSON writer and threw there
+  std::string e = plan_error("utf8.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    args: {model: \"\xa8\xa8\"}\n");
+  EXPECT_HAS(e, "utf8.yaml:5: a value that is not valid UTF-8");
+  for (const char* bad : {"\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {  // overlong, surrogate, > U+10FFFF, cut
+    e = plan_error("utf8b.yaml", std::string("name: p\ndescription: \"") + bad + "\"\nexperiments:\n  - {name: a, kind: train}\n");
+    EXPECT_HAS(e, "utf8b.yaml:2: a value that is not valid UTF-8");
+  }
+  e = plan_error("utf8k.yaml", "name: p\n\xff: 1\nexperiments:\n  - {name: a, kind: train}\n");
+  EXPECT_HAS(e, "a key that is not valid UTF-8");
+  EXPECT_EQ(plan_error("utf8ok.yaml", "name: p\ndescription: \"1.5 \xc2\xb5s, \xe2\x82\xac, \xf0\x9f\x9a\x80\"\nexperiments:\n  - {name: a, kind: train}\n"),
+            "NO ERROR");
+}
+
 TEST(Hostile, AnAliasBombIsRefused) {
   std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int i = 1; i < 9; ++i)

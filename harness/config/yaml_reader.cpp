@@ -32,17 +32,41 @@ std::string line_of(const YAML::Node& n, const std::string& path) {
   return m.line >= 0 ? fmt::format("{}:{}", path, m.line + 1) : path;
 }
 
+// Whether s is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF):
+// every value may end up in a JSON record or manifest, which must be valid UTF-8.
+bool valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+    if (n < 0 || i + std::size_t(n) >= s.size()) return false;
+    unsigned long cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
+    for (int k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + std::size_t(k)]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    const unsigned long min[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += std::size_t(n) + 1;
+  }
+  return true;
+}
+
 // Every mapping's keys are plain scalars and unique (yaml-cpp keeps the first of two equal keys
-// silently, so a second `bound:` would be ignored); the document is not an alias bomb.
+// silently, so a second `bound:` would be ignored); every scalar is UTF-8; the document is not
+// an alias bomb.
 void check_document(const YAML::Node& n, const std::string& path, long& visited) {
   if (++visited > kMaxNodes)
     throw ConfigError(fmt::format("{}: more than {} YAML nodes (aliases expanding?); not a plan or site", path, kMaxNodes));
+  if (n.IsScalar() && !valid_utf8(n.Scalar()))
+    throw ConfigError(fmt::format("{}: a value that is not valid UTF-8", line_of(n, path)));
   if (n.IsMap()) {
     std::map<std::string, int> seen;
     for (const auto& kv : n) {
       if (!kv.first.IsScalar())
         throw ConfigError(fmt::format("{}: a key must be a plain string, not a list or a mapping", line_of(kv.first, path)));
       const std::string k = kv.first.as<std::string>();
+      if (!valid_utf8(k)) throw ConfigError(fmt::format("{}: a key that is not valid UTF-8", line_of(kv.first, path)));
       const int line = kv.first.Mark().line + 1;
       if (const auto it = seen.find(k); it != seen.end())
         throw ConfigError(fmt::format("{}: key '{}' appears twice (first at line {})", line_of(kv.first, path), k, it->second));

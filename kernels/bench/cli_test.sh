@@ -74,7 +74,7 @@ assert 1 <= len(lines) < 6, len(lines)
 for l in lines:
     json.loads(l)
 PY
-[ "$rc" -ne 0 ] && ok || bad "interrupted run exited 0"
+[ "$rc" -eq 130 ] && ok || bad "interrupted run exited $rc, expected 130"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

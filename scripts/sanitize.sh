@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The unit and MPI tests again, in a build with AddressSanitizer + UndefinedBehaviorSanitizer
+# (.ci/run runs it after the README's test command). The build goes to build-sanitize/ with
+# -DDLS_SANITIZE=ON -DDLS_WITH_CUDA=OFF; any report fails its test. Left out: the build of the
+# CPU configuration beside a CUDA one (label build: this build is already the CPU one), the real
+# Slurm (label slurm: its daemons are not ours), the GPU tests (label gpu) and the analysis tests
+# (Python, nothing to sanitize). Leaks inside Open MPI and PAPI are suppressed in
+# scripts/sanitize/lsan.supp, each with its reason. Idempotent, like setup.sh.
+#   scripts/sanitize.sh [ctest args]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${DLS_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
+DLS_BUILD_DIR="$BUILD" DLS_CMAKE_ARGS="-DDLS_SANITIZE=ON -DDLS_WITH_CUDA=OFF" "$ROOT/scripts/setup.sh"
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitize/lsan.supp:print_suppressions=0"
+ctest --test-dir "$BUILD" --output-on-failure -j 2 -L "unit|mpi" -LE "slurm|gpu|build" -E "^analysis_" "$@"
