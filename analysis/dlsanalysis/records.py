@@ -40,6 +40,30 @@ def _warn(warnings, message):
     print(f"dlsanalysis: {message}", file=sys.stderr)
 
 
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")  # NaN, Infinity: the C++ reader refuses them too
+
+
+def _parse(line):
+    """The JSON object of a line, or None when it is not one (as nlohmann's parser would say)."""
+    try:
+        obj = json.loads(line, parse_constant=_no_constant)
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\ud800") are not text
+    except (ValueError, UnicodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _text(value):
+    """A key's string, or its JSON text when it is something else (campaign.cpp's json_text)."""
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _count(value):
+    """An integer, or -1 when it is not one (campaign.cpp's json_count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else -1
+
+
 def read_jsonl(path, warnings):
     """(line number, object) of each JSON object line of a JSON Lines file; the rest is named in warnings."""
     out = []
@@ -50,11 +74,8 @@ def read_jsonl(path, warnings):
             line = raw.rstrip(b"\n")
             if not line.strip(b" \t\r"):
                 continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                obj = None
-            if not isinstance(obj, dict):
+            obj = _parse(line)
+            if obj is None:
                 _warn(warnings, f"{path}:{no}: torn or unreadable line ({len(line)} bytes) skipped")
                 continue
             out.append((no, obj))
@@ -67,16 +88,17 @@ def _complete_merges(path, lines, warnings):
     for _, rec in lines:
         m = rec.get("harness_merge")
         if isinstance(m, dict):
-            t = m.get("token", "")
+            t = _text(m["token"]) if "token" in m else ""
             count[t] += 1
-            expected[t], point_of[t] = m.get("lines", -1), rec.get("harness_point", "")
+            expected[t], point_of[t] = _count(m.get("lines")), _text(rec["harness_point"]) if "harness_point" in rec else ""
     taken, kept = {}, []
     for no, rec in lines:
         m = rec.get("harness_merge")
         if not isinstance(m, dict):  # written before merges were tagged
             kept.append((no, rec))
             continue
-        t, pt = m.get("token", ""), rec.get("harness_point", "")
+        t = _text(m["token"]) if "token" in m else ""
+        pt = _text(rec["harness_point"]) if "harness_point" in rec else ""
         if count[t] != expected[t] or taken.setdefault(pt, t) != t:
             continue
         kept.append((no, rec))
@@ -93,7 +115,8 @@ def _complete_merges(path, lines, warnings):
 
 
 def _row(path, no, rec):
-    missing = [k for k in REQUIRED if k not in rec]
+    missing = [k for k in REQUIRED
+               if not isinstance(rec.get(k), dict if k in ("params", "metrics") else str)]  # absent or of another type
     if missing:
         raise RecordError(f"{path}:{no}: not a dlscale record: missing {', '.join(missing)}")
     if rec["schema"] != SCHEMA:

@@ -41,7 +41,7 @@ std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campa
     Verdict v{c, 0, 0, "NO DATA"};
     double sum = 0;
     for (const auto& r : campaign.records) {
-      const ManifestPoint* mp = campaign.point(r.value("harness_point", ""));
+      const ManifestPoint* mp = campaign.point(json_text(r, "harness_point"));
       if (!mp || mp->experiment != c.experiment) continue;
       bool match = true;
       for (const auto& [k, want] : c.where) match = match && mp->assignment.count(k) && mp->assignment.at(k) == want;

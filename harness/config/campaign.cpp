@@ -1,8 +1,10 @@
 // The campaign reader (see campaign.hpp).
 #include "harness/config/campaign.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,23 @@ namespace {
 
 std::string text_of(const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
+std::string text_at(const nlohmann::json& j, const char* key) { return json_text(j, key); }
+long count_at(const nlohmann::json& j, const char* key) { return json_count(j, key); }
+
+// What keeps a JSON object from being a dlscale record ("" when nothing does); records.py's
+// _row says the same.
+std::string not_a_record(const nlohmann::json& r) {
+  std::string missing;
+  for (const char* k : {"schema", "kind", "benchmark", "params", "metrics", "status"}) {
+    const bool object = std::string_view(k) == "params" || std::string_view(k) == "metrics";
+    if (!r.contains(k) || (object ? !r[k].is_object() : !r[k].is_string())) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", k);
+  }
+  if (!missing.empty()) return fmt::format("not a dlscale record: missing {}", missing);
+  if (r["schema"] != "dlscale.record/1")
+    return fmt::format("schema '{}', expected 'dlscale.record/1' (mixed schemas)", r["schema"].get<std::string>());
+  return "";
+}
+
 std::vector<ManifestPoint> manifest_points(const nlohmann::json& m, const std::string& file) {
   if (!m.contains("points") || !m["points"].is_array())
     throw ConfigError(fmt::format("{}: not a campaign manifest (no list of points)", file));
@@ -21,7 +40,7 @@ std::vector<ManifestPoint> manifest_points(const nlohmann::json& m, const std::s
   for (const auto& p : m["points"]) {
     if (!p.is_object() || !p.contains("id") || !p["id"].is_string())
       throw ConfigError(fmt::format("{}: not a campaign manifest (a point without an id)", file));
-    ManifestPoint q{p["id"].get<std::string>(), p.value("experiment", ""), {}, p.value("repeat", 0)};
+    ManifestPoint q{p["id"].get<std::string>(), text_at(p, "experiment"), {}, int(std::max(0L, count_at(p, "repeat")))};
     if (p.contains("assignment") && p["assignment"].is_object())
       for (const auto& [k, v] : p["assignment"].items()) q.assignment[k] = text_of(v);
     out.push_back(std::move(q));
@@ -31,29 +50,34 @@ std::vector<ManifestPoint> manifest_points(const nlohmann::json& m, const std::s
 
 // records.jsonl: the lines of complete merges, in file order; the rest named in warnings.
 void read_records(Campaign& c) {
-  JsonlContents rf = read_jsonl(c.dir + "/records.jsonl");
+  const std::string file = c.dir + "/records.jsonl";
+  JsonlContents rf = read_jsonl(file);
   c.warnings.insert(c.warnings.end(), rf.torn.begin(), rf.torn.end());
+  const auto keep = [&](JsonlLine& l, const std::string& pt) {
+    if (const std::string why = not_a_record(l.value); !why.empty()) throw ConfigError(fmt::format("{}:{}: {}", file, l.line, why));
+    c.records.push_back(std::move(l.value)), c.merged.insert(pt);
+  };
   std::map<std::string, long> count, expected;  // merge token -> lines seen, lines announced
   std::map<std::string, std::string> point_of;  // merge token -> point
   for (const auto& l : rf.lines) {
     const auto& m = l.value.value("harness_merge", nlohmann::json());
     if (!m.is_object()) continue;
-    const std::string t = m.value("token", "");
-    ++count[t], expected[t] = m.value("lines", -1L), point_of[t] = l.value.value("harness_point", "");
+    const std::string t = text_at(m, "token");
+    ++count[t], expected[t] = count_at(m, "lines"), point_of[t] = text_at(l.value, "harness_point");
   }
   std::map<std::string, std::string> taken;  // point -> the token of its first complete merge
   for (auto& l : rf.lines) {
-    const std::string pt = l.value.value("harness_point", "");
+    const std::string pt = text_at(l.value, "harness_point");
     const auto& m = l.value.value("harness_merge", nlohmann::json());
     if (!m.is_object()) {  // written before merges were tagged: one line, one record
-      c.records.push_back(std::move(l.value)), c.merged.insert(pt);
+      keep(l, pt);
       continue;
     }
-    const std::string t = m.value("token", "");
+    const std::string t = text_at(m, "token");
     if (count[t] != expected[t]) continue;  // cut short: warned below
     if (const auto it = taken.find(pt); it != taken.end() && it->second != t) continue;  // a second copy
     taken[pt] = t;
-    c.records.push_back(std::move(l.value)), c.merged.insert(pt);
+    keep(l, pt);
   }
   std::set<std::string> said;
   for (const auto& [t, n] : count) {
@@ -70,7 +94,7 @@ void read_attempts(Campaign& c) {
   JsonlContents pf = read_jsonl(c.dir + "/points.jsonl");
   c.warnings.insert(c.warnings.end(), pf.torn.begin(), pf.torn.end());
   for (auto& l : pf.lines) {
-    const std::string id = l.value.value("id", "");
+    const std::string id = text_at(l.value, "id");
     if (!c.last_attempt.count(id)) c.attempt_order.push_back(id);
     c.last_attempt[id] = std::move(l.value);
   }
@@ -87,8 +111,8 @@ bool Campaign::done(const std::string& id) const {
   if (merged.count(id)) return true;
   const auto it = last_attempt.find(id);
   if (it == last_attempt.end()) return false;
-  const std::string st = it->second.value("status", "");
-  return (st == "ok" || st == "check_failed") && it->second.value("records", -1L) == 0;
+  const std::string st = text_at(it->second, "status");
+  return (st == "ok" || st == "check_failed") && count_at(it->second, "records") == 0;
 }
 
 nlohmann::json read_manifest(const std::string& dir) {
@@ -109,6 +133,16 @@ Campaign read_campaign(const std::string& dir) {
   read_records(c);
   read_attempts(c);
   return c;
+}
+
+std::string json_text(const nlohmann::json& j, const char* key) { return j.is_object() && j.contains(key) ? text_of(j[key]) : ""; }
+
+long json_count(const nlohmann::json& j, const char* key, long dflt) {
+  return j.is_object() && j.contains(key) && j[key].is_number_integer() ? j[key].get<long>() : dflt;
+}
+
+double json_number(const nlohmann::json& j, const char* key, double dflt) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
 }
 
 nlohmann::json new_merge_tag(long lines) {

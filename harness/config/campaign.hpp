@@ -7,7 +7,10 @@
 //                   of one merge is there (a runner killed while merging leaves fewer: they are
 //                   ignored and named in `warnings`, and the point is merged again on resume)
 //   points.jsonl    one line per attempt; the last one of a point is its outcome
-// Torn or unreadable lines are skipped and named in `warnings` (jsonl.hpp's policy).
+// Torn or unreadable lines are skipped and named in `warnings` (jsonl.hpp's policy). A line of
+// records.jsonl that is a JSON object but not a dlscale record (a key of schema, kind,
+// benchmark, params, metrics, status missing or of the wrong type, or another schema) is a
+// ConfigError naming the file and line, as records.py's RecordError.
 #pragma once
 
 #include <map>
@@ -48,5 +51,12 @@ nlohmann::json read_manifest(const std::string& dir);
 
 // The harness_merge value of a merge of `lines` records, with a fresh token.
 nlohmann::json new_merge_tag(long lines);
+
+// Reading keys of lines that other hands may have written, without throwing: a key's string (its
+// JSON text when it is something else, "" when absent), integer (dflt when absent or not an
+// integer) and number (likewise).
+std::string json_text(const nlohmann::json& j, const char* key);
+long json_count(const nlohmann::json& j, const char* key, long dflt = -1);
+double json_number(const nlohmann::json& j, const char* key, double dflt = 0);
 
 }  // namespace dls

@@ -3,14 +3,18 @@
 // name (link(2) fails when the name exists), so a lock file is never seen half written. It holds
 // the holder's host, pid, the pid's start time (against pid reuse), the host's boot id and a
 // token.
-// A lock is stale, and taken over with a line in the log, when its holder ran on this host and
-// is gone (no such pid, another process under that pid, or the host rebooted since). A lock of
-// a live holder, or of another host (whose pid cannot be checked from here), refuses the run
-// with CampaignBusy naming host, pid and start; the user removes a lock left by a dead runner on
-// another host by hand, as the message says.
+// A lock is stale, and taken over with a line in the log, when its holder ran on this host, in
+// this pid namespace, and is gone (no such pid, another process under that pid, or the host
+// rebooted since), and so is its watchdog (which stops the dead runner's point: a takeover waits
+// up to 15 s for it). A lock of a live holder, of another host or pid namespace (whose pids
+// cannot be checked from here), or whose holder cannot be examined (another user's, /proc
+// hidden), refuses the run with CampaignBusy naming host, pid and start; the user removes a lock
+// left by a dead runner elsewhere by hand, as the message says.
 #pragma once
 
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "kernels/core/check.hpp"
 
@@ -33,9 +37,11 @@ class CampaignLock {
 
   const std::string& took_over() const { return took_over_; }  // "" or what stale lock was replaced
   const std::string& path() const { return path_; }
+  void set_watchdog(long pid);  // records the runner's watchdog in the lock
 
  private:
   std::string path_, token_, took_over_;
+  nlohmann::json me_;
 };
 
 }  // namespace dls

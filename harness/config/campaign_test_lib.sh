@@ -38,14 +38,17 @@ wait_lines() {
   fail "$1 never had $3 lines matching '$2'"
 }
 
+# running PID: the process exists and is not a zombie (one that nobody reaped yet has ended)
+running() { [[ -r /proc/$1/stat ]] && [[ $(awk '{print $3}' "/proc/$1/stat" 2> /dev/null) != Z ]]; }
+
 # none_left SECONDS PATTERN [PID...]: within SECONDS no process matches PATTERN and the PIDs are gone
 none_left() {
-  local secs=$1 pat=$2 p alive
+  local secs=$1 pat=$2 p q alive
   shift 2
   for _ in $(seq $((secs * 10))); do
     alive=0
-    pgrep -f -- "$pat" > /dev/null && alive=1
-    for p in "$@"; do kill -0 "$p" 2> /dev/null && alive=1; done
+    for q in $(pgrep -f -- "$pat"); do running "$q" && alive=1; done
+    for p in "$@"; do running "$p" && alive=1; done
     [[ $alive -eq 0 ]] && return 0
     sleep 0.1
   done

@@ -27,8 +27,15 @@ void lines(const std::string& path, const std::vector<nlohmann::json>& v) {
   for (const auto& j : v) f << j.dump() << "\n";
 }
 
+nlohmann::json record(const std::string& point, int x) {
+  return {{"schema", "dlscale.record/1"}, {"kind", "train"}, {"benchmark", "m"}, {"params", nlohmann::json::object()},
+          {"metrics", nlohmann::json::object()}, {"status", "ok"}, {"harness_point", point}, {"x", x}};
+}
+
 nlohmann::json rec(const std::string& point, const std::string& token, long n, int x) {
-  return {{"kind", "train"}, {"harness_point", point}, {"harness_merge", {{"token", token}, {"lines", n}}}, {"x", x}};
+  nlohmann::json r = record(point, x);
+  r["harness_merge"] = {{"token", token}, {"lines", n}};
+  return r;
 }
 
 TEST(CampaignReader, OnlyWholeMergesCountAndTheFirstOneWins) {
@@ -36,7 +43,7 @@ TEST(CampaignReader, OnlyWholeMergesCountAndTheFirstOneWins) {
   lines(d + "/manifest.json", {{{"points", {{{"id", "a"}, {"experiment", "e"}}, {{"id", "b"}, {"experiment", "e"}},
                                             {{"id", "c"}, {"experiment", "e"}}}}}});
   lines(d + "/records.jsonl", {rec("a", "t1", 2, 1), rec("a", "t2", 2, 2), rec("a", "t2", 2, 3), rec("b", "t3", 1, 4),
-                               rec("b", "t4", 1, 5), {{"kind", "train"}, {"harness_point", "c"}, {"x", 6}}});
+                               rec("b", "t4", 1, 5), record("c", 6)});
   lines(d + "/points.jsonl", {{{"id", "a"}, {"status", "ok"}}, {{"id", "c"}, {"status", "failed"}}, {{"id", "c"}, {"status", "ok"}}});
   const Campaign c = read_campaign(d);
   std::vector<int> xs;
@@ -48,6 +55,25 @@ TEST(CampaignReader, OnlyWholeMergesCountAndTheFirstOneWins) {
   ASSERT_EQ(c.warnings.size(), 2u);
   EXPECT_EQ(c.warnings[0], d + "/records.jsonl: point a: a merge cut short (1 of 2 lines) is ignored");
   EXPECT_EQ(c.warnings[1], d + "/records.jsonl: point b was merged more than once; the first copy counts");
+}
+
+TEST(CampaignReader, ALineThatIsNotARecordIsAnErrorNamingFileAndLine) {
+  const std::string d = fresh_dir("notrecord");
+  lines(d + "/manifest.json", {{{"points", {{{"id", "a"}}}}}});
+  nlohmann::json bad = rec("a", "t", 2, 1);
+  bad.erase("benchmark"), bad["status"] = 5;
+  nlohmann::json other = rec("a", "t", 2, 2);
+  other["schema"] = "dlscale.record/2";
+  for (const auto& [line, want] : {std::pair{bad, std::string(":1: not a dlscale record: missing benchmark, status")},
+                                   std::pair{other, std::string(":1: schema 'dlscale.record/2', expected 'dlscale.record/1' (mixed schemas)")}}) {
+    lines(d + "/records.jsonl", {line, rec("a", "t", 2, 3)});
+    try {
+      read_campaign(d);
+      ADD_FAILURE() << "no error for " << line.dump();
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), d + "/records.jsonl" + want);
+    }
+  }
 }
 
 TEST(CampaignReader, APointWithNoRecordsIsDoneByItsOutcome) {
@@ -87,7 +113,7 @@ TEST(CampaignLock, AStaleLockOfThisHostIsTakenOverAndAnotherHostsIsNot) {
   {
     const CampaignLock probe(d);  // learn this host's name and boot id from a lock of our own
     const nlohmann::json me = lock_of(d);
-    dead["host"] = me["host"], dead["boot_id"] = me["boot_id"];
+    dead["host"] = me["host"], dead["boot_id"] = me["boot_id"], dead["pid_namespace"] = me["pid_namespace"];
   }
   EXPECT_FALSE(std::filesystem::exists(d + "/runner.lock"));  // released when it went out of scope
   lines(d + "/runner.lock", {dead});

@@ -2,6 +2,8 @@
 // expansion crosses, zips and excludes as documented, with stable point ids.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -19,7 +21,7 @@ namespace {
 const std::string kRoot = DLS_SOURCE_ROOT;
 
 std::string write(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "dls_config_test";
+  const auto dir = std::filesystem::temp_directory_path() / ("dls_config_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / name).string();
   std::ofstream(path) << text;
@@ -178,10 +180,11 @@ TEST(Config, AcceptanceVerdictsOverACampaign) {
     {"id": "a", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
     {"id": "b", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
     {"id": "c", "experiment": "train", "assignment": {"ranks_per_node": "1"}}]})";
+  const std::string head = R"({"schema": "dlscale.record/1", "kind": "train", "benchmark": "m", "params": {}, "status": "ok", )";
   std::ofstream(dir / "records.jsonl")
-      << R"({"harness_point": "a", "metrics": {"images_per_s": 120, "phase_s": {"sync": 0.002}}})" << "\n"
-      << R"({"harness_point": "b", "metrics": {"images_per_s": 180, "phase_s": {"sync": 0.004}}})" << "\n"
-      << R"({"harness_point": "c", "metrics": {"images_per_s": 90, "phase_s": {"sync": 0}}})" << "\n";
+      << head << R"("harness_point": "a", "metrics": {"images_per_s": 120, "phase_s": {"sync": 0.002}}})" << "\n"
+      << head << R"("harness_point": "b", "metrics": {"images_per_s": 180, "phase_s": {"sync": 0.004}}})" << "\n"
+      << head << R"("harness_point": "c", "metrics": {"images_per_s": 90, "phase_s": {"sync": 0}}})" << "\n";
   const Plan p = load_plan(write("accept_plan.yaml", R"(name: p
 experiments:
   - {name: train, kind: train, sweep: {ranks_per_node: [1, 2]}}
@@ -212,10 +215,10 @@ TEST(Config, RepeatsAreSummarisedWithMeanAndStd) {
     {"id": "r2", "experiment": "t"}, {"id": "q", "experiment": "t"}]})";
   std::ofstream f(dir / "records.jsonl");
   for (auto [hp, v] : {std::pair<const char*, int>{"r0", 100}, {"r1", 110}, {"r2", 120}})
-    f << R"({"kind": "train", "benchmark": "m", "point_id": "A", "status": "ok", "harness_point": ")" << hp
+    f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "A", "status": "ok", "harness_point": ")" << hp
       << R"(", "metrics": {"images_per_s": )" << v << "}}\n";
-  f << R"({"kind": "train", "benchmark": "m", "point_id": "B", "status": "ok", "harness_point": "q", "metrics": {"images_per_s": 7}})" << "\n";
-  f << R"({"kind": "train", "benchmark": "m", "point_id": "B", "status": "failed", "harness_point": "q", "metrics": {"images_per_s": 1000}})" << "\n";
+  f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "B", "status": "ok", "harness_point": "q", "metrics": {"images_per_s": 7}})" << "\n";
+  f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "B", "status": "failed", "harness_point": "q", "metrics": {"images_per_s": 1000}})" << "\n";
   f.close();
   const auto rows = summarize_campaign(read_campaign(dir.string()));
   ASSERT_EQ(rows.size(), 2u);

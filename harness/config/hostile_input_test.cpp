@@ -3,6 +3,8 @@
 // ConfigError naming file, line and key, never another exception.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -17,7 +19,7 @@ namespace {
 const std::string kRoot = DLS_SOURCE_ROOT;
 
 std::string write(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "dls_hostile_test";
+  const auto dir = std::filesystem::temp_directory_path() / ("dls_hostile_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / name).string();
   std::ofstream(path) << text;
@@ -175,6 +177,15 @@ TEST(Hostile, AnExpansionOverTheCapIsRefusedBeforeAnyPointIsMade) {
                            kRoot);
   EXPECT_EQ(expand(q, site, 10).points.size(), 10u);
   EXPECT_HAS(config_error([&] { expand(q, site, 9); }), "more than 9 points");
+}
+
+TEST(Hostile, AFirstWordWithAnEqualsSignIsNotAnAssignment) {
+  const SiteConfig s = load_site(write("eq.yaml", "name: s\nnode: {cores: 4}\nlauncher: {kind: local}\ndlscale: PATH=/x/y\n"), kRoot);
+  const Plan p = load_plan(write("eqp.yaml", "name: p\nexperiments:\n  - {name: a, kind: train}\n"), kRoot);
+  const Expansion ex = expand(p, s);
+  ASSERT_EQ(ex.points.size(), 1u);
+  const std::string line = launch_line(s, ex.points[0], {.dlscale = s.dlscale, .out = "o", .campaign = "c"});
+  EXPECT_EQ(line.rfind("'PATH=/x/y' train ", 0), 0u) << line;
 }
 
 TEST(Hostile, FreeTextIsQuotedInScripts) {

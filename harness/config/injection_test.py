@@ -121,9 +121,10 @@ def refused():
         cases.append((f"arg flag {kind}", write("site.yaml", site_text()),
                       write("plan.yaml", plan_text().replace("model:", q("model" + p) + ":")), "plan.experiments[0].args"))
         if kind == "nl":
-            for key, text in (("environment value", site_text(env="{X: " + q(p) + "}")),
-                              ("launcher flag", site_text(flags="[" + q(p) + "]")), ("binary", site_text(binary=q(p)))):
-                cases.append((f"{key} {kind}", write("site.yaml", text), write("plan.yaml", plan_text()), "site."))
+            for key, text, where in (("environment value", site_text(env="{X: " + q(p) + "}"), "site.environment: X: control character"),
+                                     ("launcher flag", site_text(flags="[" + q(p) + "]"), "site.launcher.extra_flags: "),
+                                     ("binary", site_text(binary=q(p)), "site.dlscale: control character")):
+                cases.append((f"{key} {kind}", write("site.yaml", text), write("plan.yaml", plan_text()), where))
             cases.append((f"arg value {kind}", write("site.yaml", site_text()), write("plan.yaml", plan_text(model=q(p))),
                           "plan.experiments[0].args"))
         for mode in (["--dry-run"], []):

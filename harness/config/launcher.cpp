@@ -5,9 +5,9 @@
 
 namespace dls {
 
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == std::string::npos)
-    return s;
+namespace {
+
+std::string single_quoted(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
     if (c == '\'') q += "'\\''";
@@ -15,6 +15,14 @@ std::string shell_quote(const std::string& s) {
   }
   q += '\'';
   return q;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == std::string::npos)
+    return s;
+  return single_quoted(s);
 }
 
 std::vector<std::string> launch_argv(const SiteConfig& s, const Point& p, const LaunchOptions& o) {
@@ -51,8 +59,10 @@ std::vector<std::string> launch_argv(const SiteConfig& s, const Point& p, const 
 std::string launch_line(const SiteConfig& s, const Point& p, const LaunchOptions& o) {
   std::string line;
   for (const auto& x : launch_argv(s, p, o)) {
-    if (!line.empty()) line += ' ';
-    line += shell_quote(x);
+    // a first word with '=' would be a variable assignment to the shell, not the command
+    const bool first = line.empty();
+    if (!first) line += ' ';
+    line += first && x.find('=') != std::string::npos ? single_quoted(x) : shell_quote(x);
   }
   return line;
 }

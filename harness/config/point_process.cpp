@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,15 +63,14 @@ void stop_session(pid_t sid, double grace_s) {
   kill_session(sid, SIGKILL);
 }
 
-void say_to(int fd, char what, pid_t sid) {
+bool say_to(int fd, char what, pid_t sid) {
   const std::string msg = fmt::format("{} {}\n", what, sid);
-  if (::write(fd, msg.data(), msg.size()) < 0) {
-  }  // the watchdog gone: nothing more to do than without one
+  return ::write(fd, msg.data(), msg.size()) == ssize_t(msg.size());
 }
 
 // The child's side of run_point, between fork and exec: a session of its own, announced to the
 // watchdog before anything else runs in it. Only async-signal-safe calls.
-[[noreturn]] void exec_point(char* const* argv, int out_fd, int wd_fd) {
+[[noreturn]] void exec_point(char* const* argv, char* const* envp, int in_fd, int out_fd, int wd_fd) {
   ::setsid();
   char msg[32] = "S ";
   int n = 2;
@@ -80,14 +80,36 @@ void say_to(int fd, char what, pid_t sid) {
   while (k > 0) msg[n++] = digits[--k];
   msg[n++] = '\n';
   if (::write(wd_fd, msg, std::size_t(n)) < 0) {
-  }
-  ::signal(SIGINT, SIG_DFL), ::signal(SIGTERM, SIG_DFL), ::signal(SIGUSR1, SIG_DFL);
-  if (out_fd >= 0) ::dup2(out_fd, 1), ::dup2(out_fd, 2);
-  ::execvp(argv[0], argv);
+  }  // a watchdog that is gone (EPIPE: the runner ignores SIGPIPE): the point runs all the same
+  for (int sig : {SIGINT, SIGTERM, SIGUSR1, SIGPIPE}) ::signal(sig, SIG_DFL);
+  ::dup2(in_fd, 0);  // not the terminal: a launcher in another session must not read it
+  ::dup2(out_fd, 1), ::dup2(out_fd, 2);
+  ::execvpe(argv[0], argv, envp);
   const char err[] = "dlscale run: cannot start the point's launcher\n";
   if (::write(2, err, sizeof err - 1) < 0) {
   }
   ::_exit(127);
+}
+
+// This process's environment with `add` (NAME=value) set over it, for execvpe.
+std::vector<std::string> environment_with(const std::vector<std::string>& add) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string name = kv.substr(0, kv.find('=') + 1);
+    bool replaced = false;
+    for (const auto& a : add) replaced = replaced || a.compare(0, name.size(), name) == 0;
+    if (!replaced) env.push_back(kv);
+  }
+  env.insert(env.end(), add.begin(), add.end());
+  return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& v) {
+  std::vector<char*> p;
+  for (auto& s : v) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
 }
 
 std::string self_exe() {
@@ -110,20 +132,34 @@ bool session_alive(pid_t sid) {
 }
 
 Watchdog::Watchdog() {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
-  const std::string exe = self_exe(), fd_arg = std::to_string(p[0]);
+  ::signal(SIGPIPE, SIG_IGN);  // a watchdog gone: its pipe's writes fail with EPIPE, not kill the runner
+  int p[2], ready[2];
+  if (::pipe2(p, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
+  const std::string exe = self_exe(), fd_arg = std::to_string(p[0]), ready_arg = std::to_string(ready[1]);
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
     ::setsid();  // its own session: a signal to the runner's process group does not reach it
-    ::fcntl(p[0], F_SETFD, 0);
-    char* const argv[] = {const_cast<char*>("dlscale"), const_cast<char*>("__watchdog"), const_cast<char*>(fd_arg.c_str()), nullptr};
+    ::fcntl(p[0], F_SETFD, 0), ::fcntl(ready[1], F_SETFD, 0);
+    char* const argv[] = {const_cast<char*>("dlscale"), const_cast<char*>("__watchdog"), const_cast<char*>(fd_arg.c_str()),
+                          const_cast<char*>(ready_arg.c_str()), nullptr};
     ::execv(exe.c_str(), argv);
     ::_exit(127);
   }
-  ::close(p[0]);
+  ::close(p[0]), ::close(ready[1]);
   fd_ = p[1], pid_ = pid;
+  // the watchdog says it runs; without that (exec failed, or it died) the runner must not start
+  char c = 0;
+  pollfd pf{ready[0], POLLIN, 0};
+  const bool up = ::poll(&pf, 1, 30000) == 1 && ::read(ready[0], &c, 1) == 1 && c == 'R';
+  ::close(ready[0]);
+  if (!up) {
+    ::close(fd_);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    throw Error(fmt::format("the watchdog ({} __watchdog) did not start; without it a runner that dies would leave its point "
+                            "running", exe));
+  }
 }
 
 Watchdog::~Watchdog() {
@@ -136,20 +172,22 @@ Watchdog::~Watchdog() {
 
 PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& err_path,
                        double limit_s, const Watchdog& wd) {
-  std::vector<char*> a;
-  for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-  a.push_back(nullptr);
-  std::vector<std::string> envs = env;  // putenv keeps the pointers: they live until the exec
+  std::vector<std::string> args = argv, envs = environment_with(env);
+  const std::vector<char*> a = pointers(args), e = pointers(envs);  // made before fork: the child only execs
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int out = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) throw Error(fmt::format("cannot create '{}': {}", err_path, std::strerror(errno)));
+  if (in < 0 || out < 0) {
+    const int err = errno;
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    throw Error(fmt::format("cannot open '{}' or /dev/null: {}", err_path, std::strerror(err)));
+  }
   const auto t0 = Clock::now();
   const pid_t pid = ::fork();
-  if (pid < 0) throw Error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    for (auto& e : envs) ::putenv(e.data());
-    exec_point(a.data(), out, wd.fd());
-  }
-  ::close(out);
+  if (pid == 0) exec_point(a.data(), e.data(), in, out, wd.fd());
+  const int fork_errno = errno;
+  ::close(in), ::close(out);
+  if (pid < 0) throw Error(fmt::format("fork: {}", std::strerror(fork_errno)));
   PointOutcome o;
   bool term_sent = false, int_sent = false, kill_sent = false;
   Clock::time_point term_at{};
@@ -169,16 +207,19 @@ PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<s
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (session_alive(pid)) stop_session(pid, 2.0);  // ranks a crashed launcher left behind
-  say_to(wd.fd(), 'E', pid);
+  if (!say_to(wd.fd(), 'E', pid))
+    fmt::print(stderr, "dlscale run: WARNING: the watchdog is gone; a runner killed now would leave its point running\n");
   // exit 1: the measurement completed but a check or a target failed; its records say which
   o.status = term_sent ? "timeout" : int_sent ? "interrupted" : o.exit_code == 0 ? "ok" : o.exit_code == 1 ? "check_failed" : "failed";
   return o;
 }
 
 int watchdog_main(int argc, char** argv) {
-  if (argc < 2) return kExitUsage;
-  const int fd = std::atoi(argv[1]);
+  if (argc < 3) return kExitUsage;
+  const int fd = std::atoi(argv[1]), ready = std::atoi(argv[2]);
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE}) ::signal(s, SIG_IGN);
+  if (::write(ready, "R", 1) != 1) return kExitRuntime;
+  ::close(ready);
   std::set<pid_t> running;
   std::string buf;
   char chunk[256];

@@ -25,11 +25,14 @@ struct PointOutcome {
 
 class Watchdog {
  public:
-  Watchdog();   // starts `dlscale __watchdog` (this binary); Error when it cannot
+  // Starts `dlscale __watchdog` (this binary) and waits for it to say it runs; Error when it
+  // does not. Sets SIGPIPE to be ignored: a watchdog that dies makes writes fail, not the runner.
+  Watchdog();
   ~Watchdog();  // says goodbye (no point is running) and reaps it
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
   int fd() const { return fd_; }  // the pipe's write end (close-on-exec)
+  pid_t pid() const { return pid_; }
 
  private:
   int fd_ = -1;

@@ -20,21 +20,21 @@ std::string write_campaign_report(const Plan& plan, const SiteConfig& site, cons
   const auto& last = campaign.last_attempt;
   const auto& order = campaign.attempt_order;
   int ok = 0;
-  for (const auto& [id, j] : last) ok += j.value("status", "") == "ok";
+  for (const auto& [id, j] : last) ok += json_text(j, "status") == "ok";
   md += fmt::format("## Points\n\n{} run, {} ok (records: `records.jsonl`; every attempt: `points.jsonl`)\n\n", last.size(), ok);
   md += "| point | experiment | assignment | status | seconds |\n|---|---|---|---|---|\n";
   for (const auto& id : order) {
     const auto& j = last.at(id);
     std::string a;
-    const nlohmann::json assignment = j.value("assignment", nlohmann::json::object());  // kept alive for items()
+    const nlohmann::json assignment = j.contains("assignment") && j["assignment"].is_object() ? j["assignment"] : nlohmann::json::object();
     for (const auto& [k, v] : assignment.items()) {
       if (!a.empty()) a += ", ";
       a += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
     }
-    if (j.value("repeat", 0) > 0) a += fmt::format(" (repeat {})", j.value("repeat", 0));
-    std::string status = j.value("status", "");
-    if (status != "ok") status += fmt::format(" (exit {}, signal {})", j.value("exit_code", -1), j.value("signal", 0));
-    md += fmt::format("| `{}` | {} | {} | {} | {:.1f} |\n", id, j.value("experiment", ""), a, status, j.value("seconds", 0.0));
+    if (json_count(j, "repeat", 0) > 0) a += fmt::format(" (repeat {})", json_count(j, "repeat", 0));
+    std::string status = json_text(j, "status");
+    if (status != "ok") status += fmt::format(" (exit {}, signal {})", json_count(j, "exit_code"), json_count(j, "signal", 0));
+    md += fmt::format("| `{}` | {} | {} | {} | {:.1f} |\n", id, json_text(j, "experiment"), a, status, json_number(j, "seconds"));
   }
   if (!rows.empty()) {
     md += "\n## Measurements (mean and sample standard deviation over repeats)\n\n| experiment | benchmark | point | n | metric | mean | std |\n|---|---|---|---|---|---|---|\n";

@@ -76,6 +76,14 @@ int run_main(int argc, char** argv) {
   }
   const SiteConfig s = load_site(site, o.root);
   const Plan p = load_plan(plan, o.root);
+  std::vector<SummaryRow> rows;
+  std::string report;
+  o.finish = [&](const RunSummary& done) {  // under the campaign lock
+    const Campaign c = read_campaign(done.campaign);
+    rows = summarize_campaign(c);
+    write_summary(done.campaign, rows);
+    report = write_campaign_report(p, s, c, rows);
+  };
   RunSummary r;
   try {
     r = run_campaign(s, p, o);
@@ -84,9 +92,6 @@ int run_main(int argc, char** argv) {
     return kExitCampaignBusy;
   }
   if (o.dry_run) return kExitOk;
-  const Campaign c = read_campaign(r.campaign);
-  const auto rows = summarize_campaign(c);
-  write_summary(r.campaign, rows);
   bool repeats = false;
   for (const auto& x : rows) repeats = repeats || x.n > 1;
   if (repeats) {
@@ -98,7 +103,7 @@ int run_main(int argc, char** argv) {
   }
   fmt::print("plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
              p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
-             r.campaign, write_campaign_report(p, s, c, rows));
+             r.campaign, report);
   if (r.interrupted) return 130;
   return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }

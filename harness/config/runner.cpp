@@ -113,7 +113,7 @@ Paths paths_of(const std::string& campaign, const std::string& id) {
 bool remerge(const Campaign& state, const Point& p, const Paths& f, RecordWriter& rec, RecordWriter& log, RunnerLog& say) {
   const auto it = state.last_attempt.find(p.id);
   if (it == state.last_attempt.end() || !it->second.contains("merge") || !fs::exists(f.part)) return false;
-  const std::string st = it->second.value("status", "");
+  const std::string st = json_text(it->second, "status");
   if (st != "ok" && st != "check_failed") return false;
   say.say(fmt::format("point {} ({}): its merge into records.jsonl was cut short; merging it again from {}", p.id, p.experiment, f.part));
   nlohmann::json entry = it->second;
@@ -200,12 +200,14 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
     return sum;
   }
   fs::create_directories(sum.campaign + "/parts");
-  const CampaignLock lock(sum.campaign);
+  CampaignLock lock(sum.campaign);
   RunnerLog say(sum.campaign);
   say.say(lock.took_over());
   const Watchdog wd;
+  lock.set_watchdog(wd.pid());  // a takeover waits for it: it may still be stopping this runner's point
   say.say(prepare_manifest(sum.campaign, plan, site, ex, o.allow_plan_change));
-  RecordWriter rec(sum.campaign + "/records.jsonl"), log(sum.campaign + "/points.jsonl");
+  // the runner is their only writer (under the lock): a torn tail is moved aside and cut off
+  RecordWriter rec(sum.campaign + "/records.jsonl", true), log(sum.campaign + "/points.jsonl", true);
   say.say(rec.repaired()), say.say(log.repaired());
   const Campaign state = read_campaign(sum.campaign);
   for (const auto& w : state.warnings) say.say(w);
@@ -228,6 +230,7 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
     if (sum.interrupted) break;
   }
   progress.newline();
+  if (o.finish) o.finish(sum);
   return sum;
 }
 

@@ -24,12 +24,19 @@
 // killed outright leaves its point to the watchdog (point_process.hpp), which stops it.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
 
 namespace dls {
+
+struct RunSummary {
+  int total = 0, skipped = 0, ok = 0, failed = 0, check_failed = 0;  // check_failed: exit 1, records kept
+  bool interrupted = false;
+  std::string campaign;
+};
 
 struct RunOptions {
   std::string root;        // where site_configs/ and harness/plans/ are
@@ -39,12 +46,9 @@ struct RunOptions {
   bool progress = true;    // a progress line on a terminal
   bool allow_plan_change = false;  // resume a campaign whose plan or site expands differently
   long max_points = kMaxPoints;
-};
-
-struct RunSummary {
-  int total = 0, skipped = 0, ok = 0, failed = 0, check_failed = 0;  // check_failed: exit 1, records kept
-  bool interrupted = false;
-  std::string campaign;
+  // Called at the end of a run that was not a dry run, while the campaign lock is still held
+  // (summary, report: no second runner can be writing the campaign meanwhile).
+  std::function<void(const RunSummary&)> finish;
 };
 
 RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptions& o);

@@ -19,19 +19,18 @@ std::vector<SummaryRow> summarize_campaign(const Campaign& campaign) {
     const std::string kind = r.value("kind", "");
     const char* metric = kind == "train" ? "images_per_s" : kind == "kernel" ? "gflop_per_s" : "busbw_bytes_per_s";
     if (!r["metrics"].contains(metric) || !r["metrics"][metric].is_number()) continue;
-    const ManifestPoint* mp = campaign.point(r.value("harness_point", ""));
+    const ManifestPoint* mp = campaign.point(json_text(r, "harness_point"));
     const std::string exp = mp ? mp->experiment : "";
-    const std::string key = exp + "/" + r.value("point_id", "");
+    const std::string key = exp + "/" + json_text(r, "point_id");
     if (!rows.count(key)) {
-      SummaryRow s{exp, kind, r.value("benchmark", ""), r.value("point_id", ""), metric, ""};
+      SummaryRow s{exp, kind, r.value("benchmark", ""), json_text(r, "point_id"), metric, ""};
       const auto& m = r["metrics"];
-      if (kind == "train") s.label = "ranks " + std::to_string(m.value("ranks", 1)) + " batch/rank " + std::to_string(m.value("batch_per_rank", 0));
+      if (kind == "train") s.label = "ranks " + std::to_string(json_count(m, "ranks", 1)) + " batch/rank " + std::to_string(json_count(m, "batch_per_rank", 0));
       else if (kind == "kernel") {
-        const nlohmann::json params = r.value("params", nlohmann::json::object());
-        const nlohmann::json t = params.value("threads", nlohmann::json());
-        s.label = m.value("backend", "") + (t.is_number() ? " t" + std::to_string(t.get<int>()) : std::string()) + " " + m.value("shape", "");
+        const long t = json_count(r["params"], "threads");
+        s.label = json_text(m, "backend") + (t >= 0 ? " t" + std::to_string(t) : std::string()) + " " + json_text(m, "shape");
       }
-      else s.label = m.value("algo", "") + " " + std::to_string(m.value("bytes", 0L)) + " B";
+      else s.label = json_text(m, "algo") + " " + std::to_string(json_count(m, "bytes", 0)) + " B";
       rows[key] = s;
       order.push_back(key);
     }

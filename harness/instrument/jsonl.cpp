@@ -91,16 +91,24 @@ JsonlContents read_jsonl(const std::string& path) {
   return c;
 }
 
-std::string repair_torn_tail(int fd, const std::string& path) {
+bool ends_whole(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail_errno("cannot stat", path);
-  if (st.st_size == 0) return "";
-  if (read_at(fd, st.st_size - 1, 1, path) == "\n") return "";
+  return st.st_size == 0 || read_at(fd, st.st_size - 1, 1, path) == "\n";
+}
+
+std::string repair_torn_tail(int fd, const std::string& path, bool move_aside) {
+  if (ends_whole(fd, path)) return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail_errno("cannot stat", path);
   const off_t keep = after_last_newline(fd, st.st_size, path);
   const std::string tail = read_at(fd, keep, std::size_t(st.st_size - keep), path);
-  if (is_object(tail)) {  // whole, only its newline is missing
+  const bool whole = is_object(tail);
+  if (whole || !move_aside) {  // a newline after it: whole, or a line of its own that readers skip
     if (::pwrite(fd, "\n", 1, st.st_size) != 1 || ::fdatasync(fd) != 0) fail_errno("cannot repair", path);
-    return fmt::format("{}: its last line lacked a newline; added one", path);
+    return whole ? fmt::format("{}: its last line lacked a newline; added one", path)
+                 : fmt::format("{}: a torn last line ({} bytes, a write cut short) was ended with a newline; readers skip it", path,
+                               tail.size());
   }
   const std::string aside = path + ".torn";
   const int t = ::open(aside.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

@@ -1,8 +1,11 @@
 // The file policy every dlscale writer and reader follows (docs/harness_formats.md, "Files"):
 //   JSON Lines (.jsonl) are append-only: one whole line a write(2), synced (RecordWriter). A kill
-//     during a write can still leave a torn last line: the next writer to open the file moves
-//     its bytes to FILE.torn and cuts the file back to its last whole line (repair_torn_tail),
-//     the one change to a .jsonl file that is not an append.
+//     during a write can still leave a torn last line. Any writer ends it with a newline before
+//     its own line, so a record is never glued to a fragment. The one writer of a campaign's
+//     records.jsonl and points.jsonl (the runner, under the campaign lock) goes further when it
+//     opens them: it moves the fragment's bytes to FILE.torn and cuts the file back to its last
+//     whole line (repair_torn_tail with move_aside), the one change to a .jsonl file that is not
+//     an append; with several writers, possibly on other nodes, nothing is ever cut.
 //   Readers skip any line that is not a JSON object and name it (file:line, bytes), so every
 //     reader (C++ and Python) sees the same records and says the same thing about the rest.
 //   Whole files (manifest.json, summary.json, acceptance.json, report.md) are replaced
@@ -32,8 +35,13 @@ JsonlContents read_jsonl(const std::string& path);
 
 // Repairs a torn last line of the open file `fd` (the caller holds its lock): a last line that is
 // a whole JSON object only lacks its newline and gets one; any other bytes after the last
-// newline are appended to PATH.torn and cut off. Returns what was done, "" when nothing was.
-std::string repair_torn_tail(int fd, const std::string& path);
+// newline are, with move_aside (the caller is the file's only writer), appended to PATH.torn
+// and cut off, else ended with a newline (a line readers skip). Returns what was done, "" when
+// nothing was.
+std::string repair_torn_tail(int fd, const std::string& path, bool move_aside);
+
+// Whether the open file `fd` is empty or ends with a newline.
+bool ends_whole(int fd, const std::string& path);
 
 // Replaces `path` with `content` atomically (temporary file, fsync, rename, fsync of the folder).
 void write_file_atomic(const std::string& path, const std::string& content);

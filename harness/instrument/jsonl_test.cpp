@@ -49,23 +49,50 @@ TEST(Jsonl, TornAndUnreadableLinesAreSkippedAndNamed) {
   EXPECT_TRUE(read_jsonl(fresh("none.jsonl")).lines.empty());  // a missing file is empty
 }
 
-TEST(Jsonl, OpeningRepairsATornTailAndKeepsItsBytes) {
+TEST(Jsonl, TheOnlyWriterMovesATornTailAsideAndCutsIt) {
   const std::string p = fresh("t.jsonl");
   put(p, "{\"a\":1}\n{\"a\":2}\n{\"sch");
   {
-    RecordWriter w(p);
+    RecordWriter w(p, true);
     EXPECT_EQ(w.repaired(), p + ": a torn last line (5 bytes, a write cut short) was moved to " + p + ".torn");
     w.append_json({{"a", 3}});
   }
   EXPECT_EQ(get(p), "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
   EXPECT_EQ(get(p + ".torn"), "{\"sch\n");
-  EXPECT_EQ(RecordWriter(p).repaired(), "");  // whole now: nothing to do
+  EXPECT_EQ(RecordWriter(p, true).repaired(), "");  // whole now: nothing to do
+}
+
+TEST(Jsonl, AnyOtherWriterEndsATornTailWithANewlineAndCutsNothing) {
+  const std::string p = fresh("s.jsonl");
+  put(p, "{\"a\":1}\n{\"sch");
+  {
+    RecordWriter w(p);
+    EXPECT_EQ(w.repaired(), p + ": a torn last line (5 bytes, a write cut short) was ended with a newline; readers skip it");
+    w.append_json({{"a", 3}});
+  }
+  EXPECT_EQ(get(p), "{\"a\":1}\n{\"sch\n{\"a\":3}\n");
+  EXPECT_FALSE(std::filesystem::exists(p + ".torn"));
+}
+
+TEST(Jsonl, AnAppendAfterAWriterKilledMidLineStartsOnANewLine) {
+  const std::string p = fresh("k.jsonl");
+  RecordWriter w(p);  // open before the other writer dies
+  w.append_json({{"a", 1}});
+  {
+    std::ofstream other(p, std::ios::app | std::ios::binary);
+    other << "{\"b\":";  // another writer, killed in the middle of its line
+  }
+  w.append_json({{"a", 2}});
+  EXPECT_EQ(get(p), "{\"a\":1}\n{\"b\":\n{\"a\":2}\n");
+  const JsonlContents c = read_jsonl(p);
+  ASSERT_EQ(c.lines.size(), 2u);  // the record after the fragment is whole
+  EXPECT_EQ(c.lines[1].value["a"], 2);
 }
 
 TEST(Jsonl, AWholeLastLineOnlyGetsItsNewline) {
   const std::string p = fresh("n.jsonl");
   put(p, "{\"a\":1}\n{\"a\":2}");
-  EXPECT_EQ(RecordWriter(p).repaired(), p + ": its last line lacked a newline; added one");
+  EXPECT_EQ(RecordWriter(p, true).repaired(), p + ": its last line lacked a newline; added one");
   EXPECT_EQ(get(p), "{\"a\":1}\n{\"a\":2}\n");
   EXPECT_FALSE(std::filesystem::exists(p + ".torn"));
 }
@@ -73,7 +100,7 @@ TEST(Jsonl, AWholeLastLineOnlyGetsItsNewline) {
 TEST(Jsonl, ATornFileWithoutAnyNewlineIsCutToNothing) {
   const std::string p = fresh("o.jsonl");
   put(p, std::string(100000, 'x'));  // longer than one read-back chunk
-  EXPECT_NE(RecordWriter(p).repaired().find("(100000 bytes"), std::string::npos);
+  EXPECT_NE(RecordWriter(p, true).repaired().find("(100000 bytes"), std::string::npos);
   EXPECT_EQ(get(p), "");
   EXPECT_EQ(get(p + ".torn").size(), 100001u);
 }

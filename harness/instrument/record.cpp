@@ -102,7 +102,7 @@ Record Record::from_json(const nlohmann::json& j) {
   return r;
 }
 
-RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
+RecordWriter::RecordWriter(std::string path, bool move_aside) : path_(std::move(path)) {
   const auto parent = std::filesystem::path(path_).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -112,7 +112,7 @@ RecordWriter::RecordWriter(std::string path) : path_(std::move(path)) {
   if (fd_ < 0) throw Error(fmt::format("cannot open '{}' for appending: {}", path_, std::strerror(errno)));
   if (::flock(fd_, LOCK_EX) != 0) throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
   try {
-    repaired_ = repair_torn_tail(fd_, path_);
+    repaired_ = repair_torn_tail(fd_, path_, move_aside);
   } catch (...) {
     ::flock(fd_, LOCK_UN);
     ::close(fd_);
@@ -128,11 +128,19 @@ RecordWriter::~RecordWriter() {
 void RecordWriter::append(const Record& r) { append_json(r.to_json()); }
 
 void RecordWriter::append_json(const nlohmann::json& j) {
-  const std::string line = j.dump() + "\n";
+  std::string line = j.dump() + "\n";
   if (::flock(fd_, LOCK_EX) != 0) throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
-  const ssize_t n = ::write(fd_, line.data(), line.size());
-  const int write_errno = errno;
-  const int sync_rc = ::fdatasync(fd_);
+  ssize_t n = -1;
+  int write_errno = 0, sync_rc = 0;
+  try {
+    if (!ends_whole(fd_, path_)) line.insert(0, "\n");  // a writer killed mid-line: do not glue onto it
+    n = ::write(fd_, line.data(), line.size());
+    write_errno = errno;
+    sync_rc = ::fdatasync(fd_);
+  } catch (...) {
+    ::flock(fd_, LOCK_UN);
+    throw;
+  }
   ::flock(fd_, LOCK_UN);
   if (n != static_cast<ssize_t>(line.size()))
     throw Error(fmt::format("short write to '{}' ({} of {} bytes): {}", path_, n, line.size(),

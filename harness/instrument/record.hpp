@@ -63,11 +63,14 @@ std::string point_id(const nlohmann::json& params);
 // Appends records to a JSON Lines file. Each append is one write(2) of one whole line under an
 // exclusive flock, followed by fdatasync, so concurrent writers never interleave and a killed
 // run never loses a record that was already appended. A write cut short by a kill can still
-// leave a torn last line: opening the file repairs it first (jsonl.hpp's repair_torn_tail), and
-// repaired() says what was done, for the caller's log.
+// leave a torn last line: an append after one starts with a newline, and opening the file
+// repairs it first (jsonl.hpp's repair_torn_tail; move_aside only for the file's one writer),
+// and repaired() says what was done, for the caller's log.
 class RecordWriter {
  public:
-  explicit RecordWriter(std::string path);  // creates parent folders; throws Error on failure
+  // Creates parent folders; throws Error on failure. move_aside: this is the file's only writer
+  // (the campaign runner's records.jsonl and points.jsonl), so a torn tail may be cut off.
+  explicit RecordWriter(std::string path, bool move_aside = false);
   ~RecordWriter();
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
