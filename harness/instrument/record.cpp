@@ -133,7 +133,7 @@ void RecordWriter::append_json(const nlohmann::json& j) {
   ssize_t n = -1;
   int write_errno = 0, sync_rc = 0;
   try {
-    if (!ends_whole(fd_, path_)) line.insert(0, "\n");  // a writer killed mid-line: do not glue onto it
+    if (!ends_whole(fd_, path_)) line = "\n" + line;  // a writer killed mid-line: do not glue onto it
     n = ::write(fd_, line.data(), line.size());
     write_errno = errno;
     sync_rc = ::fdatasync(fd_);
