@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "harness/config/accept.hpp"
+#include "harness/config/config_test_util.hpp"
 #include "harness/config/launcher.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
@@ -18,25 +19,13 @@
 namespace dls {
 namespace {
 
-const std::string kRoot = DLS_SOURCE_ROOT;
+using test::kRoot;
 
-std::string write(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dls_config_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
+std::string write(const std::string& name, const std::string& text) { return test::write_file("config", name, text); }
 
-// The ConfigError's text, or "" if none was thrown.
 template <class F>
 std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::config_error(f);
 }
 
 const char* kSite = R"(name: t
