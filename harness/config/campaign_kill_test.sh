@@ -141,5 +141,28 @@ set -e
 [[ $rc -eq 0 ]] || { cat "$tmp/run5.txt"; fail "the runner whose watchdog was killed exited $rc"; }
 grep -q "WARNING: the watchdog is gone" "$tmp/run5.txt" || { cat "$tmp/run5.txt"; fail "no warning that the watchdog is gone"; }
 [[ $(grep -c '"status":"ok"' "$tmp/camp2/points.jsonl") -eq 2 ]] || fail "the points after the watchdog died did not complete"
+
+# 8. a resume with another plan is refused, naming what changed; --allow-plan-change goes on and
+#    keeps the old plan's hash in the manifest
+sed -i 's/op: "relu_fwd,tanh_fwd"/op: "relu_fwd"/' "$tmp/plan2.yaml"
+before=$(cat "$tmp/camp2/records.jsonl")
+set +e
+"$dlscale" run --no-progress --site localhost --plan "$tmp/plan2.yaml" --campaign "$tmp/camp2" > "$tmp/run6.txt" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || { cat "$tmp/run6.txt"; fail "a resume with another plan exited $rc, expected 2"; }
+grep -q "this campaign was started with another plan or site: 2 points removed (two .*\[--op relu_fwd,tanh_fwd " "$tmp/run6.txt" \
+  || { cat "$tmp/run6.txt"; fail "the refusal does not name the removed points"; }
+grep -q "2 points added (two .*\[--op relu_fwd --shape" "$tmp/run6.txt" || { cat "$tmp/run6.txt"; fail "the refusal does not name the added points"; }
+[[ $(cat "$tmp/camp2/records.jsonl") == "$before" ]] || fail "the refused resume changed records.jsonl"
+"$dlscale" run --no-progress --site localhost --plan "$tmp/plan2.yaml" --campaign "$tmp/camp2" --allow-plan-change > "$tmp/run7.txt" 2>&1 \
+  || { cat "$tmp/run7.txt"; fail "--allow-plan-change did not go on"; }
+python3 - "$tmp/camp2" <<'PY' || fail "the manifest after --allow-plan-change"
+import json, sys
+m = json.load(open(sys.argv[1] + "/manifest.json"))
+assert len(m["plan_history"]) == 1 and "2 points removed" in m["plan_history"][0]["changes"], m.get("plan_history")
+assert len(m["points"]) == 2 and m["plan_hash"] != m["plan_history"][0]["plan_hash"]
+PY
+grep -q "the plan changed (--allow-plan-change)" "$tmp/camp2/runner.log" || fail "runner.log does not say the plan changed"
 echo "campaign kill: ok (second runner refused, no orphans after 3 kills, cut-short merge redone, torn lines repaired," \
-  "a dead watchdog survived)"
+  "a dead watchdog survived, a changed plan refused and then allowed)"

@@ -32,9 +32,19 @@ nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Exp
 
 std::string describe(const nlohmann::json& p) {
   std::string a;
-  for (const auto& [k, v] : p.value("assignment", nlohmann::json::object()).items())
+  const nlohmann::json assignment = p.contains("assignment") && p["assignment"].is_object() ? p["assignment"] : nlohmann::json::object();
+  for (const auto& [k, v] : assignment.items())  // a named copy: items() of a temporary would dangle
     a += fmt::format("{}{}={}", a.empty() ? "" : " ", k, v.is_string() ? v.get<std::string>() : v.dump());
-  return fmt::format("{} {}{}", p.value("experiment", "?"), a, p.value("repeat", 0) > 0 ? fmt::format(" repeat {}", p.value("repeat", 0)) : "");
+  std::string args;
+  if (p.contains("args") && p["args"].is_array())
+    for (const auto& x : p["args"]) {
+      if (!args.empty()) args += ' ';
+      args += x.is_string() ? x.get<std::string>() : x.dump();
+    }
+  if (args.size() > 100) args = args.substr(0, 97) + "...";
+  const long repeat = json_count(p, "repeat", 0);
+  return fmt::format("{} {}{}{}", json_text(p, "experiment"), a, repeat > 0 ? fmt::format(" repeat {}", repeat) : "",
+                     args.empty() ? "" : fmt::format(" [{}]", args));
 }
 
 std::string some(const std::vector<std::string>& v) {
@@ -47,18 +57,20 @@ std::string some(const std::vector<std::string>& v) {
 // What differs between the manifest's points and the new expansion, "" when nothing does.
 std::string plan_changes(const nlohmann::json& old, const nlohmann::json& now) {
   std::map<std::string, nlohmann::json> a, b;
-  for (const auto& p : old.value("points", nlohmann::json::array())) a[p.value("id", "")] = p;
-  for (const auto& p : now["points"]) b[p.value("id", "")] = p;
+  if (old.contains("points") && old["points"].is_array())
+    for (const auto& p : old["points"]) a[json_text(p, "id")] = p;
+  for (const auto& p : now["points"]) b[json_text(p, "id")] = p;
   std::vector<std::string> removed, added, changed;
   for (const auto& [id, p] : a)
     if (!b.count(id)) removed.push_back(describe(p));
   for (const auto& [id, p] : b) {
     if (!a.count(id)) added.push_back(describe(p));
-    else if (a[id].contains("args") && (a[id]["args"] != p["args"] || a[id].value("time_limit_s", 0.0) != p.value("time_limit_s", 0.0)))
+    else if (a[id].contains("args") && (a[id]["args"] != p["args"] || json_number(a[id], "time_limit_s") != json_number(p, "time_limit_s")))
       changed.push_back(describe(p));
   }
   std::vector<std::string> what;
-  if (old.value("site", "") != now.value("site", "")) what.push_back(fmt::format("site {} -> {}", old.value("site", "?"), now.value("site", "?")));
+  if (json_text(old, "site") != json_text(now, "site"))
+    what.push_back(fmt::format("site {} -> {}", json_text(old, "site"), json_text(now, "site")));
   if (!removed.empty()) what.push_back(fmt::format("{} points removed ({})", removed.size(), some(removed)));
   if (!added.empty()) what.push_back(fmt::format("{} points added ({})", added.size(), some(added)));
   if (!changed.empty()) what.push_back(fmt::format("{} points with other arguments or time limits ({})", changed.size(), some(changed)));
@@ -66,6 +78,8 @@ std::string plan_changes(const nlohmann::json& old, const nlohmann::json& now) {
   for (const auto& w : what) s += (s.empty() ? "" : "; ") + w;
   return s;
 }
+
+std::size_t a_size(const nlohmann::json& m) { return m.contains("points") && m["points"].is_array() ? m["points"].size() : 0; }
 
 }  // namespace
 
@@ -86,7 +100,7 @@ std::string prepare_manifest(const std::string& dir, const Plan& plan, const Sit
   }
   const nlohmann::json old = read_manifest(dir);
   // a manifest written before plan_hash existed: compare its points
-  if (old.value("plan_hash", "") == now["plan_hash"].get<std::string>()) return "";
+  if (json_text(old, "plan_hash") == now["plan_hash"].get<std::string>()) return "";
   const std::string changes = plan_changes(old, now);
   if (!old.contains("plan_hash") && changes.empty()) return "";
   const std::string what = changes.empty() ? "the expanded plan's hash differs" : changes;
@@ -94,9 +108,9 @@ std::string prepare_manifest(const std::string& dir, const Plan& plan, const Sit
     throw ConfigError(fmt::format("{}: this campaign was started with another plan or site: {}. Run it with the plan it was "
                                   "started with, choose a new --campaign, or give --allow-plan-change to go on with this one "
                                   "(the records of the old points stay)", file, what));
-  nlohmann::json history = old.value("plan_history", nlohmann::json::array());
-  history.push_back({{"plan_hash", old.value("plan_hash", "")}, {"plan_file", old.value("plan_file", "")},
-                     {"points", old.value("points", nlohmann::json::array()).size()},
+  nlohmann::json history = old.contains("plan_history") && old["plan_history"].is_array() ? old["plan_history"] : nlohmann::json::array();
+  history.push_back({{"plan_hash", json_text(old, "plan_hash")}, {"plan_file", json_text(old, "plan_file")},
+                     {"points", a_size(old)},
                      {"replaced", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}, {"changes", what}});
   now["plan_history"] = history;
   write_file_atomic(file, now.dump(2) + "\n");
