@@ -65,7 +65,7 @@ int run_main(int argc, char** argv) {
   app.add_flag("--allow-plan-change", o.allow_plan_change,
                "resume a campaign although its plan or site now expands to other points (the manifest keeps the old plan's hash)");
   app.add_option("--max-points", o.max_points, "refuse a plan that expands to more points than this")
-      ->default_str(std::to_string(kMaxPoints))->check(CLI::PositiveNumber);
+      ->default_str(std::to_string(kMaxPoints))->check(CLI::Range(1L, 1L << 40));
   app.add_flag("--no-progress", [&o](std::int64_t) { o.progress = false; }, "no progress line");
   app.footer("Exit codes: 0 every point ok, 1 some point failed, 2 bad site/plan/arguments (or a resume with another plan), "
              "3 runtime error, 5 another runner holds the campaign (its host and pid are named), 130 interrupted.");
