@@ -40,8 +40,10 @@ void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceW
       const int partner = f.real_rank(f.new_rank ^ d), len = hi - lo;
       const bool lower = (f.new_rank & d) == 0;
       const int plo = lower ? hi : lo - len;
-      const Block mine = blocks_span(count, nb, lo, hi), theirs = blocks_span(count, nb, plo, plo + len);
-      c.sendrecv(buf + mine.offset, mine.length, partner, buf + theirs.offset, theirs.length, partner);
+      const Block mine = blocks_span(count, nb, lo, hi),
+                  theirs = blocks_span(count, nb, plo, plo + len);
+      c.sendrecv(buf + mine.offset, mine.length, partner, buf + theirs.offset, theirs.length,
+                 partner);
       lo = std::min(lo, plo);
       hi = lo + 2 * len;
     }
@@ -49,7 +51,9 @@ void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceW
   fold_out(c, f, buf, count);
 }
 
-template void allreduce_rabenseifner<float>(const Comm&, float*, std::size_t, AllreduceWork<float>&);
-template void allreduce_rabenseifner<double>(const Comm&, double*, std::size_t, AllreduceWork<double>&);
+template void allreduce_rabenseifner<float>(const Comm&, float*, std::size_t,
+                                            AllreduceWork<float>&);
+template void allreduce_rabenseifner<double>(const Comm&, double*, std::size_t,
+                                             AllreduceWork<double>&);
 
 }  // namespace dls

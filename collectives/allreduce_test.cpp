@@ -1,18 +1,18 @@
 // Every allreduce algorithm equals MPI_Allreduce bit for bit on integer-valued data (sums are
 // exact in any order), for awkward counts, float and double. Run by CTest under mpirun at 1 to
 // 5 ranks. Only EXPECT_*: a rank that failed must still join the next collective, not hang it.
+#include "collectives/allreduce.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "collectives/allreduce.hpp"
-#include "kernels/core/check.hpp"
 #include "collectives/mpi_test_util.hpp"
+#include "kernels/core/check.hpp"
 
 namespace dls {
 namespace {
-
 
 template <class T>
 void check_all_algorithms() {
@@ -25,7 +25,8 @@ void check_all_algorithms() {
       std::vector<T> got = rank_data<T>(n, c.rank());
       allreduce(a, c, got.data(), n, w);
       const bool same = n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0;
-      EXPECT_TRUE(same) << algo_name(a) << " count " << n << " rank " << c.rank() << " of " << c.size();
+      EXPECT_TRUE(same) << algo_name(a) << " count " << n << " rank " << c.rank() << " of "
+                        << c.size();
     }
   }
 }
@@ -44,7 +45,8 @@ TEST(Allreduce, SumOfRankIdsIsExact) {
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(c.rank() + long(i));
     allreduce(a, c, v.data(), v.size(), w);
     int wrong = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) wrong += v[i] != float(p * (p - 1) / 2 + p * long(i));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      wrong += v[i] != float(p * (p - 1) / 2 + p * long(i));
     EXPECT_EQ(wrong, 0) << algo_name(a);
   }
 }

@@ -4,9 +4,9 @@
 // arguments, so bad input fails on all ranks alike and rank 0 alone reports it: no hang.
 #include "collectives/collectives_main.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -23,26 +23,40 @@ namespace {
 
 int sweep_main(int argc, char** argv, const Comm& c) {
   SweepOptions o;
-  CLI::App app{"dlscale collectives: allreduce message-size sweeps (run under mpirun/srun, or as one process)"};
-  app.add_option("-b,--minbytes", o.b, "smallest message in bytes (K/M/G suffixes)")->default_str("8");
-  app.add_option("-e,--maxbytes", o.e, "largest message in bytes (K/M/G suffixes)")->default_str("64M");
+  CLI::App app{
+      "dlscale collectives: allreduce message-size sweeps (run under mpirun/srun, or as one "
+      "process)"};
+  app.add_option("-b,--minbytes", o.b, "smallest message in bytes (K/M/G suffixes)")
+      ->default_str("8");
+  app.add_option("-e,--maxbytes", o.e, "largest message in bytes (K/M/G suffixes)")
+      ->default_str("64M");
   app.add_option("-f,--stepfactor", o.f, "multiply the size by this factor")->default_str("2");
   app.add_option("-i,--stepbytes", o.i, "add this many bytes instead of multiplying (K/M/G)");
-  app.add_option("--algo", o.algo, "comma list of mpi, ring, recdbl, rabenseifner, tree, or all (--memory device: nccl, mpi or all)")
+  app.add_option("--algo", o.algo,
+                 "comma list of mpi, ring, recdbl, rabenseifner, tree, or all (--memory device: "
+                 "nccl, mpi or all)")
       ->default_str("all");
-  app.add_option("--iters", o.iters, "timed iterations per size (default by band: 1000 / 100 / 20)");
-  app.add_option("--warmup", o.warmup, "warm-up iterations per size (default by band: 100 / 10 / 3)");
-  app.add_option("--check", o.check, "1: exact check after timing, #wrong per size; 0: none")->default_str("1");
-  app.add_option("--dtype", o.dtype, "float or double")->check(CLI::IsMember({"float", "double"}))->default_str("float");
+  app.add_option("--iters", o.iters,
+                 "timed iterations per size (default by band: 1000 / 100 / 20)");
+  app.add_option("--warmup", o.warmup,
+                 "warm-up iterations per size (default by band: 100 / 10 / 3)");
+  app.add_option("--check", o.check, "1: exact check after timing, #wrong per size; 0: none")
+      ->default_str("1");
+  app.add_option("--dtype", o.dtype, "float or double")
+      ->check(CLI::IsMember({"float", "double"}))
+      ->default_str("float");
   app.add_option("--out", o.out, "append one record per (algorithm, size) to this JSON Lines file");
-  app.add_option("--overlap", o.overlap,
-                 "measure overlap with computation instead: comma list of thread, nonblocking, or all "
-                 "(--algo picks what the thread runs)");
-  app.add_option("--compute-ratio", o.compute_ratio, "--overlap: computation per allreduce, in units of its time")
+  app.add_option(
+      "--overlap", o.overlap,
+      "measure overlap with computation instead: comma list of thread, nonblocking, or all "
+      "(--algo picks what the thread runs)");
+  app.add_option("--compute-ratio", o.compute_ratio,
+                 "--overlap: computation per allreduce, in units of its time")
       ->default_str("1")
       ->check(CLI::PositiveNumber);
   app.add_option("--memory", o.memory,
-                 "where the vector lives: host (the algorithms above) or device (one GPU per rank; --algo nccl, mpi "
+                 "where the vector lives: host (the algorithms above) or device (one GPU per rank; "
+                 "--algo nccl, mpi "
                  "or all; MPI through CUDA-aware MPI or host staging)")
       ->check(CLI::IsMember({"host", "device"}))
       ->default_str("host");
@@ -58,18 +72,23 @@ int sweep_main(int argc, char** argv, const Comm& c) {
   std::vector<DeviceAlgo> device_algos;
   if (o.memory == "device") {
     device_algos = parse_device_algos(split_commas(std::vector<std::string>{o.algo}));
-    if (!o.overlap.empty()) throw ConfigError("--overlap measures host memory: leave out --memory device");
+    if (!o.overlap.empty())
+      throw ConfigError("--overlap measures host memory: leave out --memory device");
   } else {
     for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
-      if (name == "all") algos.insert(algos.end(), all_algos().begin(), all_algos().end());
-      else algos.push_back(parse_algo(name));
+      if (name == "all")
+        algos.insert(algos.end(), all_algos().begin(), all_algos().end());
+      else
+        algos.push_back(parse_algo(name));
     }
   }
   std::vector<OverlapEngine> engines;
   if (!o.overlap.empty())
     for (const auto& name : split_commas(std::vector<std::string>{o.overlap})) {
-      if (name == "all") engines.insert(engines.end(), {OverlapEngine::kThread, OverlapEngine::kNonblocking});
-      else engines.push_back(parse_engine(name));
+      if (name == "all")
+        engines.insert(engines.end(), {OverlapEngine::kThread, OverlapEngine::kNonblocking});
+      else
+        engines.push_back(parse_engine(name));
     }
   if (o.iters < 0 || o.warmup < 0) throw ConfigError("--iters and --warmup must be positive");
   const std::size_t step = o.i.empty() ? 0 : parse_bytes(o.i, "-i");
@@ -85,9 +104,11 @@ int sweep_main(int argc, char** argv, const Comm& c) {
     } catch (const std::exception& e) {
       setup_error = e.what();
     }
-  if (c.any(!setup_error.empty())) throw ConfigError(setup_error.empty() ? "rank 0 could not start" : setup_error);
+  if (c.any(!setup_error.empty()))
+    throw ConfigError(setup_error.empty() ? "rank 0 could not start" : setup_error);
   SweepContext s{o, c, algos, device_algos, engines, sizes, writer, prov};
-  if (!engines.empty()) return o.dtype == "double" ? run_overlap_sweep<double>(s) : run_overlap_sweep<float>(s);
+  if (!engines.empty())
+    return o.dtype == "double" ? run_overlap_sweep<double>(s) : run_overlap_sweep<float>(s);
   return o.dtype == "double" ? run_allreduce_sweep<double>(s) : run_allreduce_sweep<float>(s);
 }
 

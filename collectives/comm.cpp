@@ -1,9 +1,9 @@
 // Communicator over MPI (see comm.hpp).
 #include "collectives/comm.hpp"
 
-#include <climits>
-
 #include <fmt/format.h>
+
+#include <climits>
 
 #include "kernels/core/check.hpp"
 
@@ -43,7 +43,8 @@ Comm::Comm(MPI_Comm c) : comm_(c) {
 
 int Comm::to_int(std::size_t count) {
   if (count > std::size_t(INT_MAX))
-    throw Error(fmt::format("a message of {} elements exceeds MPI's int count limit {}", count, INT_MAX));
+    throw Error(
+        fmt::format("a message of {} elements exceeds MPI's int count limit {}", count, INT_MAX));
   return int(count);
 }
 

@@ -14,9 +14,13 @@ namespace dls {
 template <class T>
 MPI_Datatype mpi_type();
 template <>
-inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+inline MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
 template <>
-inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+inline MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
 
 // Throws dls::Error with the call's name and MPI's error string when rc != MPI_SUCCESS.
 void mpi_check(int rc, const char* what);
@@ -47,13 +51,15 @@ class Comm {
   }
   template <class T>
   void recv(T* buf, std::size_t count, int src, int tag = 0) const {
-    mpi_check(MPI_Recv(buf, to_int(count), mpi_type<T>(), src, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
+    mpi_check(MPI_Recv(buf, to_int(count), mpi_type<T>(), src, tag, comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
   }
   // Sends sbuf to dst while receiving rbuf from src (deadlock-free pairwise exchange).
   template <class T>
-  void sendrecv(const T* sbuf, std::size_t scount, int dst, T* rbuf, std::size_t rcount, int src, int tag = 0) const {
-    mpi_check(MPI_Sendrecv(sbuf, to_int(scount), mpi_type<T>(), dst, tag, rbuf, to_int(rcount), mpi_type<T>(), src,
-                           tag, comm_, MPI_STATUS_IGNORE),
+  void sendrecv(const T* sbuf, std::size_t scount, int dst, T* rbuf, std::size_t rcount, int src,
+                int tag = 0) const {
+    mpi_check(MPI_Sendrecv(sbuf, to_int(scount), mpi_type<T>(), dst, tag, rbuf, to_int(rcount),
+                           mpi_type<T>(), src, tag, comm_, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
   }
   // Nonblocking halves; complete them with wait_all. Buffers must outlive the wait.
@@ -73,7 +79,8 @@ class Comm {
   template <class T>
   int recv_any(T* buf, std::size_t count, int tag = 0) const {
     MPI_Status st;
-    mpi_check(MPI_Recv(buf, to_int(count), mpi_type<T>(), MPI_ANY_SOURCE, tag, comm_, &st), "MPI_Recv");
+    mpi_check(MPI_Recv(buf, to_int(count), mpi_type<T>(), MPI_ANY_SOURCE, tag, comm_, &st),
+              "MPI_Recv");
     return st.MPI_SOURCE;
   }
   static void wait_all(MPI_Request* reqs, std::size_t n);

@@ -1,10 +1,9 @@
 // The allreduce sweep's GPU-memory target (device_allreduce.hpp): NCCL, and MPI on device
 // memory (CUDA-aware) or through a host copy (staging).
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
 
 #include "collectives/nccl_comm.hpp"
 #include "collectives/sweep_run.hpp"
@@ -33,16 +32,21 @@ void nccl_ok(ncclResult_t r, const char* what) {
 template <class T>
 ncclDataType_t nccl_type();
 template <>
-ncclDataType_t nccl_type<float>() { return ncclFloat32; }
+ncclDataType_t nccl_type<float>() {
+  return ncclFloat32;
+}
 template <>
-ncclDataType_t nccl_type<double>() { return ncclFloat64; }
+ncclDataType_t nccl_type<double>() {
+  return ncclFloat64;
+}
 
 struct NodePlace {
   int local_rank, local_size;
 };
 NodePlace node_place(const Comm& c) {
   MPI_Comm node;
-  mpi_check(MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  mpi_check(MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
   NodePlace p{0, 1};
   MPI_Comm_rank(node, &p.local_rank);
   MPI_Comm_size(node, &p.local_size);
@@ -63,10 +67,14 @@ class DeviceTarget final : public AllreduceTarget {
                                        : "";
     const bool nccl = std::find(algos_.begin(), algos_.end(), DeviceAlgo::kNccl) != algos_.end();
     if (why.empty() && nccl && place.local_size > ndev)
-      why = fmt::format("{} ranks on a node with {} GPU(s): NCCL needs a GPU per rank (run at most {} ranks a node, "
-                        "or --algo mpi)", place.local_size, ndev, ndev);
+      why = fmt::format(
+          "{} ranks on a node with {} GPU(s): NCCL needs a GPU per rank (run at most {} ranks a "
+          "node, "
+          "or --algo mpi)",
+          place.local_size, ndev, ndev);
     if (c.any(!why.empty()))
-      throw ConfigError(fmt::format("--memory device: {}", why.empty() ? "another rank has no usable GPU" : why));
+      throw ConfigError(
+          fmt::format("--memory device: {}", why.empty() ? "another rank has no usable GPU" : why));
     device_ = place.local_rank % ndev;
     cuda_check(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp prop{};
@@ -87,18 +95,24 @@ class DeviceTarget final : public AllreduceTarget {
     for (DeviceAlgo a : algos_) v.push_back(device_algo_name(a));
     return v;
   }
-  void zero(std::size_t n) override { cuda_check(cudaMemsetAsync(buf_.raw(), 0, n * sizeof(T), stream_), "cudaMemsetAsync"); }
+  void zero(std::size_t n) override {
+    cuda_check(cudaMemsetAsync(buf_.raw(), 0, n * sizeof(T), stream_), "cudaMemsetAsync");
+  }
   void run(std::size_t algo, std::size_t n) override {
     if (n == 0) return;
     if (algos_[algo] == DeviceAlgo::kNccl)
-      return nccl_ok(ncclAllReduce(buf_.raw(), buf_.raw(), n, nccl_type<T>(), ncclSum, nccl_, stream_), "ncclAllReduce");
+      return nccl_ok(
+          ncclAllReduce(buf_.raw(), buf_.raw(), n, nccl_type<T>(), ncclSum, nccl_, stream_),
+          "ncclAllReduce");
     wait();  // MPI reads the buffer: earlier work on the stream must be done
     if (cuda_aware_) {
-      mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf_.raw(), int(n), mpi_type<T>(), MPI_SUM, c_.raw()), "MPI_Allreduce (device)");
+      mpi_check(MPI_Allreduce(MPI_IN_PLACE, buf_.raw(), int(n), mpi_type<T>(), MPI_SUM, c_.raw()),
+                "MPI_Allreduce (device)");
       return;
     }
     copy(host_.data(), dev(), n, cudaMemcpyDeviceToHost);
-    mpi_check(MPI_Allreduce(MPI_IN_PLACE, host_.data(), int(n), mpi_type<T>(), MPI_SUM, c_.raw()), "MPI_Allreduce (staged)");
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, host_.data(), int(n), mpi_type<T>(), MPI_SUM, c_.raw()),
+              "MPI_Allreduce (staged)");
     copy(dev(), host_.data(), n, cudaMemcpyHostToDevice);
   }
   void wait() override { cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
@@ -112,8 +126,10 @@ class DeviceTarget final : public AllreduceTarget {
   }
   nlohmann::json describe(std::size_t algo) const override {
     nlohmann::json j = {{"memory", "device"}, {"device", device_name_}, {"gpu_index", device_}};
-    if (algos_[algo] == DeviceAlgo::kMpi) j["mpi_path"] = cuda_aware_ ? "cuda-aware" : "host staging";
-    else j["nccl_version"] = NCCL_VERSION_CODE;
+    if (algos_[algo] == DeviceAlgo::kMpi)
+      j["mpi_path"] = cuda_aware_ ? "cuda-aware" : "host staging";
+    else
+      j["nccl_version"] = NCCL_VERSION_CODE;
     return j;
   }
 
@@ -138,11 +154,17 @@ class DeviceTarget final : public AllreduceTarget {
 }  // namespace
 
 template <class T>
-std::unique_ptr<AllreduceTarget> make_device_target(const Comm& c, const std::vector<DeviceAlgo>& algos, std::size_t max_count) {
+std::unique_ptr<AllreduceTarget> make_device_target(const Comm& c,
+                                                    const std::vector<DeviceAlgo>& algos,
+                                                    std::size_t max_count) {
   return std::make_unique<DeviceTarget<T>>(c, algos, max_count);
 }
 
-template std::unique_ptr<AllreduceTarget> make_device_target<float>(const Comm&, const std::vector<DeviceAlgo>&, std::size_t);
-template std::unique_ptr<AllreduceTarget> make_device_target<double>(const Comm&, const std::vector<DeviceAlgo>&, std::size_t);
+template std::unique_ptr<AllreduceTarget> make_device_target<float>(const Comm&,
+                                                                    const std::vector<DeviceAlgo>&,
+                                                                    std::size_t);
+template std::unique_ptr<AllreduceTarget> make_device_target<double>(const Comm&,
+                                                                     const std::vector<DeviceAlgo>&,
+                                                                     std::size_t);
 
 }  // namespace dls

@@ -8,8 +8,9 @@
 int main(int argc, char** argv) {
   dls::MpiSession mpi(&argc, &argv);
   ::testing::InitGoogleTest(&argc, argv);
-  if (dls::Comm().rank() != 0) delete ::testing::UnitTest::GetInstance()->listeners().Release(
-      ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  if (dls::Comm().rank() != 0)
+    delete ::testing::UnitTest::GetInstance()->listeners().Release(
+        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
   const int rc = RUN_ALL_TESTS();
   return dls::Comm().any(rc != 0) ? 1 : 0;
 }

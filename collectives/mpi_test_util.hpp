@@ -13,7 +13,8 @@ namespace dls {
 template <class T>
 std::vector<T> rank_data(std::size_t count, int rank, int seed = 0) {
   std::vector<T> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = T(int(rng_bits(1000 + 97 * seed + rank, i) % 201) - 100);
+  for (std::size_t i = 0; i < count; ++i)
+    v[i] = T(int(rng_bits(1000 + 97 * seed + rank, i) % 201) - 100);
   return v;
 }
 

@@ -22,7 +22,7 @@ class NcclComm {
   // The element-wise mean over ranks (ncclAvg) of count floats of device memory, in place, on
   // a stream of the communicator's own after the device's earlier work; returns when done.
   void average(float* dev, long count);
-  void* raw() const;  // the ncclComm_t
+  void* raw() const;             // the ncclComm_t
   static std::string version();  // "2.28.3", or why there is none
   static bool built();
 

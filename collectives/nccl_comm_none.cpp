@@ -1,6 +1,5 @@
 // NcclComm in a build without CUDA or NCCL (nccl_comm.hpp): a clear refusal.
 #include "collectives/nccl_comm.hpp"
-
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -8,7 +7,9 @@ namespace dls {
 struct NcclComm::Impl {};
 
 NcclComm::NcclComm(const Comm&) {
-  throw ConfigError("this build has no NCCL (built without CUDA or NCCL; configure with nvcc, cuDNN and NCCL present)");
+  throw ConfigError(
+      "this build has no NCCL (built without CUDA or NCCL; configure with nvcc, cuDNN and NCCL "
+      "present)");
 }
 NcclComm::~NcclComm() = default;
 void NcclComm::average(float*, long) {}

@@ -7,12 +7,15 @@
 
 namespace dls {
 
-std::string engine_name(OverlapEngine e) { return e == OverlapEngine::kThread ? "thread" : "nonblocking"; }
+std::string engine_name(OverlapEngine e) {
+  return e == OverlapEngine::kThread ? "thread" : "nonblocking";
+}
 
 OverlapEngine parse_engine(std::string_view name) {
   if (name == "thread") return OverlapEngine::kThread;
   if (name == "nonblocking") return OverlapEngine::kNonblocking;
-  throw ConfigError(fmt::format("unknown overlap engine '{}' (expected thread or nonblocking)", name));
+  throw ConfigError(
+      fmt::format("unknown overlap engine '{}' (expected thread or nonblocking)", name));
 }
 
 namespace {
@@ -21,8 +24,10 @@ MPI_Comm duplicate(const Comm& c, OverlapEngine e) {
   int level = 0;
   MPI_Query_thread(&level);
   if (e == OverlapEngine::kThread && level < MPI_THREAD_SERIALIZED)
-    throw ConfigError(fmt::format("the thread overlap engine needs MPI_THREAD_SERIALIZED or MULTIPLE; this MPI "
-                                  "granted level {} (use --overlap nonblocking)", level));
+    throw ConfigError(
+        fmt::format("the thread overlap engine needs MPI_THREAD_SERIALIZED or MULTIPLE; this MPI "
+                    "granted level {} (use --overlap nonblocking)",
+                    level));
   MPI_Comm d;
   mpi_check(MPI_Comm_dup(c.raw(), &d), "MPI_Comm_dup");
   return d;
@@ -77,12 +82,14 @@ template <class T>
 void AsyncAllreduce<T>::start(T* buf, std::size_t count) {
   if (active_) throw Error("AsyncAllreduce::start: the previous allreduce has not been waited for");
   if (count > max_count_)
-    throw Error(fmt::format("AsyncAllreduce::start: {} elements, but sized for {}", count, max_count_));
+    throw Error(
+        fmt::format("AsyncAllreduce::start: {} elements, but sized for {}", count, max_count_));
   active_ = true;
   if (engine_ == OverlapEngine::kNonblocking) {
     if (count > 0)
-      mpi_check(MPI_Iallreduce(MPI_IN_PLACE, buf, int(count), mpi_type<T>(), MPI_SUM, comm_.raw(), &req_),
-                "MPI_Iallreduce");
+      mpi_check(
+          MPI_Iallreduce(MPI_IN_PLACE, buf, int(count), mpi_type<T>(), MPI_SUM, comm_.raw(), &req_),
+          "MPI_Iallreduce");
     return;
   }
   {

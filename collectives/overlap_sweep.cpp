@@ -63,8 +63,8 @@ struct OverlapPoint {
 };
 
 template <class T>
-OverlapPoint measure(const Comm& c, AsyncAllreduce<T>& ar, T* buf, std::size_t n, Iterations it, double ratio,
-                     bool check, Busy& busy) {
+OverlapPoint measure(const Comm& c, AsyncAllreduce<T>& ar, T* buf, std::size_t n, Iterations it,
+                     double ratio, bool check, Busy& busy) {
   auto timed = [&](auto&& body) {
     c.barrier();
     const double t0 = c.wtime();
@@ -103,21 +103,25 @@ int run_overlap_sweep(SweepContext& s) {
   check_node_memory(c, 2.0 * double(max_count * sizeof(T)), o.e);
   std::vector<Case> cases;
   for (OverlapEngine e : s.engines) {
-    if (e == OverlapEngine::kNonblocking) cases.push_back({e, Algo::kMpi});
+    if (e == OverlapEngine::kNonblocking)
+      cases.push_back({e, Algo::kMpi});
     else
       for (Algo a : s.algos) cases.push_back({e, a});
   }
   std::vector<T> buf(max_count);
   std::vector<std::unique_ptr<AsyncAllreduce<T>>> engines;
-  for (const Case& k : cases) engines.push_back(std::make_unique<AsyncAllreduce<T>>(c, k.engine, k.algo, max_count));
+  for (const Case& k : cases)
+    engines.push_back(std::make_unique<AsyncAllreduce<T>>(c, k.engine, k.algo, max_count));
   Busy busy;
   const bool root = c.rank() == 0;
   if (root)
-    fmt::print("# dlscale collectives --overlap: allreduce started, {:.2f} x its time of computation, then waited for; "
-               "{} ranks, {}; times: max over ranks of per-rank means; overlap: mean and min over ranks\n"
-               "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}\n",
-               o.compute_ratio, c.size(), o.dtype, "size(B)", "count", "engine", "algo", "iters", "pure(us)",
-               "compute(us)", "total(us)", "overlap%", "min%", "#wrong");
+    fmt::print(
+        "# dlscale collectives --overlap: allreduce started, {:.2f} x its time of computation, "
+        "then waited for; "
+        "{} ranks, {}; times: max over ranks of per-rank means; overlap: mean and min over ranks\n"
+        "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}\n",
+        o.compute_ratio, c.size(), o.dtype, "size(B)", "count", "engine", "algo", "iters",
+        "pure(us)", "compute(us)", "total(us)", "overlap%", "min%", "#wrong");
   int failures = 0;
   std::size_t last = SIZE_MAX;
   for (std::size_t bytes : s.sizes) {
@@ -126,25 +130,39 @@ int run_overlap_sweep(SweepContext& s) {
     last = n;
     const Iterations it = iterations_for(bytes, o.warmup, o.iters);
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
-      const OverlapPoint p = measure(c, *engines[ci], buf.data(), n, it, o.compute_ratio, o.check != 0, busy);
+      const OverlapPoint p =
+          measure(c, *engines[ci], buf.data(), n, it, o.compute_ratio, o.check != 0, busy);
       if (!root) continue;
       failures += p.wrong > 0;
-      fmt::print("{:>12} {:>12} {:>11} {:>12} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.1f} {:>9.1f} {:>7}\n",
-                 n * sizeof(T), n, engine_name(cases[ci].engine), algo_name(cases[ci].algo), it.iters, p.pure * 1e6,
-                 p.cpu * 1e6, p.total * 1e6, 100 * p.overlap_avg, 100 * p.overlap_min,
-                 p.wrong < 0 ? std::string("-") : std::to_string(p.wrong));
+      fmt::print(
+          "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.1f} {:>9.1f} "
+          "{:>7}\n",
+          n * sizeof(T), n, engine_name(cases[ci].engine), algo_name(cases[ci].algo), it.iters,
+          p.pure * 1e6, p.cpu * 1e6, p.total * 1e6, 100 * p.overlap_avg, 100 * p.overlap_min,
+          p.wrong < 0 ? std::string("-") : std::to_string(p.wrong));
       std::fflush(stdout);
       if (!s.writer) continue;
       Record r = collective_record(s, "allreduce_overlap", p.wrong);
-      r.params = {{"engine", engine_name(cases[ci].engine)}, {"algo", algo_name(cases[ci].algo)},
-                  {"ranks", c.size()}, {"bytes", n * sizeof(T)}, {"dtype", o.dtype},
+      r.params = {{"engine", engine_name(cases[ci].engine)},
+                  {"algo", algo_name(cases[ci].algo)},
+                  {"ranks", c.size()},
+                  {"bytes", n * sizeof(T)},
+                  {"dtype", o.dtype},
                   {"compute_ratio", o.compute_ratio}};
-      r.metrics = {{"engine", engine_name(cases[ci].engine)}, {"algo", algo_name(cases[ci].algo)},
-                   {"ranks", c.size()}, {"bytes", n * sizeof(T)}, {"count", n}, {"iters", it.iters},
-                   {"warmup", it.warmup}, {"time_s_pure", p.pure}, {"time_s_compute", p.cpu},
-                   {"time_s_total", p.total}, {"overlap_fraction", p.overlap_avg},
-                   {"overlap_fraction_rank_min", p.overlap_min},
-                   {"definition", "overlap = max(0, 1 - (t_total - t_compute) / t_pure), per rank (OSU)"}};
+      r.metrics = {
+          {"engine", engine_name(cases[ci].engine)},
+          {"algo", algo_name(cases[ci].algo)},
+          {"ranks", c.size()},
+          {"bytes", n * sizeof(T)},
+          {"count", n},
+          {"iters", it.iters},
+          {"warmup", it.warmup},
+          {"time_s_pure", p.pure},
+          {"time_s_compute", p.cpu},
+          {"time_s_total", p.total},
+          {"overlap_fraction", p.overlap_avg},
+          {"overlap_fraction_rank_min", p.overlap_min},
+          {"definition", "overlap = max(0, 1 - (t_total - t_compute) / t_pure), per rank (OSU)"}};
       s.writer->append(r);
     }
   }

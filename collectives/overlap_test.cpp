@@ -1,6 +1,8 @@
 // The overlapped allreduce gives MPI_Allreduce's result bit for bit (integer-valued data) with
 // both engines and every algorithm, including when the caller computes in between; the
 // communication thread finishes on its own while the caller makes no MPI call at all.
+#include "collectives/overlap.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "collectives/mpi_test_util.hpp"
-#include "collectives/overlap.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -43,11 +44,13 @@ TEST(Overlap, EqualsMpiAllreduceWithComputeInBetween) {
       allreduce_mpi(c, want.data(), n);
       std::vector<float> got = rank_data<float>(n, c.rank());
       ar.start(got.data(), n);
-      volatile float sink = compute(20000 * (std::size_t(c.rank()) + 1));  // ranks arrive at different times
+      volatile float sink =
+          compute(20000 * (std::size_t(c.rank()) + 1));  // ranks arrive at different times
       (void)sink;
       ar.wait();
       EXPECT_TRUE(n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0)
-          << engine_name(k.engine) << "/" << algo_name(k.algo) << " count " << n << " rank " << c.rank();
+          << engine_name(k.engine) << "/" << algo_name(k.algo) << " count " << n << " rank "
+          << c.rank();
     }
   }
 }

@@ -1,9 +1,8 @@
 // Parameter-server exchange (see param_server.hpp).
 #include "collectives/param_server.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "kernels/core/check.hpp"
 
@@ -14,8 +13,10 @@ enum Tag : int { kInit = 1, kSyncPush, kSyncReply, kAsyncPush, kAsyncReply };
 
 MPI_Comm duplicate(const Comm& c, int servers) {
   if (servers < 1 || servers >= c.size())
-    throw ConfigError(fmt::format("parameter server: {} server ranks out of {} (expected 1 to {}: at least one "
-                                  "rank must be a worker)", servers, c.size(), c.size() - 1));
+    throw ConfigError(
+        fmt::format("parameter server: {} server ranks out of {} (expected 1 to {}: at least one "
+                    "rank must be a worker)",
+                    servers, c.size(), c.size() - 1));
   MPI_Comm d;
   mpi_check(MPI_Comm_dup(c.raw(), &d), "MPI_Comm_dup");
   return d;
@@ -25,7 +26,11 @@ MPI_Comm duplicate(const Comm& c, int servers) {
 
 template <class T>
 ParamServer<T>::ParamServer(const Comm& c, int servers, std::size_t count)
-    : comm_(duplicate(c, servers)), rank_(c.rank()), servers_(servers), workers_(c.size() - servers), count_(count) {
+    : comm_(duplicate(c, servers)),
+      rank_(c.rank()),
+      servers_(servers),
+      workers_(c.size() - servers),
+      count_(count) {
   if (is_server()) {
     const std::size_t n = shard(server_index()).length;
     centre_.assign(n, T(0));
@@ -48,7 +53,9 @@ void ParamServer<T>::set_centre_from_worker0(const T* buf) {
   if (is_server()) {
     receive(centre_.data(), centre_.size(), 0, kInit);
   } else if (rank_ == 0) {
-    for (int j = 0; j < servers_; ++j) reqs_[std::size_t(j)] = comm_.isend(buf + shard(j).offset, shard(j).length, workers_ + j, kInit);
+    for (int j = 0; j < servers_; ++j)
+      reqs_[std::size_t(j)] =
+          comm_.isend(buf + shard(j).offset, shard(j).length, workers_ + j, kInit);
     Comm::wait_all(reqs_.data(), std::size_t(servers_));
   }
 }
@@ -67,7 +74,8 @@ void ParamServer<T>::sync_round(T* buf, const SyncUpdate& update) {
     add_into(sum_.data(), in_.data(), n);
   }
   update(centre_.data(), sum_.data(), n, workers_);
-  for (int w = 0; w < workers_; ++w) reqs_[std::size_t(w)] = comm_.isend(sum_.data(), n, w, kSyncReply);
+  for (int w = 0; w < workers_; ++w)
+    reqs_[std::size_t(w)] = comm_.isend(sum_.data(), n, w, kSyncReply);
   Comm::wait_all(reqs_.data(), std::size_t(workers_));
 }
 
@@ -86,10 +94,12 @@ template <class T>
 void ParamServer<T>::exchange(T* buf, int push_tag, int reply_tag) {
   const auto k = std::size_t(servers_);
   for (std::size_t j = 0; j < k; ++j)
-    reqs_[j] = comm_.isend(buf + shard(int(j)).offset, shard(int(j)).length, workers_ + int(j), push_tag);
+    reqs_[j] =
+        comm_.isend(buf + shard(int(j)).offset, shard(int(j)).length, workers_ + int(j), push_tag);
   for (std::size_t j = 0; j < k; ++j) {
     Comm::wait_all(&reqs_[j], 1);
-    reqs_[k + j] = comm_.irecv(buf + shard(int(j)).offset, shard(int(j)).length, workers_ + int(j), reply_tag);
+    reqs_[k + j] =
+        comm_.irecv(buf + shard(int(j)).offset, shard(int(j)).length, workers_ + int(j), reply_tag);
   }
   Comm::wait_all(reqs_.data() + k, k);
 }

@@ -2,6 +2,8 @@
 // synchronous rounds give every worker centre0 + the sum of all pushes so far; asynchronous
 // pushes are applied one at a time, whole shards at once, each worker's own earlier pushes
 // before its next reply, and every push exactly once.
+#include "collectives/param_server.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "collectives/mpi_test_util.hpp"
-#include "collectives/param_server.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -52,12 +53,14 @@ TEST(ParamServer, SyncRoundsSumEveryWorkersPushes) {
         });
         if (!ps.is_server()) {
           EXPECT_TRUE(n == 0 || std::memcmp(buf.data(), want.data(), n * sizeof(float)) == 0)
-              << k << " servers, count " << n << ", round " << round << ", worker " << ps.worker_index();
+              << k << " servers, count " << n << ", round " << round << ", worker "
+              << ps.worker_index();
         }
       }
       if (ps.is_server()) {
         const Block b = ps.shard(ps.server_index());
-        EXPECT_TRUE(b.length == 0 || std::memcmp(ps.centre().data(), want.data() + b.offset, b.length * 4) == 0)
+        EXPECT_TRUE(b.length == 0 ||
+                    std::memcmp(ps.centre().data(), want.data() + b.offset, b.length * 4) == 0)
             << k << " servers, count " << n << ": the server's centre";
       }
     }
@@ -99,21 +102,25 @@ TEST(ParamServer, AsyncPushesAreEachAppliedOnceInSomeOrder) {
             const Block b = ps.shard(j);
             const float d = buf[b.offset] - centre0[b.offset];
             int torn = 0;  // a reply must be one state of the shard, never a mix of two
-            for (std::size_t i = 0; i < b.length; ++i) torn += buf[b.offset + i] - centre0[b.offset + i] != d;
+            for (std::size_t i = 0; i < b.length; ++i)
+              torn += buf[b.offset + i] - centre0[b.offset + i] != d;
             EXPECT_EQ(torn, 0) << "shard " << j << " reply " << t;
-            EXPECT_GE(d, float(t)) << "the worker's own earlier pushes were not applied before reply " << t;
+            EXPECT_GE(d, float(t))
+                << "the worker's own earlier pushes were not applied before reply " << t;
             seen[std::size_t(t * k + j)] = int(d);
           }
         }
       }
       std::vector<int> all(seen.size() * std::size_t(c.size()));
-      mpi_check(MPI_Gather(seen.data(), int(seen.size()), MPI_INT, all.data(), int(seen.size()), MPI_INT, 0, c.raw()),
+      mpi_check(MPI_Gather(seen.data(), int(seen.size()), MPI_INT, all.data(), int(seen.size()),
+                           MPI_INT, 0, c.raw()),
                 "MPI_Gather");
       if (c.rank() != 0) continue;
       for (int j = 0; j < k; ++j) {  // shard j applied pushes 0, 1, ..., W R - 1, one each
         std::vector<int> got;
         for (int r = 0; r < workers; ++r)
-          for (int t = 0; t < kRequests; ++t) got.push_back(all[std::size_t(r) * seen.size() + std::size_t(t * k + j)]);
+          for (int t = 0; t < kRequests; ++t)
+            got.push_back(all[std::size_t(r) * seen.size() + std::size_t(t * k + j)]);
         std::sort(got.begin(), got.end());
         std::vector<int> want(got.size());
         for (std::size_t i = 0; i < want.size(); ++i) want[i] = int(i);

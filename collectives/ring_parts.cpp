@@ -42,9 +42,9 @@ void allreduce_ring(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& 
   allgather_ring(c, buf, count);
 }
 
-#define DLS_INSTANTIATE(T)                                                                 \
+#define DLS_INSTANTIATE(T)                                                               \
   template void reduce_scatter_ring<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&); \
-  template void allgather_ring<T>(const Comm&, T*, std::size_t);                          \
+  template void allgather_ring<T>(const Comm&, T*, std::size_t);                         \
   template void allreduce_ring<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

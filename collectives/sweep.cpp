@@ -1,10 +1,10 @@
 // Sizes, iteration bands, bandwidths and the alpha-beta fit (see sweep.hpp).
 #include "collectives/sweep.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
 
@@ -14,23 +14,33 @@ std::size_t parse_bytes(std::string_view text, std::string_view flag) {
   std::size_t i = 0, v = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
     v = v * 10 + std::size_t(text[i] - '0');
-    if (v > (std::size_t(1) << 50)) throw ConfigError(fmt::format("{} '{}': too large", flag, text));
+    if (v > (std::size_t(1) << 50))
+      throw ConfigError(fmt::format("{} '{}': too large", flag, text));
     ++i;
   }
-  if (i == 0) throw ConfigError(fmt::format("{} '{}': expected a byte count such as 8, 64K, 16M or 1G", flag, text));
+  if (i == 0)
+    throw ConfigError(
+        fmt::format("{} '{}': expected a byte count such as 8, 64K, 16M or 1G", flag, text));
   const std::string_view suffix = text.substr(i);
   int shift = 0;
-  if (suffix == "K" || suffix == "k") shift = 10;
-  else if (suffix == "M" || suffix == "m") shift = 20;
-  else if (suffix == "G" || suffix == "g") shift = 30;
+  if (suffix == "K" || suffix == "k")
+    shift = 10;
+  else if (suffix == "M" || suffix == "m")
+    shift = 20;
+  else if (suffix == "G" || suffix == "g")
+    shift = 30;
   else if (!suffix.empty())
-    throw ConfigError(fmt::format("{} '{}': unknown suffix '{}' (expected K, M or G)", flag, text, suffix));
+    throw ConfigError(
+        fmt::format("{} '{}': unknown suffix '{}' (expected K, M or G)", flag, text, suffix));
   return v << shift;
 }
 
-std::vector<std::size_t> sweep_sizes(std::size_t min, std::size_t max, double factor, std::size_t step) {
-  if (min > max) throw ConfigError(fmt::format("-b {} is larger than -e {}: sizes out of order", min, max));
-  if (step == 0 && !(factor > 1.0)) throw ConfigError(fmt::format("-f {}: the factor must be above 1", factor));
+std::vector<std::size_t> sweep_sizes(std::size_t min, std::size_t max, double factor,
+                                     std::size_t step) {
+  if (min > max)
+    throw ConfigError(fmt::format("-b {} is larger than -e {}: sizes out of order", min, max));
+  if (step == 0 && !(factor > 1.0))
+    throw ConfigError(fmt::format("-f {}: the factor must be above 1", factor));
   std::vector<std::size_t> out;
   for (std::size_t s = min;;) {
     out.push_back(s);
@@ -43,7 +53,9 @@ std::vector<std::size_t> sweep_sizes(std::size_t min, std::size_t max, double fa
 }
 
 Iterations iterations_for(std::size_t bytes, int warmup_override, int iters_override) {
-  Iterations it = bytes <= 8192 ? Iterations{100, 1000} : bytes <= (1u << 20) ? Iterations{10, 100} : Iterations{3, 20};
+  Iterations it = bytes <= 8192         ? Iterations{100, 1000}
+                  : bytes <= (1u << 20) ? Iterations{10, 100}
+                                        : Iterations{3, 20};
   if (warmup_override > 0) it.warmup = warmup_override;
   if (iters_override > 0) it.iters = iters_override;
   return it;

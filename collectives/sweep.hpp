@@ -15,7 +15,8 @@ std::size_t parse_bytes(std::string_view text, std::string_view flag);
 
 // Sizes from min to max bytes, multiplied by factor (> 1) or, if step > 0, stepped by step.
 // Throws ConfigError when min > max or the factor/step cannot advance.
-std::vector<std::size_t> sweep_sizes(std::size_t min, std::size_t max, double factor, std::size_t step);
+std::vector<std::size_t> sweep_sizes(std::size_t min, std::size_t max, double factor,
+                                     std::size_t step);
 
 // Warm-up and timed iterations for a message size: fixed by band, the same on every rank,
 // never adaptive (OSU's split at 8 KiB, plus a band above 1 MiB). Overrides apply when > 0.

@@ -16,7 +16,8 @@
 namespace dls {
 
 struct SweepOptions {
-  std::string b = "8", e = "64M", algo = "all", dtype = "float", out, site = "localhost", overlap, memory = "host";
+  std::string b = "8", e = "64M", algo = "all", dtype = "float", out, site = "localhost", overlap,
+              memory = "host";
   double f = 2.0, compute_ratio = 1.0;
   std::string i;
   int iters = 0, warmup = 0, check = 1;
@@ -25,9 +26,9 @@ struct SweepOptions {
 struct SweepContext {
   const SweepOptions& o;
   const Comm& c;
-  std::vector<Algo> algos;             // --memory host
+  std::vector<Algo> algos;               // --memory host
   std::vector<DeviceAlgo> device_algos;  // --memory device
-  std::vector<OverlapEngine> engines;  // empty: the plain allreduce sweep
+  std::vector<OverlapEngine> engines;    // empty: the plain allreduce sweep
   std::vector<std::size_t> sizes;
   std::optional<RecordWriter>& writer;
   nlohmann::json provenance;
@@ -66,7 +67,8 @@ class AllreduceTarget {
   virtual nlohmann::json describe(std::size_t algo) const = 0;
 };
 template <class T>
-std::unique_ptr<AllreduceTarget> make_device_target(const Comm& c, const std::vector<DeviceAlgo>& algos,
+std::unique_ptr<AllreduceTarget> make_device_target(const Comm& c,
+                                                    const std::vector<DeviceAlgo>& algos,
                                                     std::size_t max_count);
 
 // Throws ConfigError (on every rank) when the ranks of the busiest node would need more than

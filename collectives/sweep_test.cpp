@@ -1,7 +1,8 @@
 // The sweep's sizes, bands and fit, worked by hand.
+#include "collectives/sweep.hpp"
+
 #include <gtest/gtest.h>
 
-#include "collectives/sweep.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -18,8 +19,8 @@ TEST(Sweep, SizesAndSuffixes) {
   EXPECT_EQ(sweep_sizes(8, 70, 2.0, 0), (std::vector<std::size_t>{8, 16, 32, 64}));
   EXPECT_EQ(sweep_sizes(0, 4, 2.0, 0), (std::vector<std::size_t>{0, 1, 2, 4}));
   EXPECT_EQ(sweep_sizes(100, 350, 2.0, 100), (std::vector<std::size_t>{100, 200, 300}));
-  EXPECT_THROW(sweep_sizes(64, 8, 2.0, 0), ConfigError);   // out of order
-  EXPECT_THROW(sweep_sizes(8, 64, 1.0, 0), ConfigError);   // cannot advance
+  EXPECT_THROW(sweep_sizes(64, 8, 2.0, 0), ConfigError);  // out of order
+  EXPECT_THROW(sweep_sizes(8, 64, 1.0, 0), ConfigError);  // cannot advance
 }
 
 TEST(Sweep, BandsAreFixedAndOverridable) {

@@ -42,9 +42,9 @@ void allreduce_tree(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& 
   broadcast_tree(c, buf, count, 0);
 }
 
-#define DLS_INSTANTIATE(T)                                                                \
-  template void reduce_tree<T>(const Comm&, T*, std::size_t, int, AllreduceWork<T>&);   \
-  template void broadcast_tree<T>(const Comm&, T*, std::size_t, int);                    \
+#define DLS_INSTANTIATE(T)                                                            \
+  template void reduce_tree<T>(const Comm&, T*, std::size_t, int, AllreduceWork<T>&); \
+  template void broadcast_tree<T>(const Comm&, T*, std::size_t, int);                 \
   template void allreduce_tree<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

@@ -3,6 +3,7 @@
 
 namespace dls {
 int run_collectives(int, char**) {
-  throw ConfigError("this dlscale was built without MPI (DLS_WITH_MPI=OFF): rebuild with it to run collectives");
+  throw ConfigError(
+      "this dlscale was built without MPI (DLS_WITH_MPI=OFF): rebuild with it to run collectives");
 }
 }  // namespace dls

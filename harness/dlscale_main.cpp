@@ -4,10 +4,10 @@
 //   dlscale train ...        one training run of a registered model (apps/)
 // Library code throws; this is the only place that turns errors into exit codes
 // (0 ok, 1 check failed, 2 usage/config, 3 runtime).
+#include <fmt/format.h>
+
 #include <cstring>
 #include <exception>
-
-#include <fmt/format.h>
 
 #include "apps/train/train_main.hpp"
 #include "harness/config/point_process.hpp"
@@ -23,22 +23,25 @@ int run_collectives(int argc, char** argv);  // dlscale_collectives[_none].cpp
 namespace {
 
 void usage(std::FILE* f) {
-  fmt::print(f,
-             "usage: dlscale <command> [options]\n\n"
-             "commands:\n"
-             "  kernels       check and time kernels (GEMM, convolution, ...) named by descriptors\n"
-             "  collectives   allreduce algorithms side by side over message sizes (under mpirun/srun)\n"
-             "  train         train a registered model (CaffeNet ... ResNet-50, the CVAE) with per-phase timing\n"
-             "  run           run an experiment plan on a site (--site S --plan P [--dry-run])\n"
-             "  sites         list the site configurations, or describe one\n"
-             "  plans         list the experiment plans, or describe one\n"
-             "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n"
-             "  tables        a campaign's tables (CSV, Markdown) and plots (PNG) into CAMPAIGN/analysis/\n"
-             "  compare       regressions between two campaigns A B (exit 1 on one)\n"
-             "  reproduce     a campaign's measurements beside the published figures, verdict per figure\n"
-             "  report        one self-contained HTML report of a campaign (CAMPAIGN/report.html)\n"
-             "  (tables, compare, reproduce and report are the Python analysis, analysis/dlsanalysis)\n\n"
-             "'dlscale <command> --help' describes a command's options.\n");
+  fmt::print(
+      f,
+      "usage: dlscale <command> [options]\n\n"
+      "commands:\n"
+      "  kernels       check and time kernels (GEMM, convolution, ...) named by descriptors\n"
+      "  collectives   allreduce algorithms side by side over message sizes (under mpirun/srun)\n"
+      "  train         train a registered model (CaffeNet ... ResNet-50, the CVAE) with per-phase "
+      "timing\n"
+      "  run           run an experiment plan on a site (--site S --plan P [--dry-run])\n"
+      "  sites         list the site configurations, or describe one\n"
+      "  plans         list the experiment plans, or describe one\n"
+      "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n"
+      "  tables        a campaign's tables (CSV, Markdown) and plots (PNG) into "
+      "CAMPAIGN/analysis/\n"
+      "  compare       regressions between two campaigns A B (exit 1 on one)\n"
+      "  reproduce     a campaign's measurements beside the published figures, verdict per figure\n"
+      "  report        one self-contained HTML report of a campaign (CAMPAIGN/report.html)\n"
+      "  (tables, compare, reproduce and report are the Python analysis, analysis/dlsanalysis)\n\n"
+      "'dlscale <command> --help' describes a command's options.\n");
 }
 
 }  // namespace
@@ -59,7 +62,8 @@ int main(int argc, char** argv) {
     if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
     if (cmd == "train") return dls::train_main(argc - 1, argv + 1);
     if (cmd == "run") return dls::run_main(argc - 1, argv + 1);
-    if (cmd == "__watchdog") return dls::watchdog_main(argc - 1, argv + 1);  // started by `dlscale run`
+    if (cmd == "__watchdog")
+      return dls::watchdog_main(argc - 1, argv + 1);  // started by `dlscale run`
     if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
     if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);

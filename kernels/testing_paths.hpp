@@ -3,5 +3,7 @@
 #include <string>
 
 namespace dls::testing {
-inline std::string source_path(const std::string& rel) { return std::string(DLS_SOURCE_DIR) + "/" + rel; }
+inline std::string source_path(const std::string& rel) {
+  return std::string(DLS_SOURCE_DIR) + "/" + rel;
+}
 }  // namespace dls::testing

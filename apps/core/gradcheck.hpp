@@ -12,14 +12,14 @@
 // outputs and all gradients with the double path within `float_tol` of each tensor's max-abs.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "apps/core/layer.hpp"
 #include "kernels/core/fd_grad.hpp"
@@ -33,11 +33,16 @@ struct GradCheckReport {
   std::string first_failure;
   double float_max_err = 0;  // max over tensors of max|float - double| / max|double|
   std::string float_worst;
-  bool ok(double float_tol = 1e-4) const { return failed == 0 && checked > 0 && float_max_err <= float_tol; }
+  bool ok(double float_tol = 1e-4) const {
+    return failed == 0 && checked > 0 && float_max_err <= float_tol;
+  }
   std::string summary() const {
-    return fmt::format("{} coordinates checked, {} failed (max err {:.2e}{}), {} skipped at kinks; float vs double "
-                       "max err {:.2e} ({})", checked, failed, max_err,
-                       first_failure.empty() ? "" : ", first: " + first_failure, kinks, float_max_err, float_worst);
+    return fmt::format(
+        "{} coordinates checked, {} failed (max err {:.2e}{}), {} skipped at kinks; float vs "
+        "double "
+        "max err {:.2e} ({})",
+        checked, failed, max_err, first_failure.empty() ? "" : ", first: " + first_failure, kinks,
+        float_max_err, float_worst);
   }
 };
 
@@ -65,7 +70,8 @@ Instance<T> build(Make& make, const std::vector<Dims>& in) {
   Instance<T> s;
   s.layer = make(T{});
   s.out = s.layer->setup(in);
-  for (const Dims& d : in) s.x.emplace_back(std::size_t(d.count())), s.dx.emplace_back(std::size_t(d.count()));
+  for (const Dims& d : in)
+    s.x.emplace_back(std::size_t(d.count())), s.dx.emplace_back(std::size_t(d.count()));
   std::vector<T*> w, dw;
   for (const ParamSpec& p : s.layer->params()) {
     s.w.emplace_back(std::size_t(p.count)), s.dw.emplace_back(std::size_t(p.count));
@@ -104,7 +110,8 @@ double loss(Instance<T>& s, const Context& ctx, const std::vector<T>& g) {
 
 inline double max_abs_diff_rel(const std::vector<double>& a, const std::vector<float>& b) {
   double m = 0, d = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i])), d = std::max(d, std::fabs(a[i] - b[i]));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::fabs(a[i])), d = std::max(d, std::fabs(a[i] - b[i]));
   return d / std::max(m, 1e-30);
 }
 
@@ -116,16 +123,19 @@ GradCheckReport gradcheck(Make make, const std::vector<Dims>& in, const GradChec
   using namespace gradcheck_detail;
   Instance<double> d = build<double>(make, in);
   std::vector<int> labels(std::size_t(std::max(1, in.empty() ? 1 : in[0].n)));
-  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = int(rng_bits(o.seed + 5, i) % std::uint64_t(o.classes));
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    labels[i] = int(rng_bits(o.seed + 5, i) % std::uint64_t(o.classes));
   Context ctx;
   ctx.backend = Backend::kRef;
   ctx.labels = labels.data();
   ctx.seed = o.seed + 11;
   std::uint64_t stream = o.seed;
   for (auto& v : d.x)
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(rng_uniform(stream, i, o.input_lo, o.input_hi)), ++stream;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = double(rng_uniform(stream, i, o.input_lo, o.input_hi)), ++stream;
   for (auto& v : d.w)
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(rng_uniform(stream + 1000, i, -1, 1)), ++stream;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = double(rng_uniform(stream + 1000, i, -1, 1)), ++stream;
   std::vector<double> g(std::size_t(d.out.count()));
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = double(rng_uniform(o.seed + 3, i, -1, 1));
   run(d, ctx, g);
@@ -138,18 +148,23 @@ GradCheckReport gradcheck(Make make, const std::vector<Dims>& in, const GradChec
   };
   std::vector<Coord> coords;
   for (std::size_t t = 0; t < d.x.size(); ++t)
-    for (std::size_t i = 0; i < d.x[t].size(); ++i) coords.push_back({&d.x[t][i], d.dx[t][i], fmt::format("x{}[{}]", t, i)});
+    for (std::size_t i = 0; i < d.x[t].size(); ++i)
+      coords.push_back({&d.x[t][i], d.dx[t][i], fmt::format("x{}[{}]", t, i)});
   for (std::size_t t = 0; t < d.w.size(); ++t)
     for (std::size_t i = 0; i < d.w[t].size(); ++i)
-      coords.push_back({&d.w[t][i], d.dw[t][i], fmt::format("{}[{}]", d.layer->params()[t].name, i)});
+      coords.push_back(
+          {&d.w[t][i], d.dw[t][i], fmt::format("{}[{}]", d.layer->params()[t].name, i)});
   if (int(coords.size()) > o.max_coords) {  // a seeded partial shuffle picks the sample
     for (int k = 0; k < o.max_coords; ++k)
-      std::swap(coords[std::size_t(k)], coords[std::size_t(k) + rng_bits(o.seed + 17, std::uint64_t(k)) % (coords.size() - std::size_t(k))]);
+      std::swap(coords[std::size_t(k)],
+                coords[std::size_t(k) +
+                       rng_bits(o.seed + 17, std::uint64_t(k)) % (coords.size() - std::size_t(k))]);
     coords.resize(std::size_t(o.max_coords));
   }
   GradCheckReport r;
   for (const Coord& c : coords) {
-    const FdPoint fd = fd_central(*c.v, c.ana, [&] { return loss(d, ctx, g); }, o.tol);
+    const FdPoint fd = fd_central(
+        *c.v, c.ana, [&] { return loss(d, ctx, g); }, o.tol);
     if (fd.kink) {
       ++r.kinks;
       continue;
@@ -157,25 +172,30 @@ GradCheckReport gradcheck(Make make, const std::vector<Dims>& in, const GradChec
     ++r.checked;
     const double err = std::fabs(fd.num - c.ana) / fd.scale;
     r.max_err = std::max(r.max_err, err);
-    if (err > o.tol && r.failed++ == 0) r.first_failure = fmt::format("{}: numeric {} analytic {}", c.what, fd.num, c.ana);
+    if (err > o.tol && r.failed++ == 0)
+      r.first_failure = fmt::format("{}: numeric {} analytic {}", c.what, fd.num, c.ana);
   }
 
   // The float CPU path on the same data.
   Instance<float> f = build<float>(make, in);
-  for (std::size_t t = 0; t < d.x.size(); ++t) std::copy(d.x[t].begin(), d.x[t].end(), f.x[t].begin());
-  for (std::size_t t = 0; t < d.w.size(); ++t) std::copy(d.w[t].begin(), d.w[t].end(), f.w[t].begin());
+  for (std::size_t t = 0; t < d.x.size(); ++t)
+    std::copy(d.x[t].begin(), d.x[t].end(), f.x[t].begin());
+  for (std::size_t t = 0; t < d.w.size(); ++t)
+    std::copy(d.w[t].begin(), d.w[t].end(), f.w[t].begin());
   run(d, ctx, g);  // the double results again, unperturbed
   std::vector<float> gf(g.begin(), g.end());
   Context fctx = ctx;
   fctx.backend = Backend::kOpenBlas;
   run(f, fctx, gf);
-  auto note = [&](const std::vector<double>& a, const std::vector<float>& b, const std::string& what) {
+  auto note = [&](const std::vector<double>& a, const std::vector<float>& b,
+                  const std::string& what) {
     const double e = max_abs_diff_rel(a, b);
     if (e >= r.float_max_err) r.float_max_err = e, r.float_worst = what;
   };
   note(d.y, f.y, "y");
   for (std::size_t t = 0; t < d.dx.size(); ++t) note(d.dx[t], f.dx[t], fmt::format("dx{}", t));
-  for (std::size_t t = 0; t < d.dw.size(); ++t) note(d.dw[t], f.dw[t], "d" + d.layer->params()[t].name);
+  for (std::size_t t = 0; t < d.dw.size(); ++t)
+    note(d.dw[t], f.dw[t], "d" + d.layer->params()[t].name);
   return r;
 }
 

@@ -14,9 +14,11 @@ namespace {
 class HostDeviceLayer final : public DeviceLayer {
  public:
   explicit HostDeviceLayer(Layer<float>& l) : l_(l) {}
-  void forward(const Context& ctx, const std::vector<const float*>& x, float* y) override { l_.forward(ctx, x, y); }
-  void backward(const Context& ctx, const std::vector<const float*>& x, const float* y, const float* dy,
-                const std::vector<float*>& dx, const std::vector<char>&) override {
+  void forward(const Context& ctx, const std::vector<const float*>& x, float* y) override {
+    l_.forward(ctx, x, y);
+  }
+  void backward(const Context& ctx, const std::vector<const float*>& x, const float* y,
+                const float* dy, const std::vector<float*>& dx, const std::vector<char>&) override {
     l_.backward(ctx, x, y, dy, dx);
   }
 
@@ -48,13 +50,16 @@ void HostNetDevice::accumulate(const float* x, float* z, long count) {
   accumulate_cpu(x, z, count);
 }
 
-std::unique_ptr<DeviceLayer> HostNetDevice::make_layer(Layer<float>& layer, const std::vector<Dims>&, Dims,
-                                                       const std::vector<float*>&, const std::vector<float*>&) {
+std::unique_ptr<DeviceLayer> HostNetDevice::make_layer(Layer<float>& layer,
+                                                       const std::vector<Dims>&, Dims,
+                                                       const std::vector<float*>&,
+                                                       const std::vector<float*>&) {
   ++calls_.layers;
   return std::make_unique<HostDeviceLayer>(layer);
 }
 
-void HostNetDevice::optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count) {
+void HostNetDevice::optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1,
+                                 float* s2, long count) {
   ++calls_.updates;
   optim_update_cpu(o, p, w, g, s1, s2, count);
 }

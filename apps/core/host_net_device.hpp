@@ -25,9 +25,11 @@ class HostNetDevice final : public NetDevice {
   void download(const float* dev, float* host, long count) override;
   void fill(float* dev, long count, float value) override;
   void accumulate(const float* x, float* z, long count) override;
-  std::unique_ptr<DeviceLayer> make_layer(Layer<float>& layer, const std::vector<Dims>& in, Dims out,
-                                          const std::vector<float*>& w, const std::vector<float*>& dw) override;
-  void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count) override;
+  std::unique_ptr<DeviceLayer> make_layer(Layer<float>& layer, const std::vector<Dims>& in,
+                                          Dims out, const std::vector<float*>& w,
+                                          const std::vector<float*>& dw) override;
+  void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2,
+                    long count) override;
   float* stage_input(int slot, const float* host, long count) override;
   void record(std::size_t mark) override;
   double seconds(std::size_t from, std::size_t to) override;
@@ -36,7 +38,8 @@ class HostNetDevice final : public NetDevice {
   // whether the net's device paths were taken (a GPU would not forgive a host write).
   struct Calls {
     long allocated = 0;  // floats handed out by alloc()
-    long uploads = 0, downloads = 0, fills = 0, accumulates = 0, updates = 0, staged = 0, layers = 0;
+    long uploads = 0, downloads = 0, fills = 0, accumulates = 0, updates = 0, staged = 0,
+         layers = 0;
   };
   const Calls& calls() const { return calls_; }
 

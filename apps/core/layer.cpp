@@ -1,9 +1,9 @@
 // Layer helpers (see layer.hpp).
 #include "apps/core/layer.hpp"
 
-#include <functional>
-
 #include <fmt/format.h>
+
+#include <functional>
 
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"

@@ -28,13 +28,19 @@ struct Dims {
   bool operator==(const Dims&) const = default;
 };
 
-
 // How a parameter blob is initialised (Caffe's fillers and torchvision's init).
 struct Filler {
   // kTorchDefault: torch's nn.Linear / nn.Conv2d reset_parameters, U(+-1/sqrt(fan_in)) for the
   // weight and for the bias
   // kGlorotUniform: Keras's default, U(+-sqrt(6 / (fan_in + fan_out)))
-  enum Kind { kConstant, kGaussian, kXavier, kKaimingFanOut, kTorchDefault, kGlorotUniform } kind = kConstant;
+  enum Kind {
+    kConstant,
+    kGaussian,
+    kXavier,
+    kKaimingFanOut,
+    kTorchDefault,
+    kGlorotUniform
+  } kind = kConstant;
   double value = 0;  // constant value, or the Gaussian's standard deviation
 };
 
@@ -42,14 +48,15 @@ struct ParamSpec {
   std::string name;  // "weight", "bias", "gamma", "beta"
   long count = 0;
   Filler filler;
-  long fan_in = 1, fan_out = 1;     // for xavier / kaiming
+  long fan_in = 1, fan_out = 1;       // for xavier / kaiming
   float lr_mult = 1, decay_mult = 1;  // Caffe's per-blob multipliers
 };
 
 // What a forward/backward pass knows besides its tensors.
 struct Context {
   Backend backend = Backend::kOpenBlas;
-  ConvAlgo conv_algo = ConvAlgo::kAuto;  // the openblas backend's convolutions (kernels/conv/conv2d.hpp)
+  ConvAlgo conv_algo =
+      ConvAlgo::kAuto;  // the openblas backend's convolutions (kernels/conv/conv2d.hpp)
   bool train = true;
   const int* labels = nullptr;  // batch labels, for classification losses
   std::uint64_t seed = 0;       // per-step seed (dropout masks)
@@ -114,7 +121,7 @@ class Layer {
   std::vector<ParamSpec> params_;  // filled by setup
   bool relu_ = false;              // a ReLU is fused into this layer
   bool accumulate_dx(std::size_t i) const { return i < acc_dx_.size() && acc_dx_[i]; }
-  std::vector<char> acc_dx_;       // set_accumulate_dx
+  std::vector<char> acc_dx_;  // set_accumulate_dx
   std::vector<T*> w_, dw_;
 };
 

@@ -21,7 +21,8 @@ long plan_offsets(std::vector<MemRequest>& req, long align) {
     MemRequest& r = req[i];
     busy.clear();
     for (std::size_t j : placed)
-      if (req[j].start <= r.end && r.start <= req[j].end) busy.emplace_back(req[j].offset, req[j].offset + req[j].size);
+      if (req[j].start <= r.end && r.start <= req[j].end)
+        busy.emplace_back(req[j].offset, req[j].offset + req[j].size);
     std::sort(busy.begin(), busy.end());
     long at = 0;
     for (const auto& [lo, hi] : busy) {

@@ -1,12 +1,12 @@
 // The network graph (see net.hpp).
 #include "apps/core/net.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "apps/core/memory_plan.hpp"
 #include "kernels/core/check.hpp"
@@ -37,16 +37,20 @@ void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w) {
     case Filler::kGaussian:
       for (long i = 0; i < b.count; ++i) w[i] = T(b.filler.value * normal(i));
       break;
-    case Filler::kXavier:         // Caffe: U(+-sqrt(3 / fan_in))
-    case Filler::kTorchDefault:   // kaiming_uniform(a = sqrt(5)) = U(+-1/sqrt(fan_in)); the bias alike
+    case Filler::kXavier:           // Caffe: U(+-sqrt(3 / fan_in))
+    case Filler::kTorchDefault:     // kaiming_uniform(a = sqrt(5)) = U(+-1/sqrt(fan_in)); the bias
+                                    // alike
     case Filler::kGlorotUniform: {  // Keras: U(+-sqrt(6 / (fan_in + fan_out)))
-      const double a = b.filler.kind == Filler::kXavier       ? std::sqrt(3.0 / double(b.fan_in))
-                       : b.filler.kind == Filler::kTorchDefault ? 1.0 / std::sqrt(double(b.fan_in))
-                                                                : std::sqrt(6.0 / double(b.fan_in + b.fan_out));
-      for (long i = 0; i < b.count; ++i) w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
+      const double a = b.filler.kind == Filler::kXavier ? std::sqrt(3.0 / double(b.fan_in))
+                       : b.filler.kind == Filler::kTorchDefault
+                           ? 1.0 / std::sqrt(double(b.fan_in))
+                           : std::sqrt(6.0 / double(b.fan_in + b.fan_out));
+      for (long i = 0; i < b.count; ++i)
+        w[i] = T(-a + 2 * a * double(rng_uniform01(s, std::uint64_t(i))));
       break;
     }
-    case Filler::kKaimingFanOut: {  // torch kaiming_normal_(mode="fan_out", relu): N(0, 2 / fan_out)
+    case Filler::kKaimingFanOut: {  // torch kaiming_normal_(mode="fan_out", relu): N(0, 2 /
+                                    // fan_out)
       const double sd = std::sqrt(2.0 / double(b.fan_out));
       for (long i = 0; i < b.count; ++i) w[i] = T(sd * normal(i));
       break;
@@ -63,7 +67,8 @@ Net<T>::Net(std::string name, Dims input) : name_(std::move(name)) {
 template <class T>
 std::size_t Net<T>::tensor(const std::string& name) const {
   const auto it = by_name_.find(name);
-  if (it == by_name_.end()) throw ConfigError(fmt::format("net '{}': no tensor named '{}'", name_, name));
+  if (it == by_name_.end())
+    throw ConfigError(fmt::format("net '{}': no tensor named '{}'", name_, name));
   return it->second;
 }
 
@@ -73,10 +78,13 @@ Dims Net<T>::dims(const std::string& name) const {
 }
 
 template <class T>
-const std::string& Net<T>::add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs, float loss_weight) {
-  if (allocated_) throw Error(fmt::format("net '{}': layers cannot be added after allocate()", name_));
+const std::string& Net<T>::add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs,
+                               float loss_weight) {
+  if (allocated_)
+    throw Error(fmt::format("net '{}': layers cannot be added after allocate()", name_));
   const std::string lname = layer->name();
-  if (by_name_.count(lname)) throw ConfigError(fmt::format("net '{}': the name '{}' is used twice", name_, lname));
+  if (by_name_.count(lname))
+    throw ConfigError(fmt::format("net '{}': the name '{}' is used twice", name_, lname));
   if (inputs.empty()) inputs.push_back(tensors_.back().name);
   Node node{std::move(layer), {}, 0, loss_weight, {}};
   std::vector<Dims> in;
@@ -86,10 +94,12 @@ const std::string& Net<T>::add(std::unique_ptr<Layer<T>> layer, std::vector<std:
   }
   const Dims out = node.layer->setup(in);
   if (loss_weight != 0 && out.count() != 1)
-    throw ConfigError(fmt::format("net '{}': '{}' has a loss weight but its output is {}", name_, lname, out.str()));
+    throw ConfigError(fmt::format("net '{}': '{}' has a loss weight but its output is {}", name_,
+                                  lname, out.str()));
   for (const ParamSpec& p : node.layer->params()) {
     node.blob.push_back(blobs_.size());
-    blobs_.push_back({lname, p.name, buffer_, p.count, p.lr_mult, p.decay_mult, p.filler, p.fan_in, p.fan_out, nodes_.size()});
+    blobs_.push_back({lname, p.name, buffer_, p.count, p.lr_mult, p.decay_mult, p.filler, p.fan_in,
+                      p.fan_out, nodes_.size()});
     buffer_ += align_up(p.count);
     parameters_ += p.count;
   }
@@ -150,7 +160,8 @@ void Net<T>::allocate(std::uint64_t seed) {
   device_layers_.clear();
   for (Node& n : nodes_) {
     std::vector<T*> w, dw;
-    for (std::size_t b : n.blob) w.push_back(wp_ + blobs_[b].offset), dw.push_back(dwp_ + blobs_[b].offset);
+    for (std::size_t b : n.blob)
+      w.push_back(wp_ + blobs_[b].offset), dw.push_back(dwp_ + blobs_[b].offset);
     if constexpr (std::is_same_v<T, float>) {
       if (device_) {  // the layer's device implementation (fusion is off: no layer applies a ReLU)
         std::vector<Dims> in;
@@ -184,7 +195,8 @@ void Net<T>::plan_memory() {
   // fused ReLUs: a ReLU that is its input's only reader, made by a layer that can apply it
   for (Node& n : nodes_) {
     n.fused = false;
-    if (!fuse_ || !n.layer->is_relu() || n.in.size() != 1 || n.in[0] == 0 || readers[n.in[0]] != 1) continue;
+    if (!fuse_ || !n.layer->is_relu() || n.in.size() != 1 || n.in[0] == 0 || readers[n.in[0]] != 1)
+      continue;
     Layer<T>& producer = *nodes_[tensors_[n.in[0]].producer - 1].layer;
     if (producer.can_fuse_relu()) producer.fuse_relu(), n.fused = true;
   }
@@ -220,7 +232,8 @@ void Net<T>::plan_memory() {
     const std::size_t p = tensors_[t].producer;
     if (p > 0 && nodes_[p - 1].layer->backward_reads_output()) end = std::max(end, bwd_step(p - 1));
     for (std::size_t i = 0; i < nn; ++i)
-      if (nodes_[i].layer->backward_reads_inputs() && std::count(nodes_[i].in.begin(), nodes_[i].in.end(), t))
+      if (nodes_[i].layer->backward_reads_inputs() &&
+          std::count(nodes_[i].in.begin(), nodes_[i].in.end(), t))
         end = std::max(end, bwd_step(i));
     widen(value_req, group[t], long(p), end, tensors_[t].dims.count());
   }
@@ -230,7 +243,8 @@ void Net<T>::plan_memory() {
     const std::size_t p = tensors_[t].producer - 1;
     const bool loss = nodes_[p].loss_weight != 0;
     if (readers[t] == 0 && !loss) continue;  // nothing flows back into it
-    widen(grad_req, group[t], loss ? bwd_step(p) : bwd_step(last_reader[t] - 1), bwd_step(p), tensors_[t].dims.count());
+    widen(grad_req, group[t], loss ? bwd_step(p) : bwd_step(last_reader[t] - 1), bwd_step(p),
+          tensors_[t].dims.count());
   }
   arena_size_ = plan_offsets(req, kAlign);
   arena_p_ = device_alloc(arena_size_);
@@ -239,13 +253,15 @@ void Net<T>::plan_memory() {
   lower_bound_bytes_ = long(live_lower_bound(req)) * long(sizeof(T));
   for (std::size_t t = 0; t < nt; ++t) {
     tensors_[t].value = arena_p_ + req[std::size_t(value_req[group[t]])].offset;
-    tensors_[t].grad = grad_req[group[t]] < 0 ? nullptr : arena_p_ + req[std::size_t(grad_req[group[t]])].offset;
+    tensors_[t].grad =
+        grad_req[group[t]] < 0 ? nullptr : arena_p_ + req[std::size_t(grad_req[group[t]])].offset;
   }
   // what dies after each backward step, for poisoning (end <= nn: dies with the forward pass)
   dies_after_.assign(nn + 1, {});
   for (const MemRequest& r : req) {
     if (r.end > 2 * long(nn)) continue;
-    const std::size_t slot = r.end <= long(nn) ? nn : std::size_t(2 * long(nn) - r.end);  // nn: before backward
+    const std::size_t slot =
+        r.end <= long(nn) ? nn : std::size_t(2 * long(nn) - r.end);  // nn: before backward
     dies_after_[slot].push_back({r.offset, r.size});
   }
   // scratch for the second and later gradients of a tensor with several readers
@@ -266,7 +282,8 @@ void Net<T>::plan_memory() {
 template <class T>
 void Net<T>::poison(std::size_t slot) {
   if (!poison_dead_) return;
-  for (const auto& [offset, size] : dies_after_[slot]) fill(arena_p_ + offset, size, std::numeric_limits<T>::quiet_NaN());
+  for (const auto& [offset, size] : dies_after_[slot])
+    fill(arena_p_ + offset, size, std::numeric_limits<T>::quiet_NaN());
 }
 
 template <class T>
@@ -310,7 +327,8 @@ double Net<T>::forward(const Context& ctx) {
   }
   if constexpr (std::is_same_v<T, float>) {
     if (device_)
-      for (std::size_t i = 0; i < nn; ++i) fwd_s_[i] = nodes_[i].fused ? 0.0 : device_->seconds(i, i + 1);
+      for (std::size_t i = 0; i < nn; ++i)
+        fwd_s_[i] = nodes_[i].fused ? 0.0 : device_->seconds(i, i + 1);
   }
   return objective;
 }
@@ -337,19 +355,22 @@ void Net<T>::backward(const Context& ctx) {
       if (observer_) observer_(i);
       continue;
     }
-    if (n.loss_weight != 0) fill(out.grad, 1, T(n.loss_weight));
+    if (n.loss_weight != 0)
+      fill(out.grad, 1, T(n.loss_weight));
     else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
       bwd_s_[i] = 0;
       poison(i);
       if (observer_) observer_(i);
       continue;
     }
-    xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0), acc.assign(n.in.size(), 0);
+    xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0),
+        acc.assign(n.in.size(), 0);
     for (std::size_t j = 0; j < n.in.size(); ++j) {
       const std::size_t t = n.in[j];
       xs.push_back(tensors_[t].value);
       const bool mine = std::find(claimed.begin(), claimed.end(), t) != claimed.end();
-      if (t == 0) dx.push_back(nullptr);  // the data needs no gradient
+      if (t == 0)
+        dx.push_back(nullptr);  // the data needs no gradient
       else if (!tensors_[t].grad_ready && !mine) {
         dx.push_back(tensors_[t].grad);  // the first gradient overwrites
         claimed.push_back(t);
@@ -375,7 +396,8 @@ void Net<T>::backward(const Context& ctx) {
   mark(base + nn);
   if constexpr (std::is_same_v<T, float>) {
     if (device_)
-      for (std::size_t i = 0; i < nn; ++i) bwd_s_[i] = ran[i] ? device_->seconds(base + (nn - 1 - i), base + (nn - i)) : 0.0;
+      for (std::size_t i = 0; i < nn; ++i)
+        bwd_s_[i] = ran[i] ? device_->seconds(base + (nn - 1 - i), base + (nn - i)) : 0.0;
   }
 }
 

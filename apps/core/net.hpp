@@ -53,7 +53,8 @@ class Net {
   // makes it a loss whose scalar output enters the objective with that weight. Returns the
   // output tensor's name (the layer's). Throws ConfigError for unknown tensors, reused names or
   // shapes the layer refuses.
-  const std::string& add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs = {}, float loss_weight = 0);
+  const std::string& add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs = {},
+                         float loss_weight = 0);
 
   const std::string& name() const { return name_; }
   Dims input_dims() const { return tensors_.front().dims; }
@@ -129,8 +130,8 @@ class Net {
     std::string name;
     Dims dims;
     T* value = nullptr;
-    T* grad = nullptr;        // null: no gradient flows into it
-    bool grad_ready = false;  // some consumer has written its gradient in this backward pass
+    T* grad = nullptr;         // null: no gradient flows into it
+    bool grad_ready = false;   // some consumer has written its gradient in this backward pass
     std::size_t producer = 0;  // node index + 1 (0: the data)
   };
   void plan_memory();
@@ -141,9 +142,9 @@ class Net {
   void copy_out(const T* p, T* host, long count) const;
   // one layer's pass, on the device or the host
   void run_forward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, T* y);
-  void run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
-                    const std::vector<T*>& dx, const std::vector<char>& acc);
-  void mark(std::size_t m);  // a device timing mark (nothing on the host)
+  void run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y,
+                    const T* dy, const std::vector<T*>& dx, const std::vector<char>& acc);
+  void mark(std::size_t m);                       // a device timing mark (nothing on the host)
   void accumulate(const T* x, T* z, long count);  // z += x
   struct Node {
     std::unique_ptr<Layer<T>> layer;

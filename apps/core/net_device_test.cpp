@@ -67,9 +67,14 @@ Trace train(bool on_device, int steps) {
   Trace r;
   for (int s = 0; s < steps; ++s) {
     fill_uniform(x.data(), x.size(), 100 + std::uint64_t(s));
-    if (dev) dev->upload(x.data(), net->input(), long(x.size()));
-    else std::copy(x.begin(), x.end(), net->input());
-    const Context ctx{.backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 11 + std::uint64_t(s)};
+    if (dev)
+      dev->upload(x.data(), net->input(), long(x.size()));
+    else
+      std::copy(x.begin(), x.end(), net->input());
+    const Context ctx{.backend = Backend::kOpenBlas,
+                      .train = true,
+                      .labels = labels.data(),
+                      .seed = 11 + std::uint64_t(s)};
     net->zero_grad();
     r.losses.push_back(net->forward(ctx));
     net->backward(ctx);
@@ -77,9 +82,11 @@ Trace train(bool on_device, int steps) {
   }
   if (dev) {  // the paths the GPU needs were taken, each step
     const HostNetDevice::Calls& c = dev->calls();
-    EXPECT_GE(c.fills, 2L * steps);        // zeroed gradients, loss seeds (and poison)
-    EXPECT_EQ(c.accumulates, 2L * steps);  // second gradients into scratch, summed: b (read by s and k), k (by kk twice)
-    EXPECT_EQ(c.downloads, 1L * steps);    // the loss
+    EXPECT_GE(c.fills, 2L * steps);  // zeroed gradients, loss seeds (and poison)
+    EXPECT_EQ(
+        c.accumulates,
+        2L * steps);  // second gradients into scratch, summed: b (read by s and k), k (by kk twice)
+    EXPECT_EQ(c.downloads, 1L * steps);  // the loss
     EXPECT_EQ(c.updates, long(net->blobs().size()) * steps);
   }
   net->pull_grads();
@@ -99,7 +106,8 @@ TEST(NetDevice, HostDeviceStepsAreTheHostsBitForBit) {
   EXPECT_NE(host.losses.front(), host.losses.back());  // the steps changed something
   ASSERT_EQ(host.weights.size(), dev.weights.size());
   EXPECT_EQ(std::memcmp(host.grads.data(), dev.grads.data(), sizeof(float) * host.grads.size()), 0);
-  EXPECT_EQ(std::memcmp(host.weights.data(), dev.weights.data(), sizeof(float) * host.weights.size()), 0);
+  EXPECT_EQ(
+      std::memcmp(host.weights.data(), dev.weights.data(), sizeof(float) * host.weights.size()), 0);
 }
 
 // Between pull and push the host copies are what host code (broadcasts, host-staged

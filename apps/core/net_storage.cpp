@@ -2,9 +2,9 @@
 // (net_device.hpp) that holds the weights, gradients and arena and runs each layer's device
 // implementation. Every access of the net's control flow (net.cpp) to buffer contents goes
 // through these members, so the same control flow drives either.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "apps/core/net.hpp"
 #include "kernels/core/check.hpp"
@@ -27,7 +27,8 @@ void add_to(const T* x, T* z, long n) {
 template <class T>
 void Net<T>::set_device(std::unique_ptr<NetDevice> device) {
   if (allocated_) throw Error(fmt::format("net '{}': set_device after allocate()", name_));
-  if (!std::is_same_v<T, float>) throw Error(fmt::format("net '{}': only float nets run on a device", name_));
+  if (!std::is_same_v<T, float>)
+    throw Error(fmt::format("net '{}': only float nets run on a device", name_));
   device_ = std::move(device);
 }
 
@@ -109,8 +110,9 @@ void Net<T>::run_forward(std::size_t i, const Context& ctx, const std::vector<co
 }
 
 template <class T>
-void Net<T>::run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
-                          const std::vector<T*>& dx, const std::vector<char>& acc) {
+void Net<T>::run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x,
+                          const T* y, const T* dy, const std::vector<T*>& dx,
+                          const std::vector<char>& acc) {
   if constexpr (std::is_same_v<T, float>) {
     if (device_) return device_layers_[i]->backward(ctx, x, y, dy, dx, acc);
   }
@@ -133,23 +135,25 @@ void Net<T>::accumulate(const T* x, T* z, long count) {
 }
 
 // the members defined here, for both net types (net.cpp instantiates the class)
-#define DLS_NET_STORAGE(T)                                                                                     \
-  template void Net<T>::set_device(std::unique_ptr<NetDevice>);                                                \
-  template T* Net<T>::device_alloc(long);                                                                      \
-  template void Net<T>::fill(T*, long, T);                                                                     \
-  template void Net<T>::read(const std::string&, std::vector<T>&) const;                                       \
-  template void Net<T>::copy_out(const T*, T*, long) const;                                                    \
-  template void Net<T>::pull_weights();                                                                        \
-  template void Net<T>::pull_grads();                                                                          \
-  template void Net<T>::push_weights();                                                                        \
-  template void Net<T>::push_grads();                                                                          \
-  template void Net<T>::pull_layer_state();                                                                    \
-  template void Net<T>::push_layer_state();                                                                    \
-  template void Net<T>::synchronize();                                                                         \
-  template void Net<T>::run_forward(std::size_t, const Context&, const std::vector<const T*>&, T*);             \
-  template void Net<T>::run_backward(std::size_t, const Context&, const std::vector<const T*>&, const T*, const T*, \
-                                     const std::vector<T*>&, const std::vector<char>&);                        \
-  template void Net<T>::mark(std::size_t);                                                                     \
+#define DLS_NET_STORAGE(T)                                                                      \
+  template void Net<T>::set_device(std::unique_ptr<NetDevice>);                                 \
+  template T* Net<T>::device_alloc(long);                                                       \
+  template void Net<T>::fill(T*, long, T);                                                      \
+  template void Net<T>::read(const std::string&, std::vector<T>&) const;                        \
+  template void Net<T>::copy_out(const T*, T*, long) const;                                     \
+  template void Net<T>::pull_weights();                                                         \
+  template void Net<T>::pull_grads();                                                           \
+  template void Net<T>::push_weights();                                                         \
+  template void Net<T>::push_grads();                                                           \
+  template void Net<T>::pull_layer_state();                                                     \
+  template void Net<T>::push_layer_state();                                                     \
+  template void Net<T>::synchronize();                                                          \
+  template void Net<T>::run_forward(std::size_t, const Context&, const std::vector<const T*>&,  \
+                                    T*);                                                        \
+  template void Net<T>::run_backward(std::size_t, const Context&, const std::vector<const T*>&, \
+                                     const T*, const T*, const std::vector<T*>&,                \
+                                     const std::vector<char>&);                                 \
+  template void Net<T>::mark(std::size_t);                                                      \
   template void Net<T>::accumulate(const T*, T*, long);
 DLS_NET_STORAGE(float)
 DLS_NET_STORAGE(double)

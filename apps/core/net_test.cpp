@@ -20,7 +20,8 @@ std::unique_ptr<Net<T>> branching() {
   auto n = std::make_unique<Net<T>>("branching", Dims{2, 3, 6, 6});
   const ConvOptions c3{.out = 4, .kernel = 3, .pad = 1};
   conv(*n, "conv1", c3);
-  const std::string t = n->add(std::make_unique<ActLayer<T>>("t", Act::kTanh));  // read by conv2 and conv3
+  const std::string t =
+      n->add(std::make_unique<ActLayer<T>>("t", Act::kTanh));  // read by conv2 and conv3
   conv(*n, "b", c3, {t});
   conv(*n, "c", c3, {t});
   n->add(std::make_unique<AddLayer<T>>("s"), {"b", "c"});
@@ -35,8 +36,10 @@ std::unique_ptr<Net<T>> branching() {
 template <class T>
 void prepare(Net<T>& n, std::vector<int>& labels) {
   n.allocate(1);
-  for (std::size_t i = 0; i < n.weights().size(); ++i) n.weights()[i] = T(rng_uniform(2, i, -0.5f, 0.5f));
-  for (long i = 0; i < n.input_dims().count(); ++i) n.input()[i] = T(rng_uniform(3, std::uint64_t(i), -1, 1));
+  for (std::size_t i = 0; i < n.weights().size(); ++i)
+    n.weights()[i] = T(rng_uniform(2, i, -0.5f, 0.5f));
+  for (long i = 0; i < n.input_dims().count(); ++i)
+    n.input()[i] = T(rng_uniform(3, std::uint64_t(i), -1, 1));
   labels = {1, 2};
 }
 
@@ -54,10 +57,12 @@ TEST(Net, FanOutGradientsAreSummed) {
   for (const ParamBlob& b : net->blobs())
     for (long i = b.offset; i < b.offset + b.count; ++i) {
       const double a = ana[std::size_t(i)];
-      const FdPoint fd = fd_central(net->weights()[std::size_t(i)], a, [&] { return net->forward(ctx); }, 1e-6);
+      const FdPoint fd = fd_central(
+          net->weights()[std::size_t(i)], a, [&] { return net->forward(ctx); }, 1e-6);
       ++checked;  // tanh and average pooling: no kinks, every coordinate counts
       if (!fd.ok(a, 1e-6) && failed++ == 0)
-        ADD_FAILURE() << b.layer << "/" << b.name << "[" << i - b.offset << "]: numeric " << fd.num << " analytic " << a;
+        ADD_FAILURE() << b.layer << "/" << b.name << "[" << i - b.offset << "]: numeric " << fd.num
+                      << " analytic " << a;
     }
   EXPECT_EQ(failed, 0) << "of " << checked;
   EXPECT_GT(checked, 400);
@@ -65,12 +70,14 @@ TEST(Net, FanOutGradientsAreSummed) {
   // the float net on the CPU kernels agrees with the double one
   auto f = branching<float>();
   prepare(*f, labels);
-  const Context fctx{.backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 1};
+  const Context fctx{
+      .backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 1};
   f->zero_grad();
   f->forward(fctx);
   f->backward(fctx);
   double m = 0, d = 0;
-  for (std::size_t i = 0; i < ana.size(); ++i) m = std::max(m, std::fabs(ana[i])), d = std::max(d, std::fabs(ana[i] - f->grads()[i]));
+  for (std::size_t i = 0; i < ana.size(); ++i)
+    m = std::max(m, std::fabs(ana[i])), d = std::max(d, std::fabs(ana[i] - f->grads()[i]));
   EXPECT_LT(d / m, 1e-5);
 }
 
@@ -128,7 +135,8 @@ TEST(Net, FusedReluGivesTheSameStep) {
   const auto gp = step_grads(*residual<double>(false), Backend::kRef, lp);
   EXPECT_NEAR(lf, lp, 1e-12 * std::fabs(lp));
   double m = 0, d = 0;
-  for (std::size_t i = 0; i < gp.size(); ++i) m = std::max(m, std::fabs(gp[i])), d = std::max(d, std::fabs(gf[i] - gp[i]));
+  for (std::size_t i = 0; i < gp.size(); ++i)
+    m = std::max(m, std::fabs(gp[i])), d = std::max(d, std::fabs(gf[i] - gp[i]));
   EXPECT_LT(d, 1e-12 * m) << "double";
   EXPECT_GT(m, 0.0);
   const auto ff = step_grads(*residual<float>(true), Backend::kOpenBlas, lf);
@@ -143,9 +151,9 @@ TEST(Net, FusedReluGivesTheSameStep) {
 TEST(Net, BadGraphsAreClearErrors) {
   Net<float> n("bad", Dims{1, 3, 8, 8});
   conv(n, "conv1", {.out = 4, .kernel = 3});
-  EXPECT_THROW(conv(n, "conv1", {.out = 4, .kernel = 3}), ConfigError);         // name used twice
+  EXPECT_THROW(conv(n, "conv1", {.out = 4, .kernel = 3}), ConfigError);  // name used twice
   EXPECT_THROW(conv(n, "conv2", {.out = 4, .kernel = 3}, {"nope"}), ConfigError);  // unknown input
-  EXPECT_THROW(n.allocate(1), ConfigError);                                      // no loss
+  EXPECT_THROW(n.allocate(1), ConfigError);                                        // no loss
 }
 
 TEST(Net, ParametersLiveInOneAlignedBuffer) {
@@ -170,8 +178,10 @@ TEST(MemoryPlan, LiveRequestsNeverOverlap) {
     std::vector<MemRequest> req;
     const int n = 2 + int(rng_bits(trial, 0) % 40);
     for (int i = 0; i < n; ++i) {
-      const long a = long(rng_bits(trial, 3 * i + 1) % 30), b = long(rng_bits(trial, 3 * i + 2) % 30);
-      req.push_back({std::min(a, b), std::max(a, b), 1 + long(rng_bits(trial, 3 * i + 3) % 1000), -1});
+      const long a = long(rng_bits(trial, 3 * i + 1) % 30),
+                 b = long(rng_bits(trial, 3 * i + 2) % 30);
+      req.push_back(
+          {std::min(a, b), std::max(a, b), 1 + long(rng_bits(trial, 3 * i + 3) % 1000), -1});
     }
     const long arena = plan_offsets(req, 16);
     EXPECT_GE(arena, live_lower_bound(req));
@@ -180,8 +190,10 @@ TEST(MemoryPlan, LiveRequestsNeverOverlap) {
       EXPECT_LE(req[i].offset + req[i].size, arena);
       for (std::size_t j = 0; j < i; ++j) {
         const bool live_together = req[i].start <= req[j].end && req[j].start <= req[i].end;
-        const bool overlap = req[i].offset < req[j].offset + req[j].size && req[j].offset < req[i].offset + req[i].size;
-        EXPECT_FALSE(live_together && overlap) << "trial " << trial << ": requests " << j << " and " << i;
+        const bool overlap = req[i].offset < req[j].offset + req[j].size &&
+                             req[j].offset < req[i].offset + req[i].size;
+        EXPECT_FALSE(live_together && overlap)
+            << "trial " << trial << ": requests " << j << " and " << i;
       }
     }
   }

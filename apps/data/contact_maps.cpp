@@ -1,13 +1,13 @@
 // Contact maps: chain-model generator, text writer and reader (see contact_maps.hpp).
 #include "apps/data/contact_maps.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
@@ -48,16 +48,21 @@ std::vector<Vec> coil(int n, std::uint64_t seed) {
     const double dot = k[0] * d[0] + k[1] * d[1] + k[2] * d[2];
     for (int j = 0; j < 3; ++j) k[std::size_t(j)] -= dot * d[std::size_t(j)];
     const double kn = std::sqrt(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]) + 1e-12;
-    for (int j = 0; j < 3; ++j) d[std::size_t(j)] = 0.34 * d[std::size_t(j)] + 0.94 * k[std::size_t(j)] / kn;
-    for (int j = 0; j < 3; ++j) r[std::size_t(i)][std::size_t(j)] = r[std::size_t(i - 1)][std::size_t(j)] + 3.8 * d[std::size_t(j)];
+    for (int j = 0; j < 3; ++j)
+      d[std::size_t(j)] = 0.34 * d[std::size_t(j)] + 0.94 * k[std::size_t(j)] / kn;
+    for (int j = 0; j < 3; ++j)
+      r[std::size_t(i)][std::size_t(j)] =
+          r[std::size_t(i - 1)][std::size_t(j)] + 3.8 * d[std::size_t(j)];
   }
   return r;
 }
 
 }  // namespace
 
-std::vector<ContactFrame> generate_contact_maps(int residues, long frames, std::uint64_t seed, double cutoff) {
-  if (residues < 2 || frames < 1) throw ConfigError("contact maps: need at least 2 residues and 1 frame");
+std::vector<ContactFrame> generate_contact_maps(int residues, long frames, std::uint64_t seed,
+                                                double cutoff) {
+  if (residues < 2 || frames < 1)
+    throw ConfigError("contact maps: need at least 2 residues and 1 frame");
   auto out = std::vector<ContactFrame>(std::size_t(frames));
   int state = 2;
   std::vector<Vec> coil_trace = coil(residues, mix64(seed));
@@ -71,26 +76,29 @@ std::vector<ContactFrame> generate_contact_maps(int residues, long frames, std::
     std::vector<Vec> r = base;
     const std::uint64_t ns = mix64(seed + 2) ^ std::uint64_t(f);
     for (int i = 0; i < residues; ++i)
-      for (int j = 0; j < 3; ++j) r[std::size_t(i)][std::size_t(j)] += 0.6 * rng_normal(ns, std::uint64_t(3 * i + j));
+      for (int j = 0; j < 3; ++j)
+        r[std::size_t(i)][std::size_t(j)] += 0.6 * rng_normal(ns, std::uint64_t(3 * i + j));
     ContactFrame& fr = out[std::size_t(f)];
     fr.state = state;
     for (int i = 0; i < residues; ++i)
       for (int j = i + 1; j < residues; ++j) {
         double d2 = 0;
-        for (int k = 0; k < 3; ++k) d2 += std::pow(r[std::size_t(i)][std::size_t(k)] - r[std::size_t(j)][std::size_t(k)], 2);
+        for (int k = 0; k < 3; ++k)
+          d2 += std::pow(r[std::size_t(i)][std::size_t(k)] - r[std::size_t(j)][std::size_t(k)], 2);
         if (d2 <= cutoff * cutoff) fr.contacts.emplace_back(i, j);
       }
   }
   return out;
 }
 
-void write_contact_maps(const std::string& path, int residues, const std::vector<ContactFrame>& frames, double cutoff) {
+void write_contact_maps(const std::string& path, int residues,
+                        const std::vector<ContactFrame>& frames, double cutoff) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);
     if (!f) throw Error(fmt::format("{}: cannot write", tmp));
-    f << "# dlscale contact maps v1\n# residues " << residues << "\n# frames " << frames.size() << "\n# cutoff_angstrom "
-      << cutoff << "\n";
+    f << "# dlscale contact maps v1\n# residues " << residues << "\n# frames " << frames.size()
+      << "\n# cutoff_angstrom " << cutoff << "\n";
     for (const auto& fr : frames) {
       for (std::size_t k = 0; k < fr.contacts.size(); ++k)
         f << (k ? " " : "") << fr.contacts[k].first << '-' << fr.contacts[k].second;
@@ -99,7 +107,8 @@ void write_contact_maps(const std::string& path, int residues, const std::vector
     f.flush();
     if (!f) throw Error(fmt::format("{}: write failed", tmp));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error(fmt::format("{}: cannot rename to {}", tmp, path));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw Error(fmt::format("{}: cannot rename to {}", tmp, path));
 }
 
 namespace {
@@ -117,7 +126,8 @@ class ContactMaps : public DataSource {
   void read(long index, float* x, int* label) override {
     std::fill(x, x + long(n_) * n_, 0.0f);
     for (int i = 0; i < n_; ++i) x[long(i) * n_ + i] = 1.0f;
-    for (auto [i, j] : frames_[std::size_t(index)].contacts) x[long(i) * n_ + j] = x[long(j) * n_ + i] = 1.0f;
+    for (auto [i, j] : frames_[std::size_t(index)].contacts)
+      x[long(i) * n_ + j] = x[long(j) * n_ + i] = 1.0f;
     *label = frames_[std::size_t(index)].state;
   }
 
@@ -129,7 +139,8 @@ class ContactMaps : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> contact_map_source(int residues, std::vector<ContactFrame> frames, std::string what) {
+std::unique_ptr<DataSource> contact_map_source(int residues, std::vector<ContactFrame> frames,
+                                               std::string what) {
   return std::make_unique<ContactMaps>(residues, std::move(frames), std::move(what));
 }
 
@@ -144,7 +155,9 @@ std::unique_ptr<DataSource> open_contact_maps(const std::string& path) {
   std::istringstream f(text);
   std::string line;
   long lineno = 0;
-  auto fail = [&](const std::string& what) { throw ConfigError(fmt::format("{}:{}: {}", path, lineno, what)); };
+  auto fail = [&](const std::string& what) {
+    throw ConfigError(fmt::format("{}:{}: {}", path, lineno, what));
+  };
   if (!std::getline(f, line) || (++lineno, line != "# dlscale contact maps v1"))
     fail("expected the header '# dlscale contact maps v1'");
   int residues = 0;
@@ -156,7 +169,8 @@ std::unique_ptr<DataSource> open_contact_maps(const std::string& path) {
       std::istringstream h(line.substr(1));
       std::string key;
       h >> key;
-      if (key == "residues" && !(h >> residues && residues >= 2 && residues <= 4096)) fail("'# residues N' needs N in 2..4096");
+      if (key == "residues" && !(h >> residues && residues >= 2 && residues <= 4096))
+        fail("'# residues N' needs N in 2..4096");
       if (key == "frames" && !(h >> frames && frames >= 0)) fail("'# frames N' needs N >= 0");
       continue;
     }
@@ -169,14 +183,16 @@ std::unique_ptr<DataSource> open_contact_maps(const std::string& path) {
       char dash = 0, extra = 0;
       if (std::sscanf(tok.c_str(), "%d%c%d%c", &i, &dash, &j, &extra) != 3 || dash != '-')
         fail(fmt::format("'{}' is not a contact 'i-j'", tok));
-      if (i < 0 || j <= i || j >= residues) fail(fmt::format("contact {}-{} needs 0 <= i < j < {} residues", i, j, residues));
+      if (i < 0 || j <= i || j >= residues)
+        fail(fmt::format("contact {}-{} needs 0 <= i < j < {} residues", i, j, residues));
       fr.contacts.emplace_back(i, j);
     }
     out.push_back(std::move(fr));
   }
   if (residues == 0) fail("no '# residues N' header line");
   if (frames >= 0 && long(out.size()) != frames)
-    fail(fmt::format("the header says {} frames but the file has {} (truncated?)", frames, out.size()));
+    fail(fmt::format("the header says {} frames but the file has {} (truncated?)", frames,
+                     out.size()));
   if (out.empty()) fail("no frames");
   return contact_map_source(residues, std::move(out), path);
 }

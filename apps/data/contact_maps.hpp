@@ -31,16 +31,19 @@ namespace dls {
 
 struct ContactFrame {
   std::vector<std::pair<int, int>> contacts;  // i < j
-  int state = 0;                               // the generator's state (0 helix, 1 hairpin, 2 coil)
+  int state = 0;                              // the generator's state (0 helix, 1 hairpin, 2 coil)
 };
 
-std::vector<ContactFrame> generate_contact_maps(int residues, long frames, std::uint64_t seed, double cutoff = 8.0);
+std::vector<ContactFrame> generate_contact_maps(int residues, long frames, std::uint64_t seed,
+                                                double cutoff = 8.0);
 // Writes the format above; throws Error on I/O failure (the file is written to a temporary name
 // and renamed, so a failed write leaves no partial file).
-void write_contact_maps(const std::string& path, int residues, const std::vector<ContactFrame>& frames, double cutoff = 8.0);
+void write_contact_maps(const std::string& path, int residues,
+                        const std::vector<ContactFrame>& frames, double cutoff = 8.0);
 
 std::unique_ptr<DataSource> open_contact_maps(const std::string& path);
 // The generator's frames as a source, without a file.
-std::unique_ptr<DataSource> contact_map_source(int residues, std::vector<ContactFrame> frames, std::string what);
+std::unique_ptr<DataSource> contact_map_source(int residues, std::vector<ContactFrame> frames,
+                                               std::string what);
 
 }  // namespace dls

@@ -3,14 +3,12 @@
 // ConfigErrors naming the file; the chain model's contacts; the held-out split; the loader's
 // per-epoch shuffle and its cache.
 #include <gtest/gtest.h>
-#include <cstddef>
-#include <cstdio>
-
 #include <jpeglib.h>
 #include <png.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +26,9 @@ namespace fs = std::filesystem;
 
 class Tmp {
  public:
-  Tmp() : dir_(fs::temp_directory_path() / ("dls_data_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
+  Tmp()
+      : dir_(fs::temp_directory_path() /
+             ("dls_data_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
     fs::create_directories(dir_);
   }
   ~Tmp() { fs::remove_all(dir_); }
@@ -42,7 +42,8 @@ class Tmp {
 unsigned char u8(long v) { return static_cast<unsigned char>(v); }
 
 void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
 }
 void write_gz(const std::string& path, const std::vector<unsigned char>& b) {
   gzFile f = gzopen(path.c_str(), "wb");
@@ -117,7 +118,8 @@ TEST(Data, IdxBadFilesAreClearErrors) {
   expect_config_error_naming([&] { open_idx(t / "img", t / "lab4"); }, t / "lab4");
   write_gz(t / "img.gz", img);
   auto gz = read_bytes(t / "img.gz");
-  write_bytes(t / "cut.gz", std::vector<unsigned char>(gz.begin(), gz.begin() + long(gz.size()) / 2));
+  write_bytes(t / "cut.gz",
+              std::vector<unsigned char>(gz.begin(), gz.begin() + long(gz.size()) / 2));
   expect_config_error_naming([&] { open_idx(t / "cut.gz", t / "lab"); }, t / "cut.gz");
   for (std::size_t i = 12; i < gz.size() - 8; ++i) gz[i] ^= 0x5a;  // corrupt deflate data
   write_bytes(t / "bad.gz", gz);
@@ -162,8 +164,10 @@ TEST(Data, ChainModelContactsLookLikeTheirStates) {
     std::set<std::pair<int, int>> c(f.contacts.begin(), f.contacts.end());
     for (auto [i, j] : f.contacts) ASSERT_LT(i, j);
     EXPECT_TRUE(c.count({3, 4}) && c.count({10, 11})) << "neighbours 3.8 A apart";
-    if (f.state == 0) helix += c.count({5, 9}) && !c.count({0, 19});         // i, i+4 at 6.2 A; ends 28 A apart
-    if (f.state == 1) hairpin += c.count({0, 19}) && c.count({4, 15}) && !c.count({0, 9});  // across the strands
+    if (f.state == 0)
+      helix += c.count({5, 9}) && !c.count({0, 19});  // i, i+4 at 6.2 A; ends 28 A apart
+    if (f.state == 1)
+      hairpin += c.count({0, 19}) && c.count({4, 15}) && !c.count({0, 9});  // across the strands
   }
   EXPECT_EQ(states.size(), 3u) << "the trajectory visits every state";
   long n0 = std::count_if(frames.begin(), frames.end(), [](auto& f) { return f.state == 0; });
@@ -185,7 +189,8 @@ TEST(Data, ContactMapFilesRoundTrip) {
     s->read(f, x.data(), &label);
     std::vector<float> want(144, 0.0f);
     for (int i = 0; i < 12; ++i) want[std::size_t(i * 13)] = 1;
-    for (auto [i, j] : frames[std::size_t(f)].contacts) want[std::size_t(i * 12 + j)] = want[std::size_t(j * 12 + i)] = 1;
+    for (auto [i, j] : frames[std::size_t(f)].contacts)
+      want[std::size_t(i * 12 + j)] = want[std::size_t(j * 12 + i)] = 1;
     EXPECT_EQ(x, want) << "frame " << f;
   }
 }
@@ -197,17 +202,24 @@ TEST(Data, ContactMapBadFilesNameFileAndLine) {
     return t / name;
   };
   const std::string head = "# dlscale contact maps v1\n# residues 5\n";
-  expect_config_error_naming([&] { open_contact_maps(put("a", head + "# frames 2\n0-1 1-2\n")); }, t / "a", "2 frames");
-  expect_config_error_naming([&] { open_contact_maps(put("b", head + "0-1 1-2\n0-1 3-")); }, t / "b", "truncated");
-  expect_config_error_naming([&] { open_contact_maps(put("c", head + "0-1\n1-9\n")); }, t / "c" + ":4");
-  expect_config_error_naming([&] { open_contact_maps(put("d", head + "0-1 x\n")); }, t / "d" + ":3", "'x'");
-  expect_config_error_naming([&] { open_contact_maps(put("e", "0-1\n")); }, t / "e" + ":1", "header");
+  expect_config_error_naming([&] { open_contact_maps(put("a", head + "# frames 2\n0-1 1-2\n")); },
+                             t / "a", "2 frames");
+  expect_config_error_naming([&] { open_contact_maps(put("b", head + "0-1 1-2\n0-1 3-")); },
+                             t / "b", "truncated");
+  expect_config_error_naming([&] { open_contact_maps(put("c", head + "0-1\n1-9\n")); },
+                             t / "c" + ":4");
+  expect_config_error_naming([&] { open_contact_maps(put("d", head + "0-1 x\n")); }, t / "d" + ":3",
+                             "'x'");
+  expect_config_error_naming([&] { open_contact_maps(put("e", "0-1\n")); }, t / "e" + ":1",
+                             "header");
 }
 
 void write_png(const std::string& path, int h, int w, const std::vector<unsigned char>& rgb) {
   png_image img{};
-  img.version = PNG_IMAGE_VERSION, img.width = png_uint_32(w), img.height = png_uint_32(h), img.format = PNG_FORMAT_RGB;
-  ASSERT_TRUE(png_image_write_to_file(&img, path.c_str(), 0, rgb.data(), 0, nullptr)) << img.message;
+  img.version = PNG_IMAGE_VERSION, img.width = png_uint_32(w), img.height = png_uint_32(h),
+  img.format = PNG_FORMAT_RGB;
+  ASSERT_TRUE(png_image_write_to_file(&img, path.c_str(), 0, rgb.data(), 0, nullptr))
+      << img.message;
 }
 
 void write_jpeg(const std::string& path, int h, int w, const std::vector<unsigned char>& rgb) {
@@ -217,12 +229,14 @@ void write_jpeg(const std::string& path, int h, int w, const std::vector<unsigne
   jpeg_create_compress(&c);
   std::FILE* f = std::fopen(path.c_str(), "wb");
   jpeg_stdio_dest(&c, f);
-  c.image_width = JDIMENSION(w), c.image_height = JDIMENSION(h), c.input_components = 3, c.in_color_space = JCS_RGB;
+  c.image_width = JDIMENSION(w), c.image_height = JDIMENSION(h), c.input_components = 3,
+  c.in_color_space = JCS_RGB;
   jpeg_set_defaults(&c);
   jpeg_set_quality(&c, 98, TRUE);
   jpeg_start_compress(&c, TRUE);
   while (c.next_scanline < c.image_height) {
-    JSAMPROW row = const_cast<unsigned char*>(rgb.data()) + std::size_t(c.next_scanline) * std::size_t(w) * 3;
+    JSAMPROW row =
+        const_cast<unsigned char*>(rgb.data()) + std::size_t(c.next_scanline) * std::size_t(w) * 3;
     jpeg_write_scanlines(&c, &row, 1);
   }
   jpeg_finish_compress(&c);
@@ -237,7 +251,8 @@ TEST(Data, ImageFolderPngAndJpeg) {
   std::vector<unsigned char> rgb(std::size_t(h * w * 3));
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
-      for (int c = 0; c < 3; ++c) rgb[std::size_t((y * w + x) * 3 + c)] = u8(c == 0 ? 20 * y : c == 1 ? 16 * x : 100);
+      for (int c = 0; c < 3; ++c)
+        rgb[std::size_t((y * w + x) * 3 + c)] = u8(c == 0 ? 20 * y : c == 1 ? 16 * x : 100);
   write_png(t / "cat/a.png", h, w, rgb);
   write_jpeg(t / "ant/b.jpg", h, w, rgb);
   auto s = open_image_folder(t / "", {3, 8, 8});
@@ -260,10 +275,12 @@ TEST(Data, ImageFolderPngAndJpeg) {
   fitted->read(1, g.data(), &lp);
   EXPECT_NEAR(g[0], (10.0 + 16 * 2.5 + 100) / (3 * 255.0), 1e-6);  // bilinear at source (0.5, 0.5)
   auto bytes = read_bytes(t / "cat/a.png");
-  write_bytes(t / "cat/a.png", std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(bytes.size()) / 2));
+  write_bytes(t / "cat/a.png",
+              std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(bytes.size()) / 2));
   expect_config_error_naming([&] { s->read(1, png.data(), &lp); }, "a.png", "PNG");
   bytes = read_bytes(t / "ant/b.jpg");
-  write_bytes(t / "ant/b.jpg", std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(bytes.size()) / 2));
+  write_bytes(t / "ant/b.jpg",
+              std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(bytes.size()) / 2));
   expect_config_error_naming([&] { s->read(0, jpg.data(), &lj); }, "b.jpg", "JPEG");
   expect_config_error_naming([&] { open_image_folder(t / "nothing", {3, 8, 8}); }, "nothing");
 }
@@ -304,7 +321,10 @@ TEST(Data, LoaderShufflesPerEpochAndCaches) {
     src->read(i, x.data(), &l);
     want.push_back(x);
   }
-  auto sorted = [](auto v) { std::sort(v.begin(), v.end()); return v; };
+  auto sorted = [](auto v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
   EXPECT_EQ(sorted(e0), sorted(want));
   EXPECT_EQ(sorted(e1), sorted(want));
   EXPECT_NE(e0, e1);
@@ -331,7 +351,9 @@ TEST(Data, ShardedLoadersCoverTheSingleRankOrder) {
     Loader whole(*src, subset, {.batch = 2 * k, .shuffle = true, .seed = 9, .cache_bytes = 0});
     std::vector<std::unique_ptr<Loader>> shard;
     for (int r = 0; r < k; ++r)
-      shard.push_back(std::make_unique<Loader>(*src, subset, LoaderOptions{.batch = 2, .rank = r, .ranks = k, .shuffle = true, .seed = 9}));
+      shard.push_back(std::make_unique<Loader>(
+          *src, subset,
+          LoaderOptions{.batch = 2, .rank = r, .ranks = k, .shuffle = true, .seed = 9}));
     ASSERT_EQ(shard[0]->batches_per_epoch(), whole.batches_per_epoch()) << k;
     ASSERT_EQ(whole.batches_per_epoch(), 25 / (2 * k));
     for (long step = 0; step < 3 * whole.batches_per_epoch(); ++step) {
@@ -345,7 +367,8 @@ TEST(Data, ShardedLoadersCoverTheSingleRankOrder) {
       ASSERT_EQ(joined, w.x) << k << " ranks, step " << step;
     }
   }
-  EXPECT_THROW(Loader(*src, subset, {.batch = 7, .ranks = 4, .shuffle = true}), ConfigError);  // 25 < 28
+  EXPECT_THROW(Loader(*src, subset, {.batch = 7, .ranks = 4, .shuffle = true}),
+               ConfigError);  // 25 < 28
 }
 
 }  // namespace

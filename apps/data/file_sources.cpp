@@ -1,5 +1,6 @@
 // Synthetic, IDX and CIFAR-10 sources and the held-out split (see data_source.hpp).
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -9,8 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "apps/data/data_source.hpp"
 #include "kernels/core/check.hpp"
@@ -28,8 +27,8 @@ class Synthetic : public DataSource {
  public:
   explicit Synthetic(SyntheticOptions o) : o_(o) {}
   std::string describe() const override {
-    return fmt::format("synthetic {}x{}x{}, {} samples, {} classes, seed {}", o_.dims.c, o_.dims.h, o_.dims.w, o_.size,
-                       o_.classes, o_.seed);
+    return fmt::format("synthetic {}x{}x{}, {} samples, {} classes, seed {}", o_.dims.c, o_.dims.h,
+                       o_.dims.w, o_.size, o_.classes, o_.seed);
   }
   SampleDims dims() const override { return o_.dims; }
   long size() const override { return o_.size; }
@@ -40,7 +39,9 @@ class Synthetic : public DataSource {
     if (o_.classes == 0) {
       for (long p = 0; p < per; ++p) {
         const long r = (p / o_.dims.w) % o_.dims.h, c = p % o_.dims.w;
-        x[p] = (std::abs(r - c) <= 1 || rng_uniform01(mix64(o_.seed ^ i), std::uint64_t(p)) < 0.1f) ? 1.0f : 0.0f;
+        x[p] = (std::abs(r - c) <= 1 || rng_uniform01(mix64(o_.seed ^ i), std::uint64_t(p)) < 0.1f)
+                   ? 1.0f
+                   : 0.0f;
       }
       *label = 0;
       return;
@@ -64,11 +65,14 @@ class Synthetic : public DataSource {
   // per-row and per-column tables (h + w sines and cosines instead of h w).
   void prototype(int k, float* x) const {
     const int h = o_.dims.h, w = o_.dims.w;
-    std::vector<double> sr(std::size_t(3 * h)), cr(std::size_t(3 * h)), sc(std::size_t(3 * w)), cc(std::size_t(3 * w));
+    std::vector<double> sr(std::size_t(3 * h)), cr(std::size_t(3 * h)), sc(std::size_t(3 * w)),
+        cc(std::size_t(3 * w));
     for (int ch = 0; ch < o_.dims.c; ++ch) {
       for (int j = 0; j < 3; ++j) {
-        const std::uint64_t s = mix64(o_.seed * 1000003 + std::uint64_t(k) * 97 + std::uint64_t(ch) * 7 + std::uint64_t(j));
-        const double fr = 1 + 3 * rng_uniform01(s, 0), fc = 1 + 3 * rng_uniform01(s, 1), ph = 6.283 * rng_uniform01(s, 2);
+        const std::uint64_t s = mix64(o_.seed * 1000003 + std::uint64_t(k) * 97 +
+                                      std::uint64_t(ch) * 7 + std::uint64_t(j));
+        const double fr = 1 + 3 * rng_uniform01(s, 0), fc = 1 + 3 * rng_uniform01(s, 1),
+                     ph = 6.283 * rng_uniform01(s, 2);
         for (int r = 0; r < h; ++r) {
           const double a = 6.283 * fr * double(r) / h + ph;
           sr[std::size_t(j * h + r)] = std::sin(a), cr[std::size_t(j * h + r)] = std::cos(a);
@@ -83,7 +87,8 @@ class Synthetic : public DataSource {
         for (int c = 0; c < w; ++c) {
           double v = 0;
           for (int j = 0; j < 3; ++j)
-            v += sr[std::size_t(j * h + r)] * cc[std::size_t(j * w + c)] + cr[std::size_t(j * h + r)] * sc[std::size_t(j * w + c)];
+            v += sr[std::size_t(j * h + r)] * cc[std::size_t(j * w + c)] +
+                 cr[std::size_t(j * h + r)] * sc[std::size_t(j * w + c)];
           xc[long(r) * w + c] = float(v / std::sqrt(1.5));  // unit variance
         }
     }
@@ -110,12 +115,15 @@ std::vector<unsigned char> read_all(const std::string& path) {
   }
   // a gzip stream cut short reads as a clean end; gzclose reports it
   const int rc = gzclose(f);
-  if (rc != Z_OK) throw ConfigError(fmt::format("{}: truncated or corrupt compressed file (zlib error {})", path, rc));
+  if (rc != Z_OK)
+    throw ConfigError(
+        fmt::format("{}: truncated or corrupt compressed file (zlib error {})", path, rc));
   return out;
 }
 
 std::uint32_t be32(const std::vector<unsigned char>& b, std::size_t at) {
-  return std::uint32_t(b[at]) << 24 | std::uint32_t(b[at + 1]) << 16 | std::uint32_t(b[at + 2]) << 8 | b[at + 3];
+  return std::uint32_t(b[at]) << 24 | std::uint32_t(b[at + 1]) << 16 |
+         std::uint32_t(b[at + 2]) << 8 | b[at + 3];
 }
 
 class Idx : public DataSource {
@@ -123,23 +131,28 @@ class Idx : public DataSource {
   Idx(const std::string& images, const std::string& labels) : images_path_(images) {
     img_ = read_all(images);
     if (img_.size() < 16 || be32(img_, 0) != 2051)
-      throw ConfigError(fmt::format("{}: not an IDX image file (expected magic 2051 in a 16-byte header)", images));
+      throw ConfigError(fmt::format(
+          "{}: not an IDX image file (expected magic 2051 in a 16-byte header)", images));
     n_ = be32(img_, 4), rows_ = int(be32(img_, 8)), cols_ = int(be32(img_, 12));
     if (rows_ < 1 || cols_ < 1 || rows_ > 4096 || cols_ > 4096)
       throw ConfigError(fmt::format("{}: implausible image size {}x{}", images, rows_, cols_));
     const std::size_t want = 16 + std::size_t(n_) * std::size_t(rows_) * std::size_t(cols_);
     if (img_.size() != want)
-      throw ConfigError(fmt::format("{}: header says {} images of {}x{} ({} bytes) but the file has {} bytes{}", images, n_,
-                                    rows_, cols_, want, img_.size(), img_.size() < want ? " (truncated)" : ""));
+      throw ConfigError(fmt::format(
+          "{}: header says {} images of {}x{} ({} bytes) but the file has {} bytes{}", images, n_,
+          rows_, cols_, want, img_.size(), img_.size() < want ? " (truncated)" : ""));
     lab_ = read_all(labels);
     if (lab_.size() < 8 || be32(lab_, 0) != 2049)
-      throw ConfigError(fmt::format("{}: not an IDX label file (expected magic 2049 in an 8-byte header)", labels));
+      throw ConfigError(fmt::format(
+          "{}: not an IDX label file (expected magic 2049 in an 8-byte header)", labels));
     if (be32(lab_, 4) != n_ || lab_.size() != 8 + std::size_t(n_))
-      throw ConfigError(fmt::format("{}: {} labels in {} bytes, but {} has {} images", labels, be32(lab_, 4), lab_.size(),
-                                    images, n_));
+      throw ConfigError(fmt::format("{}: {} labels in {} bytes, but {} has {} images", labels,
+                                    be32(lab_, 4), lab_.size(), images, n_));
     for (std::size_t i = 8; i < lab_.size(); ++i) classes_ = std::max(classes_, int(lab_[i]) + 1);
   }
-  std::string describe() const override { return fmt::format("idx {} ({} images {}x{})", images_path_, n_, rows_, cols_); }
+  std::string describe() const override {
+    return fmt::format("idx {} ({} images {}x{})", images_path_, n_, rows_, cols_);
+  }
   SampleDims dims() const override { return {1, rows_, cols_}; }
   long size() const override { return long(n_); }
   int classes() const override { return std::max(classes_, 10); }
@@ -169,8 +182,9 @@ class Cifar10 : public DataSource {
       struct stat st {};
       ::fstat(fd, &st);
       if (st.st_size == 0 || st.st_size % kRecord)
-        throw ConfigError(fmt::format("{}: {} bytes is not a whole number of 3,073-byte CIFAR-10 records (truncated?)", f,
-                                      long(st.st_size)));
+        throw ConfigError(fmt::format(
+            "{}: {} bytes is not a whole number of 3,073-byte CIFAR-10 records (truncated?)", f,
+            long(st.st_size)));
       files_.push_back({f, fd, long(st.st_size) / kRecord, total_});
       total_ += long(st.st_size) / kRecord;
     }
@@ -179,7 +193,8 @@ class Cifar10 : public DataSource {
     for (auto& f : files_) ::close(f.fd);
   }
   std::string describe() const override {
-    return fmt::format("cifar10 {}{} ({} images)", files_.front().path, files_.size() > 1 ? " ..." : "", total_);
+    return fmt::format("cifar10 {}{} ({} images)", files_.front().path,
+                       files_.size() > 1 ? " ..." : "", total_);
   }
   SampleDims dims() const override { return {3, 32, 32}; }
   long size() const override { return total_; }
@@ -191,8 +206,11 @@ class Cifar10 : public DataSource {
     unsigned char rec[kRecord];
     const long at = (index - f->first) * kRecord;
     if (::pread(f->fd, rec, kRecord, at) != kRecord)
-      throw Error(fmt::format("{}: short read of record {} (file changed?)", f->path, index - f->first));
-    if (rec[0] > 9) throw ConfigError(fmt::format("{}: record {} has label {} (CIFAR-10 labels are 0..9)", f->path, index - f->first, int(rec[0])));
+      throw Error(
+          fmt::format("{}: short read of record {} (file changed?)", f->path, index - f->first));
+    if (rec[0] > 9)
+      throw ConfigError(fmt::format("{}: record {} has label {} (CIFAR-10 labels are 0..9)",
+                                    f->path, index - f->first, int(rec[0])));
     *label = rec[0];
     for (long i = 0; i < 3072; ++i) x[i] = float(rec[1 + i]) / 255.0f;
   }
@@ -210,23 +228,28 @@ class Cifar10 : public DataSource {
 }  // namespace
 
 std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o) {
-  if (o.size < 1 || o.classes < 0 || o.dims.count() < 1) throw ConfigError("synthetic data: size and dims must be positive");
+  if (o.size < 1 || o.classes < 0 || o.dims.count() < 1)
+    throw ConfigError("synthetic data: size and dims must be positive");
   return std::make_unique<Synthetic>(o);
 }
 std::unique_ptr<DataSource> open_idx(const std::string& images, const std::string& labels) {
   return std::make_unique<Idx>(images, labels);
 }
-std::unique_ptr<DataSource> open_cifar10(const std::vector<std::string>& files) { return std::make_unique<Cifar10>(files); }
+std::unique_ptr<DataSource> open_cifar10(const std::vector<std::string>& files) {
+  return std::make_unique<Cifar10>(files);
+}
 
 std::vector<long> seeded_permutation(long n, std::uint64_t seed) {
   auto idx = std::vector<long>(std::size_t(n));
   for (long i = 0; i < n; ++i) idx[std::size_t(i)] = i;
-  for (long i = n - 1; i > 0; --i) std::swap(idx[std::size_t(i)], idx[rng_bits(seed, std::uint64_t(i)) % std::uint64_t(i + 1)]);
+  for (long i = n - 1; i > 0; --i)
+    std::swap(idx[std::size_t(i)], idx[rng_bits(seed, std::uint64_t(i)) % std::uint64_t(i + 1)]);
   return idx;
 }
 
 Split holdout_split(long size, double fraction, std::uint64_t seed) {
-  if (!(fraction >= 0 && fraction < 1)) throw ConfigError(fmt::format("held-out fraction {} must be in [0, 1)", fraction));
+  if (!(fraction >= 0 && fraction < 1))
+    throw ConfigError(fmt::format("held-out fraction {} must be in [0, 1)", fraction));
   const std::vector<long> idx = seeded_permutation(size, seed);
   const long test = long(std::llround(double(size) * fraction));
   Split s;

@@ -3,18 +3,15 @@
 // short side resized and the centre square cropped to h x w by bilinear sampling; pixels / 255.
 // A file that does not decode is a ConfigError naming it (libjpeg's fatal errors are turned into
 // exceptions through its error manager, never exit()).
-#include <cstddef>
-#include <cstdio>
-
+#include <fmt/format.h>
 #include <jpeglib.h>
 #include <png.h>
 
 #include <algorithm>
 #include <csetjmp>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "apps/data/data_source.hpp"
 #include "kernels/core/check.hpp"
@@ -92,16 +89,20 @@ Rgb decode_jpeg(const std::string& path) {
 
 std::string lower_ext(const fs::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
   return ext;
 }
 
 class ImageFolder : public DataSource {
  public:
   ImageFolder(const std::string& root, SampleDims fit) : root_(root), fit_(fit) {
-    if (fit.c != 1 && fit.c != 3) throw ConfigError(fmt::format("image folder {}: models with {} input channels take no images", root, fit.c));
+    if (fit.c != 1 && fit.c != 3)
+      throw ConfigError(fmt::format("image folder {}: models with {} input channels take no images",
+                                    root, fit.c));
     std::error_code ec;
-    if (!fs::is_directory(root, ec)) throw ConfigError(fmt::format("image folder {}: not a directory", root));
+    if (!fs::is_directory(root, ec))
+      throw ConfigError(fmt::format("image folder {}: not a directory", root));
     std::vector<fs::path> classes;
     for (const auto& e : fs::directory_iterator(root))
       if (e.is_directory()) classes.push_back(e.path());
@@ -110,16 +111,19 @@ class ImageFolder : public DataSource {
       std::vector<fs::path> files;
       for (const auto& e : fs::directory_iterator(classes[k])) {
         const std::string ext = lower_ext(e.path());
-        if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg")) files.push_back(e.path());
+        if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg"))
+          files.push_back(e.path());
       }
       std::sort(files.begin(), files.end());
       for (const auto& p : files) items_.push_back({p.string(), int(k), lower_ext(p) == ".png"});
     }
     classes_ = int(classes.size());
-    if (items_.empty()) throw ConfigError(fmt::format("image folder {}: no <class>/*.png|jpg files", root));
+    if (items_.empty())
+      throw ConfigError(fmt::format("image folder {}: no <class>/*.png|jpg files", root));
   }
   std::string describe() const override {
-    return fmt::format("images {} ({} files, {} classes, fitted to {}x{}x{})", root_, items_.size(), classes_, fit_.c, fit_.h, fit_.w);
+    return fmt::format("images {} ({} files, {} classes, fitted to {}x{}x{})", root_, items_.size(),
+                       classes_, fit_.c, fit_.h, fit_.w);
   }
   SampleDims dims() const override { return fit_; }
   long size() const override { return long(items_.size()); }
@@ -136,15 +140,21 @@ class ImageFolder : public DataSource {
       for (int ox = 0; ox < fit_.w; ++ox) {
         const double sy = std::clamp(y0 + (oy + 0.5) * side / fit_.h - 0.5, 0.0, double(img.h - 1));
         const double sx = std::clamp(x0 + (ox + 0.5) * side / fit_.w - 0.5, 0.0, double(img.w - 1));
-        const int iy = int(sy), ix = int(sx), iy1 = std::min(iy + 1, img.h - 1), ix1 = std::min(ix + 1, img.w - 1);
+        const int iy = int(sy), ix = int(sx), iy1 = std::min(iy + 1, img.h - 1),
+                  ix1 = std::min(ix + 1, img.w - 1);
         const double fy = sy - iy, fx = sx - ix;
         double rgb[3];
         for (int c = 0; c < 3; ++c) {
-          auto at = [&](int y, int xx) { return double(img.px[(std::size_t(y) * std::size_t(img.w) + std::size_t(xx)) * 3 + std::size_t(c)]); };
-          rgb[c] = (1 - fy) * ((1 - fx) * at(iy, ix) + fx * at(iy, ix1)) + fy * ((1 - fx) * at(iy1, ix) + fx * at(iy1, ix1));
+          auto at = [&](int y, int xx) {
+            return double(img.px[(std::size_t(y) * std::size_t(img.w) + std::size_t(xx)) * 3 +
+                                 std::size_t(c)]);
+          };
+          rgb[c] = (1 - fy) * ((1 - fx) * at(iy, ix) + fx * at(iy, ix1)) +
+                   fy * ((1 - fx) * at(iy1, ix) + fx * at(iy1, ix1));
         }
         const long p = long(oy) * fit_.w + ox;
-        if (fit_.c == 1) x[p] = float((rgb[0] + rgb[1] + rgb[2]) / (3 * 255.0));
+        if (fit_.c == 1)
+          x[p] = float((rgb[0] + rgb[1] + rgb[2]) / (3 * 255.0));
         else
           for (int c = 0; c < 3; ++c) x[c * plane + p] = float(rgb[c] / 255.0);
       }

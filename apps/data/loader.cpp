@@ -1,27 +1,31 @@
 // The loader (see loader.hpp).
 #include "apps/data/loader.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
 
 namespace dls {
 
-Loader::Loader(DataSource& src, std::vector<long> indices, LoaderOptions o) : src_(src), idx_(std::move(indices)), o_(o) {
+Loader::Loader(DataSource& src, std::vector<long> indices, LoaderOptions o)
+    : src_(src), idx_(std::move(indices)), o_(o) {
   if (o_.batch < 1) throw ConfigError(fmt::format("batch {} must be at least 1", o_.batch));
   if (idx_.empty()) throw ConfigError(fmt::format("{}: no samples to load", src.describe()));
   if (o_.ranks < 1 || o_.rank < 0 || o_.rank >= o_.ranks)
     throw Error(fmt::format("loader: rank {} of {}", o_.rank, o_.ranks));
-  if (!o_.shuffle && o_.ranks > 1) throw Error("loader: only shuffled (training) loaders are sharded");
+  if (!o_.shuffle && o_.ranks > 1)
+    throw Error("loader: only shuffled (training) loaders are sharded");
   if (o_.shuffle && long(idx_.size()) < long(o_.batch) * o_.ranks)
-    throw ConfigError(fmt::format("{}: {} samples make no full batch of {}{}", src.describe(), idx_.size(),
-                                  long(o_.batch) * o_.ranks,
-                                  o_.ranks > 1 ? fmt::format(" ({} ranks x {})", o_.ranks, o_.batch) : ""));
+    throw ConfigError(
+        fmt::format("{}: {} samples make no full batch of {}{}", src.describe(), idx_.size(),
+                    long(o_.batch) * o_.ranks,
+                    o_.ranks > 1 ? fmt::format(" ({} ranks x {})", o_.ranks, o_.batch) : ""));
   per_ = src.dims().count();
-  cache_on_ = o_.cache_bytes > 0 && double(idx_.size()) * double(per_) * 4 <= double(o_.cache_bytes);
+  cache_on_ =
+      o_.cache_bytes > 0 && double(idx_.size()) * double(per_) * 4 <= double(o_.cache_bytes);
 }
 
 long Loader::batches_per_epoch() const {
@@ -66,7 +70,8 @@ void Loader::fill(long b, BatchBuffer& out) {
   out.labels.resize(std::size_t(o_.batch));
   out.valid = int(std::min<long>(o_.batch, n - first));
   for (int i = 0; i < o_.batch; ++i) {
-    const long pos = first + std::min<long>(i, out.valid - 1);  // a partial batch repeats its last sample
+    const long pos =
+        first + std::min<long>(i, out.valid - 1);  // a partial batch repeats its last sample
     const long k = o_.shuffle ? perm_[std::size_t(pos)] : pos;
     read(k, out.x.data() + long(i) * per_, &out.labels[std::size_t(i)]);
   }

@@ -24,15 +24,18 @@ TEST(Prefetcher, BatchesArriveCompleteAndInOrder) {
   std::atomic<int> in_flight{0}, max_in_flight{0};
   Prefetcher p(200, [&](long b, BatchBuffer& buf) {
     fill_pattern(b, buf);
-    if (b % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // a slow read now and then
+    if (b % 7 == 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // a slow read now and then
   });
   for (long b = 0; b < 200; ++b) {
     BatchBuffer* buf = p.next();
     ASSERT_NE(buf, nullptr);
     ASSERT_EQ(buf->index, b);
-    for (std::size_t i = 0; i < buf->x.size(); ++i) ASSERT_EQ(buf->x[i], float(b) + (i % 97 == 0 ? 0.5f : 0.0f)) << b;
+    for (std::size_t i = 0; i < buf->x.size(); ++i)
+      ASSERT_EQ(buf->x[i], float(b) + (i % 97 == 0 ? 0.5f : 0.0f)) << b;
     ASSERT_EQ(buf->labels[3], int(b));
-    if (b % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));  // a slow step now and then
+    if (b % 5 == 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(300));  // a slow step now and then
     p.release(buf);
   }
   EXPECT_EQ(p.next(), nullptr);

@@ -1,13 +1,12 @@
 // The distributed schemes as TrainHooks (see dist.hpp).
 #include "apps/dist/dist.hpp"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "apps/dist/easgd.hpp"
 #include "apps/dist/gradient_sync.hpp"
@@ -42,20 +41,27 @@ nlohmann::json placement(const Comm& c) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   constexpr int kLen = 512;
-  std::string mine = nlohmann::json{{"rank", c.rank()}, {"host", host}, {"cpus", affinity()},
-                                    {"threads", omp_threads()}, {"gpu", nullptr}}.dump();
+  std::string mine = nlohmann::json{
+      {"rank", c.rank()},
+      {"host", host},
+      {"cpus", affinity()},
+      {"threads", omp_threads()},
+      {"gpu", nullptr}}.dump();
   mine.resize(kLen - 1);
   std::vector<char> all(c.rank() == 0 ? std::size_t(kLen) * std::size_t(c.size()) : 1);
-  mpi_check(MPI_Gather(mine.c_str(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, c.raw()), "MPI_Gather");
+  mpi_check(MPI_Gather(mine.c_str(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, c.raw()),
+            "MPI_Gather");
   nlohmann::json out = nlohmann::json::array();
   if (c.rank() == 0)
-    for (int r = 0; r < c.size(); ++r) out.push_back(nlohmann::json::parse(std::string(all.data() + std::size_t(r) * kLen)));
+    for (int r = 0; r < c.size(); ++r)
+      out.push_back(nlohmann::json::parse(std::string(all.data() + std::size_t(r) * kLen)));
   return out;
 }
 
 void reduce(const Comm& c, std::vector<double>& v, MPI_Op op) {
   if (c.size() > 1 && !v.empty())
-    mpi_check(MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, op, c.raw()), "MPI_Allreduce");
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, op, c.raw()),
+              "MPI_Allreduce");
 }
 
 std::pair<int, long> parse_failure(const std::string& text) {
@@ -72,11 +78,13 @@ std::pair<int, long> parse_failure(const std::string& text) {
 
 bool distributed_available() { return true; }
 
-DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, char*** argv, const TrainHooks& extra) {
+DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, char*** argv,
+                        const TrainHooks& extra) {
   if (d.scheme == Scheme::kSingle) {
     for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
       if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
-        throw ConfigError(fmt::format("launched as {} ranks ({}) but --scheme is single: choose ssgd or localsgd", n, v));
+        throw ConfigError(fmt::format(
+            "launched as {} ranks ({}) but --scheme is single: choose ssgd or localsgd", n, v));
     return {run_training(o, extra), 0, 1};
   }
   MpiSession mpi(argc, argv);
@@ -87,13 +95,17 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     const bool easgd = d.scheme == Scheme::kEasgd;
     const int servers = easgd ? d.ps_servers : 0;
     if (easgd && (servers < 1 || servers >= world.size()))
-      throw ConfigError(fmt::format("--scheme easgd at {} ranks with --ps-servers {}: needs 1 to {} server ranks and a worker",
-                                    world.size(), servers, world.size() - 1));
+      throw ConfigError(
+          fmt::format("--scheme easgd at {} ranks with --ps-servers {}: needs 1 to {} server ranks "
+                      "and a worker",
+                      world.size(), servers, world.size() - 1));
     const bool server = world.rank() >= world.size() - servers;
     MPI_Comm wc;
     mpi_check(MPI_Comm_split(world.raw(), server ? 1 : 0, world.rank(), &wc), "MPI_Comm_split");
     const Comm workers(wc);  // the ranks that train (all of them but easgd's servers)
-    const double alpha = easgd ? easgd_alpha(d.easgd_alpha, d.easgd_alpha_rule, d.easgd_tau, world.size() - servers) : 0;
+    const double alpha =
+        easgd ? easgd_alpha(d.easgd_alpha, d.easgd_alpha_rule, d.easgd_tau, world.size() - servers)
+              : 0;
     if (server) {
       if (o.threads > 0) set_threads(o.threads);
       ElasticExchange ex(world, servers, 0, alpha, d.easgd_async);
@@ -105,22 +117,29 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       return out;
     }
     const bool on_gpu = o.backend == Backend::kCudnn;
-    const bool on_device = on_gpu || static_cast<bool>(extra.device);  // the weights and gradients off the host
+    const bool on_device =
+        on_gpu || static_cast<bool>(extra.device);  // the weights and gradients off the host
     TrainHooks h = extra;
     h.rank = workers.rank(), h.ranks = workers.size();
     MPI_Comm on_node;  // the ranks on this node: the local rank picks the GPU
-    mpi_check(MPI_Comm_split_type(workers.raw(), MPI_COMM_TYPE_SHARED, workers.rank(), MPI_INFO_NULL, &on_node), "MPI_Comm_split_type");
+    mpi_check(MPI_Comm_split_type(workers.raw(), MPI_COMM_TYPE_SHARED, workers.rank(),
+                                  MPI_INFO_NULL, &on_node),
+              "MPI_Comm_split_type");
     mpi_check(MPI_Comm_rank(on_node, &h.local_rank), "MPI_Comm_rank");
     MPI_Comm_free(&on_node);
     // on a GPU the gradients are averaged after backward (no overlap) by NCCL on the device
-    // (--allreduce nccl, or auto in a build with NCCL), else through host copies by a host algorithm
+    // (--allreduce nccl, or auto in a build with NCCL), else through host copies by a host
+    // algorithm
     const std::string overlap = on_device ? "none" : d.overlap;
-    const bool use_nccl = on_gpu && (d.allreduce == "nccl" || (d.allreduce == "auto" && NcclComm::built()));
-    if (!on_gpu && d.allreduce == "nccl") throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
+    const bool use_nccl =
+        on_gpu && (d.allreduce == "nccl" || (d.allreduce == "auto" && NcclComm::built()));
+    if (!on_gpu && d.allreduce == "nccl")
+      throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
     std::unique_ptr<NcclComm> nccl;
     h.reduce_sum = [&](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
     h.reduce_max = [&](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
-    const auto [fail_rank, fail_step] = d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
+    const auto [fail_rank, fail_step] =
+        d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
     std::unique_ptr<GradientSync> grads;
     std::unique_ptr<WeightAverager> averager;
     std::unique_ptr<ElasticExchange> elastic;
@@ -130,13 +149,20 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     h.after_allocate = [&](Net<float>& net) {
       // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
       net.pull_weights();
-      mpi_check(MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()), "MPI_Bcast");
+      mpi_check(
+          MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()),
+          "MPI_Bcast");
       net.push_weights();
       if (easgd) {
-        elastic = std::make_unique<ElasticExchange>(world, servers, long(net.weights().size()), alpha, d.easgd_async);
+        elastic = std::make_unique<ElasticExchange>(world, servers, long(net.weights().size()),
+                                                    alpha, d.easgd_async);
         elastic->init(net.weights().data());
-        h.params["easgd"] = {{"tau", d.easgd_tau}, {"alpha", alpha}, {"alpha_rule", d.easgd_alpha > 0 ? "given" : d.easgd_alpha_rule},
-                             {"variant", d.easgd_async ? "async" : "sync"}, {"servers", servers}, {"workers", workers.size()},
+        h.params["easgd"] = {{"tau", d.easgd_tau},
+                             {"alpha", alpha},
+                             {"alpha_rule", d.easgd_alpha > 0 ? "given" : d.easgd_alpha_rule},
+                             {"variant", d.easgd_async ? "async" : "sync"},
+                             {"servers", servers},
+                             {"workers", workers.size()},
                              {"server_idle_sleep_us", d.ps_idle_us}};
       } else if (use_nccl) {
         nccl = std::make_unique<NcclComm>(workers);
@@ -151,13 +177,15 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
         h.params["overlap"] = "none";
       } else if (d.scheme == Scheme::kSsgd) {
         grads = std::make_unique<GradientSync>(workers, net, algo, overlap, d.bucket_mb);
-        if (overlap != "none") net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
+        if (overlap != "none")
+          net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
         h.params["overlap"] = overlap;
         if (on_device) h.params["gradient_path"] = "host staging";
         h.params["bucket_mb"] = d.bucket_mb;
         h.params["buckets"] = grads->buckets();
       } else if (d.scheme == Scheme::kLocalSgd) {
-        averager = std::make_unique<WeightAverager>(workers, algo, d.local_period, d.local_momentum, d.local_bn);
+        averager = std::make_unique<WeightAverager>(workers, algo, d.local_period, d.local_momentum,
+                                                    d.local_bn);
         h.params["local_period"] = d.local_period;
         h.params["local_momentum"] = d.local_momentum;
         h.params["local_bn"] = d.local_bn;
@@ -202,7 +230,8 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
       m["scheme"] = scheme_name(d.scheme);
       if (grads) {
         const double waited = workers.max(grads->waited_in_backward());
-        m["sync_waited_in_backward_s"] = m["steps"].get<long>() > 0 ? waited / double(m["steps"].get<long>()) : 0.0;
+        m["sync_waited_in_backward_s"] =
+            m["steps"].get<long>() > 0 ? waited / double(m["steps"].get<long>()) : 0.0;
       }
       if (averager) m["averages"] = averager->averages();
       if (!easgd) {
@@ -223,7 +252,8 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, 
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 2);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dlscale train: rank {} of {}: error: {}; aborting every rank\n", world.rank(), world.size(), e.what());
+    fmt::print(stderr, "dlscale train: rank {} of {}: error: {}; aborting every rank\n",
+               world.rank(), world.size(), e.what());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
   }

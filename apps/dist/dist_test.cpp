@@ -8,6 +8,8 @@
 //   * each rank's shard of every global batch is its part of the one-process batch;
 //   * EASGD's exchange, sync and async, against a scalar double-precision replay of the update
 //     rule (async: replayed in the order the server served the workers).
+#include "apps/dist/dist.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 
 #include "apps/core/host_net_device.hpp"
 #include "apps/data/loader.hpp"
-#include "apps/dist/dist.hpp"
 #include "apps/dist/easgd.hpp"
 #include "apps/train/data_spec.hpp"
 #include "collectives/comm.hpp"
@@ -52,11 +53,13 @@ TrainHooks capture(std::vector<float>& w, std::vector<float>* w0 = nullptr) {
 
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
   return m;
 }
 
-DistRun run(Scheme s, const std::string& overlap, std::vector<float>& w, std::vector<float>* w0 = nullptr) {
+DistRun run(Scheme s, const std::string& overlap, std::vector<float>& w,
+            std::vector<float>* w0 = nullptr) {
   DistOptions d;
   d.scheme = s, d.overlap = overlap, d.allreduce = "ring", d.bucket_mb = 0.05;  // several buckets
   d.local_period = 1;
@@ -85,9 +88,10 @@ TEST(Dist, SsgdEqualsOneProcessAtTheGlobalBatch) {
   // of the change at 4 ranks) or a wrong average (a factor of the ranks).
   const double moved = max_abs_diff(w0, single), diff = max_abs_diff(w, single);
   EXPECT_GT(moved, 1e-3);
-  EXPECT_LE(diff, 1e-3 * moved) << "max |w_ssgd - w_one| = " << diff << ", largest change " << moved;
-  std::printf("ssgd %d ranks vs one process: max |dw| %.3g, largest change %.3g (ratio %.2g)\n", c.size(), diff, moved,
-              diff / moved);
+  EXPECT_LE(diff, 1e-3 * moved) << "max |w_ssgd - w_one| = " << diff << ", largest change "
+                                << moved;
+  std::printf("ssgd %d ranks vs one process: max |dw| %.3g, largest change %.3g (ratio %.2g)\n",
+              c.size(), diff, moved, diff / moved);
 }
 
 TEST(Dist, OverlappedSsgdEqualsSsgdAfterBackwardBitForBit) {
@@ -125,7 +129,8 @@ TEST(Dist, LocalSgdOnADeviceEqualsTheHostBitForBit) {
   for (const char* momentum : {"average", "reset"}) {
     SCOPED_TRACE(momentum);
     DistOptions d;
-    d.scheme = Scheme::kLocalSgd, d.allreduce = "ring", d.local_period = 2, d.local_momentum = momentum;
+    d.scheme = Scheme::kLocalSgd, d.allreduce = "ring", d.local_period = 2,
+    d.local_momentum = momentum;
     std::vector<float> host, dev;
     const DistRun a = run_distributed(tiny(4), d, nullptr, nullptr, capture(host));
     const DistRun b = run_on_device(d, dev);
@@ -160,14 +165,19 @@ TEST(Dist, LocalSgdEveryStepEqualsSsgd) {
   EXPECT_EQ(rl.result.metrics["averages"].get<long>(), kSteps);
   ASSERT_EQ(run(Scheme::kSsgd, "none", s).result.status, "ok");
   const double moved = max_abs_diff(w0, s), diff = max_abs_diff(l, s);
-  EXPECT_LE(diff, 2e-5 * moved) << "max |w_local - w_ssgd| = " << diff << ", largest change " << moved;
-  if (c.rank() == 0) std::printf("localsgd every step vs ssgd, %d ranks: max |dw| %.3g (ratio %.2g)\n", c.size(), diff, diff / moved);
+  EXPECT_LE(diff, 2e-5 * moved) << "max |w_local - w_ssgd| = " << diff << ", largest change "
+                                << moved;
+  if (c.rank() == 0)
+    std::printf("localsgd every step vs ssgd, %d ranks: max |dw| %.3g (ratio %.2g)\n", c.size(),
+                diff, diff / moved);
 }
 
 TEST(Dist, EachRankLoadsItsPartOfTheOneProcessBatch) {
   const Comm c;
-  DataSpec data = open_data("synthetic:640", {.model_input = {3, 16, 16}, .classes = 10, .holdout = 0.1, .seed = 1});
-  Loader mine(*data.train, data.train_idx, {.batch = 3, .rank = c.rank(), .ranks = c.size(), .shuffle = true, .seed = 1});
+  DataSpec data = open_data("synthetic:640",
+                            {.model_input = {3, 16, 16}, .classes = 10, .holdout = 0.1, .seed = 1});
+  Loader mine(*data.train, data.train_idx,
+              {.batch = 3, .rank = c.rank(), .ranks = c.size(), .shuffle = true, .seed = 1});
   Loader whole(*data.train, data.train_idx, {.batch = 3 * c.size(), .shuffle = true, .seed = 1});
   ASSERT_EQ(mine.batches_per_epoch(), whole.batches_per_epoch());
   for (long step : {0L, 1L, whole.batches_per_epoch() + 2}) {  // across an epoch boundary
@@ -175,7 +185,8 @@ TEST(Dist, EachRankLoadsItsPartOfTheOneProcessBatch) {
     mine.fill(step, b);
     whole.fill(step, all);
     std::vector<float> gathered(all.x.size());
-    MPI_Allgather(b.x.data(), int(b.x.size()), MPI_FLOAT, gathered.data(), int(b.x.size()), MPI_FLOAT, c.raw());
+    MPI_Allgather(b.x.data(), int(b.x.size()), MPI_FLOAT, gathered.data(), int(b.x.size()),
+                  MPI_FLOAT, c.raw());
     EXPECT_EQ(gathered, all.x) << "step " << step;
   }
 }
@@ -188,7 +199,9 @@ void easgd_matches_replay(bool async) {
   const int servers = c.size() >= 4 ? 2 : 1, workers = c.size() - servers;
   constexpr long n = 7, steps = 12, tau = 3;
   constexpr double eta = 0.1, alpha = 0.2;
-  auto target = [](int w, long i) { return double((w + 1) * (i % 3 == 0 ? 1 : -1)) + 0.25 * double(i); };
+  auto target = [](int w, long i) {
+    return double((w + 1) * (i % 3 == 0 ? 1 : -1)) + 0.25 * double(i);
+  };
   const std::vector<float> x0 = {0.5f, -1.0f, 2.0f, 0.0f, 1.5f, -0.5f, 3.0f};
   ElasticExchange ex(c, servers, c.rank() == 0 ? n : 0, alpha, async);
   std::vector<float> x = x0;
@@ -201,7 +214,8 @@ void easgd_matches_replay(bool async) {
     ex.announce((steps + tau - 1) / tau);
     for (long s = 0; s < steps; ++s) {
       std::vector<float> g(n);
-      for (long i = 0; i < n; ++i) g[std::size_t(i)] = x[std::size_t(i)] - float(target(c.rank(), i));
+      for (long i = 0; i < n; ++i)
+        g[std::size_t(i)] = x[std::size_t(i)] - float(target(c.rank(), i));
       if (s % tau == 0) ex.exchange(x.data());
       for (long i = 0; i < n; ++i) x[std::size_t(i)] -= float(eta) * g[std::size_t(i)];
     }
@@ -214,7 +228,8 @@ void easgd_matches_replay(bool async) {
     MPI_Bcast(&count, 1, MPI_INT, workers + j, c.raw());
     served.resize(std::size_t(count));
     MPI_Bcast(served.data(), count, MPI_INT, workers + j, c.raw());
-    std::vector<std::vector<double>> xr(std::size_t(workers), std::vector<double>(x0.begin(), x0.end()));
+    std::vector<std::vector<double>> xr(std::size_t(workers),
+                                        std::vector<double>(x0.begin(), x0.end()));
     std::vector<double> centre(x0.begin(), x0.end());
     std::vector<long> at(std::size_t(workers), 0);  // each worker's next step
     auto local_step = [&](int w) {
@@ -225,7 +240,8 @@ void easgd_matches_replay(bool async) {
     auto exchange_step = [&](int w, std::vector<double>& cnext, const std::vector<double>& cold) {
       auto& v = xr[std::size_t(w)];
       for (long i = 0; i < n; ++i) {
-        const double g = v[std::size_t(i)] - target(w, i), diff = alpha * (v[std::size_t(i)] - cold[std::size_t(i)]);
+        const double g = v[std::size_t(i)] - target(w, i),
+                     diff = alpha * (v[std::size_t(i)] - cold[std::size_t(i)]);
         cnext[std::size_t(i)] += diff;
         v[std::size_t(i)] -= diff + eta * g;
       }
@@ -242,18 +258,22 @@ void easgd_matches_replay(bool async) {
       for (long s = 0; s < steps; ++s) {
         const std::vector<double> cold = centre;
         for (int w = 0; w < workers; ++w) {
-          if (s % tau == 0) exchange_step(w, centre, cold);
-          else local_step(w);
+          if (s % tau == 0)
+            exchange_step(w, centre, cold);
+          else
+            local_step(w);
         }
       }
     }
     const Block b = block_of(std::size_t(n), servers, j);
     for (std::size_t i = b.offset; i < b.offset + b.length; ++i) {
       if (!ex.is_server()) {
-        EXPECT_NEAR(x[i], xr[std::size_t(c.rank())][i], 1e-5 * (1 + std::fabs(xr[std::size_t(c.rank())][i])))
+        EXPECT_NEAR(x[i], xr[std::size_t(c.rank())][i],
+                    1e-5 * (1 + std::fabs(xr[std::size_t(c.rank())][i])))
             << "worker " << c.rank() << " x[" << i << "]";
       } else if (c.rank() == workers + j) {
-        EXPECT_NEAR(ex.centre()[i - b.offset], centre[i], 1e-5 * (1 + std::fabs(centre[i]))) << "server " << j << " centre[" << i << "]";
+        EXPECT_NEAR(ex.centre()[i - b.offset], centre[i], 1e-5 * (1 + std::fabs(centre[i])))
+            << "server " << j << " centre[" << i << "]";
       }
     }
   }

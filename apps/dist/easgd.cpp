@@ -10,12 +10,14 @@ namespace dls {
 double easgd_alpha(double given, const std::string& rule, long tau, int workers) {
   if (tau < 1) throw ConfigError(fmt::format("--easgd-tau {}: must be at least 1", tau));
   if (given > 0) {
-    if (given >= 1) throw ConfigError(fmt::format("--easgd-alpha {}: the moving rate must be in (0, 1)", given));
+    if (given >= 1)
+      throw ConfigError(fmt::format("--easgd-alpha {}: the moving rate must be in (0, 1)", given));
     return given;
   }
   if (rule == "paper") return 0.9 / workers;
   if (rule == "tf") return 0.9 / (double(tau) * workers);
-  throw ConfigError(fmt::format("--easgd-alpha-rule '{}': expected paper (0.9/p) or tf (0.9/(tau p))", rule));
+  throw ConfigError(
+      fmt::format("--easgd-alpha-rule '{}': expected paper (0.9/p) or tf (0.9/(tau p))", rule));
 }
 
 namespace {
@@ -25,8 +27,12 @@ long broadcast_count(const Comm& world, long count) {
 }
 }  // namespace
 
-ElasticExchange::ElasticExchange(const Comm& world, int servers, long count, double alpha, bool async)
-    : world_(world), count_(broadcast_count(world, count)), alpha_(float(alpha)), async_(async),
+ElasticExchange::ElasticExchange(const Comm& world, int servers, long count, double alpha,
+                                 bool async)
+    : world_(world),
+      count_(broadcast_count(world, count)),
+      alpha_(float(alpha)),
+      async_(async),
       ps_(std::make_unique<ParamServer<float>>(world, servers, std::size_t(count_))) {
   if (!is_server()) tmp_.resize(std::size_t(count_));
 }
@@ -40,10 +46,13 @@ void ElasticExchange::announce(long rounds) {
 
 void ElasticExchange::exchange(float* x) {
   if (announced_ < 0) throw Error("easgd: exchange before announce");
-  if (made_ >= announced_) throw Error(fmt::format("easgd: exchange {} beyond the {} announced", made_ + 1, announced_));
+  if (made_ >= announced_)
+    throw Error(fmt::format("easgd: exchange {} beyond the {} announced", made_ + 1, announced_));
   std::copy(x, x + count_, tmp_.begin());
-  if (async_) ps_->push_pull(tmp_.data());
-  else ps_->sync_round(tmp_.data(), {});
+  if (async_)
+    ps_->push_pull(tmp_.data());
+  else
+    ps_->sync_round(tmp_.data(), {});
   // tmp_ is now the centre the server moved from: x -= alpha (x - centre)
   for (long i = 0; i < count_; ++i) x[i] -= alpha_ * (x[i] - tmp_[std::size_t(i)]);
   ++made_;
@@ -59,14 +68,15 @@ void ElasticExchange::serve(int idle_sleep_us) {
   announce(0);  // receives worker 0's count
   const float a = alpha_;
   if (async_) {
-    ps_->serve(int(announced_ * workers()), [&](float* centre, float* pushed, std::size_t n, int worker) {
-      arrivals_.push_back(worker);
-      for (std::size_t i = 0; i < n; ++i) {
-        const float c = centre[i];
-        centre[i] = c + a * (pushed[i] - c);
-        pushed[i] = c;
-      }
-    });
+    ps_->serve(int(announced_ * workers()),
+               [&](float* centre, float* pushed, std::size_t n, int worker) {
+                 arrivals_.push_back(worker);
+                 for (std::size_t i = 0; i < n; ++i) {
+                   const float c = centre[i];
+                   centre[i] = c + a * (pushed[i] - c);
+                   pushed[i] = c;
+                 }
+               });
   } else {
     for (long r = 0; r < announced_; ++r)
       ps_->sync_round(nullptr, [&](float* centre, float* sum, std::size_t n, int p) {

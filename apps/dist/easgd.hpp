@@ -23,7 +23,8 @@
 
 namespace dls {
 
-double easgd_alpha(double given, const std::string& rule, long tau, int workers);  // ConfigError on a bad rule
+double easgd_alpha(double given, const std::string& rule, long tau,
+                   int workers);  // ConfigError on a bad rule
 
 class ElasticExchange {
  public:
@@ -45,7 +46,7 @@ class ElasticExchange {
   // Servers: receive the initial centre and the announced count, and serve every exchange.
   void serve(int idle_sleep_us = 0);  // see ParamServer::set_idle_sleep_us
   const std::vector<int>& arrivals() const { return arrivals_; }  // async: workers in order served
-  std::vector<float>& centre() { return ps_->centre(); }           // this server's shard
+  std::vector<float>& centre() { return ps_->centre(); }          // this server's shard
 
  private:
   Comm world_;

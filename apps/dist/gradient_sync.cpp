@@ -1,19 +1,21 @@
 // Bucketed, overlapped gradient averaging (see gradient_sync.hpp).
 #include "apps/dist/gradient_sync.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 
 namespace dls {
 
-GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap, double bucket_mb)
+GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap,
+                           double bucket_mb)
     : comm_(c), net_(net), algo_(algo) {
-  if (!(bucket_mb > 0)) throw ConfigError(fmt::format("--bucket-mb {}: must be positive", bucket_mb));
+  if (!(bucket_mb > 0))
+    throw ConfigError(fmt::format("--bucket-mb {}: must be positive", bucket_mb));
   const auto& blobs = net.blobs();
   const std::size_t total = net.grads().size();
   const auto want = std::size_t(bucket_mb * double(1 << 20) / sizeof(float));
@@ -54,16 +56,20 @@ void GradientSync::node_done(std::size_t node) {
 void GradientSync::finish() {
   if (in_flight_) async_->wait(), in_flight_ = false;
   for (; next_ < buckets_.size(); ++next_)  // without overlap: all of them; with it: none left
-    allreduce(algo_, comm_, net_.grads().data() + buckets_[next_].lo, buckets_[next_].hi - buckets_[next_].lo, work_);
+    allreduce(algo_, comm_, net_.grads().data() + buckets_[next_].lo,
+              buckets_[next_].hi - buckets_[next_].lo, work_);
   next_ = 0;
-  if (comm_.size() > 1) scale_cpu(1.0f / float(comm_.size()), net_.grads().data(), long(net_.grads().size()));
+  if (comm_.size() > 1)
+    scale_cpu(1.0f / float(comm_.size()), net_.grads().data(), long(net_.grads().size()));
 }
 
-Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count, std::vector<std::pair<Algo, double>>* times) {
+Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count,
+                      std::vector<std::pair<Algo, double>>* times) {
   if (name != "auto") return parse_algo(name);
   std::vector<float> buf(std::max<std::size_t>(count, 1), 0.0f);  // zeros: sums stay finite
   AllreduceWork<float> work;
-  work.tmp = std::vector<float>(buf.size());  // (not reserve(): GCC 12 sees a null dereference in its inlined resize)
+  work.tmp = std::vector<float>(
+      buf.size());  // (not reserve(): GCC 12 sees a null dereference in its inlined resize)
   Algo best = Algo::kMpi;
   double best_t = std::numeric_limits<double>::infinity();
   for (Algo a : all_algos()) {

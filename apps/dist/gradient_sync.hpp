@@ -20,7 +20,8 @@ namespace dls {
 class GradientSync {
  public:
   // Collective over c. overlap: "thread", "nonblocking" or "none".
-  GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap, double bucket_mb);
+  GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap,
+               double bucket_mb);
   void node_done(std::size_t node);  // the observer
   void finish();                     // the sync phase: the rest of the exchange, then the average
   int buckets() const { return int(buckets_.size()); }
@@ -31,8 +32,8 @@ class GradientSync {
  private:
   void start(std::size_t b);
   struct Bucket {
-    std::size_t lo, hi;        // element range of the gradient buffer
-    std::size_t first_node;    // the lowest node owning a blob in it
+    std::size_t lo, hi;      // element range of the gradient buffer
+    std::size_t first_node;  // the lowest node owning a blob in it
   };
   Comm comm_;
   Net<float>& net_;
@@ -48,6 +49,7 @@ class GradientSync {
 // The allreduce algorithm for `count` floats: the one named, or with "auto" the fastest of all
 // algorithms timed here on that count (3 calls each after one warm-up; the slowest rank's
 // time decides, rank 0's choice is broadcast). `times` receives each algorithm's seconds.
-Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count, std::vector<std::pair<Algo, double>>* times);
+Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count,
+                      std::vector<std::pair<Algo, double>>* times);
 
 }  // namespace dls

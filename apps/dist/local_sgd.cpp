@@ -1,9 +1,9 @@
 // Periodic weight averaging (see local_sgd.hpp).
 #include "apps/dist/local_sgd.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "apps/layers/norm_layers.hpp"
 #include "kernels/core/check.hpp"
@@ -11,12 +11,17 @@
 
 namespace dls {
 
-WeightAverager::WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum, const std::string& bn)
+WeightAverager::WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum,
+                               const std::string& bn)
     : comm_(c), algo_(algo), period_(period), momentum_(momentum), bn_(bn) {
-  if (period < 0) throw ConfigError(fmt::format("--local-period {}: must be 0 (once an epoch) or positive", period));
+  if (period < 0)
+    throw ConfigError(
+        fmt::format("--local-period {}: must be 0 (once an epoch) or positive", period));
   if (momentum != "average" && momentum != "reset" && momentum != "local")
-    throw ConfigError(fmt::format("--local-momentum '{}': expected average, reset or local", momentum));
-  if (bn != "average" && bn != "local") throw ConfigError(fmt::format("--local-bn '{}': expected average or local", bn));
+    throw ConfigError(
+        fmt::format("--local-momentum '{}': expected average, reset or local", momentum));
+  if (bn != "average" && bn != "local")
+    throw ConfigError(fmt::format("--local-bn '{}': expected average or local", bn));
 }
 
 void WeightAverager::mean(std::vector<float>& v) {
@@ -34,8 +39,10 @@ void WeightAverager::average(Net<float>& net, Solver<float>& solver) {
   net.push_weights();
   if (momentum_ != "local") {
     solver.pull_state1();
-    if (momentum_ == "average") mean(solver.state1());
-    else std::fill(solver.state1().begin(), solver.state1().end(), 0.0f);
+    if (momentum_ == "average")
+      mean(solver.state1());
+    else
+      std::fill(solver.state1().begin(), solver.state1().end(), 0.0f);
     solver.push_state1();
   }
   if (bn_ == "average") {

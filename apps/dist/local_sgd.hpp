@@ -18,8 +18,11 @@ namespace dls {
 
 class WeightAverager {
  public:
-  WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum, const std::string& bn);
-  bool due(long step, bool epoch_end) const { return period_ > 0 ? (step + 1) % period_ == 0 : epoch_end; }
+  WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum,
+                 const std::string& bn);
+  bool due(long step, bool epoch_end) const {
+    return period_ > 0 ? (step + 1) % period_ == 0 : epoch_end;
+  }
   void average(Net<float>& net, Solver<float>& solver);
   long averages() const { return averages_; }
 

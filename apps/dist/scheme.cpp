@@ -8,10 +8,14 @@ namespace dls {
 
 std::string scheme_name(Scheme s) {
   switch (s) {
-    case Scheme::kSingle: return "single";
-    case Scheme::kSsgd: return "ssgd";
-    case Scheme::kLocalSgd: return "localsgd";
-    case Scheme::kEasgd: return "easgd";
+    case Scheme::kSingle:
+      return "single";
+    case Scheme::kSsgd:
+      return "ssgd";
+    case Scheme::kLocalSgd:
+      return "localsgd";
+    case Scheme::kEasgd:
+      return "easgd";
   }
   return "?";
 }

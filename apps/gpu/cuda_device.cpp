@@ -3,12 +3,11 @@
 // the cuDNN and cuBLAS handles of kernels/gpu work; input staging has a non-blocking stream of
 // its own so that the next batch's copy overlaps this step's compute.
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <deque>
 #include <mutex>
-
-#include <fmt/format.h>
 
 #include "apps/gpu/gpu_device.hpp"
 #include "apps/gpu/gpu_layers.hpp"
@@ -22,13 +21,15 @@ namespace {
 class CudaNetDevice final : public NetDevice {
  public:
   explicit CudaNetDevice(int local_rank) {
-    if (const std::string why = gpu_unavailable(); !why.empty()) throw ConfigError("--backend cudnn: " + why);
+    if (const std::string why = gpu_unavailable(); !why.empty())
+      throw ConfigError("--backend cudnn: " + why);
     int n = 0;
     cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
     index_ = local_rank % n;
     cuda_check(cudaSetDevice(index_), "cudaSetDevice");
     name_ = fmt::format("cuda:{} ({}, math {})", index_, gpu_name(), gpu_math_mode());
-    cuda_check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    cuda_check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking),
+               "cudaStreamCreateWithFlags");
     norms_ = DeviceBuffer(2 * sizeof(double));
   }
   ~CudaNetDevice() override {
@@ -47,10 +48,12 @@ class CudaNetDevice final : public NetDevice {
     return b.f();
   }
   void upload(const float* host, float* dev, long count) override {
-    cuda_check(cudaMemcpy(dev, host, sizeof(float) * std::size_t(count), cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+    cuda_check(cudaMemcpy(dev, host, sizeof(float) * std::size_t(count), cudaMemcpyHostToDevice),
+               "cudaMemcpy H2D");
   }
   void download(const float* dev, float* host, long count) override {
-    cuda_check(cudaMemcpy(host, dev, sizeof(float) * std::size_t(count), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+    cuda_check(cudaMemcpy(host, dev, sizeof(float) * std::size_t(count), cudaMemcpyDeviceToHost),
+               "cudaMemcpy D2H");
   }
   void fill(float* dev, long count, float value) override {
     cuda::fill(dev, count, value, nullptr);
@@ -60,11 +63,13 @@ class CudaNetDevice final : public NetDevice {
     cuda::accumulate(x, z, count, nullptr);
     cuda_check(cudaGetLastError(), "accumulate kernel");
   }
-  std::unique_ptr<DeviceLayer> make_layer(Layer<float>& layer, const std::vector<Dims>& in, Dims out,
-                                          const std::vector<float*>& w, const std::vector<float*>& dw) override {
+  std::unique_ptr<DeviceLayer> make_layer(Layer<float>& layer, const std::vector<Dims>& in,
+                                          Dims out, const std::vector<float*>& w,
+                                          const std::vector<float*>& dw) override {
     return make_gpu_layer(layer, in, out, w, dw);
   }
-  void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count) override {
+  void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2,
+                    long count) override {
     cuda::optim_update(o, p, w, g, s1, s2, count, static_cast<double*>(norms_.raw()), nullptr);
     cuda_check(cudaGetLastError(), "optimizer kernel");
   }
@@ -87,7 +92,8 @@ class CudaNetDevice final : public NetDevice {
       }
     }
     std::memcpy(s->pinned, host, bytes);
-    cuda_check(cudaMemcpyAsync(s->device.raw(), s->pinned, bytes, cudaMemcpyHostToDevice, copy_), "cudaMemcpyAsync (input)");
+    cuda_check(cudaMemcpyAsync(s->device.raw(), s->pinned, bytes, cudaMemcpyHostToDevice, copy_),
+               "cudaMemcpyAsync (input)");
     cuda_check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize (input)");
     return s->device.f();
   }
@@ -128,6 +134,8 @@ class CudaNetDevice final : public NetDevice {
 
 }  // namespace
 
-std::unique_ptr<NetDevice> make_gpu_device(int local_rank) { return std::make_unique<CudaNetDevice>(local_rank); }
+std::unique_ptr<NetDevice> make_gpu_device(int local_rank) {
+  return std::make_unique<CudaNetDevice>(local_rank);
+}
 
 }  // namespace dls

@@ -3,12 +3,13 @@
 // cudaMemcpy2D's run on those arguments, against the fully connected and concat references.
 // Shapes are odd and unequal (in != out != n), so a swapped dimension or leading dimension
 // reads the wrong elements or out of range.
+#include "apps/gpu/gpu_layer_args.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "apps/gpu/gpu_layer_args.hpp"
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/rng.hpp"
 
@@ -18,7 +19,9 @@ namespace {
 // cuBLAS's sgemm on the host: C = op(A) op(B) + beta C, column-major.
 void colmajor_gemm(const ColMajorGemm& g, const float* a, const float* b, float beta, float* c) {
   auto at = [&](int r, int k) { return double(g.trans_a ? a[r * g.lda + k] : a[k * g.lda + r]); };
-  auto bt = [&](int k, int col) { return double(g.trans_b ? b[k * g.ldb + col] : b[col * g.ldb + k]); };
+  auto bt = [&](int k, int col) {
+    return double(g.trans_b ? b[k * g.ldb + col] : b[col * g.ldb + k]);
+  };
   for (int col = 0; col < g.n; ++col)
     for (int r = 0; r < g.m; ++r) {
       double sum = 0;
@@ -31,18 +34,22 @@ TEST(GpuLayerArgs, LinearProductsAreTheReference) {
   for (const char* text : {"mb3ic7oc5", "mb1ic2oc9", "mb6ic1oc4"}) {
     const FcShape s = FcShape::parse(text);
     SCOPED_TRACE(s.str());
-    const auto x = random_vector(std::size_t(s.n) * s.in, 1), w = random_vector(std::size_t(s.out) * s.in, 2);
+    const auto x = random_vector(std::size_t(s.n) * s.in, 1),
+               w = random_vector(std::size_t(s.out) * s.in, 2);
     const auto dy = random_vector(std::size_t(s.n) * s.out, 3);
     std::vector<float> y(std::size_t(s.n) * s.out), dx(std::size_t(s.n) * s.in, 0.0f);
-    std::vector<float> dw = random_vector(std::size_t(s.out) * s.in, 4), dw0 = dw;  // accumulated into
+    std::vector<float> dw = random_vector(std::size_t(s.out) * s.in, 4),
+                       dw0 = dw;  // accumulated into
     colmajor_gemm(linear_fwd_gemm(s), w.data(), x.data(), 0.0f, y.data());
     colmajor_gemm(linear_bwd_data_gemm(s), w.data(), dy.data(), 0.0f, dx.data());
     colmajor_gemm(linear_bwd_weights_gemm(s), x.data(), dy.data(), 1.0f, dw.data());
     for (int n = 0; n < s.n; ++n) {
       for (int o = 0; o < s.out; ++o)
-        EXPECT_NEAR(y[std::size_t(n * s.out + o)], fc_fwd_ref_point<float>(s, x.data(), w.data(), nullptr, n, o, nullptr), 1e-5);
+        EXPECT_NEAR(y[std::size_t(n * s.out + o)],
+                    fc_fwd_ref_point<float>(s, x.data(), w.data(), nullptr, n, o, nullptr), 1e-5);
       for (int i = 0; i < s.in; ++i)
-        EXPECT_NEAR(dx[std::size_t(n * s.in + i)], fc_bwd_data_ref_point<float>(s, dy.data(), w.data(), n, i, nullptr), 1e-5);
+        EXPECT_NEAR(dx[std::size_t(n * s.in + i)],
+                    fc_bwd_data_ref_point<float>(s, dy.data(), w.data(), n, i, nullptr), 1e-5);
     }
     for (int o = 0; o < s.out; ++o)
       for (int i = 0; i < s.in; ++i)
@@ -53,7 +60,8 @@ TEST(GpuLayerArgs, LinearProductsAreTheReference) {
 
 // cudaMemcpy2D on the host, in floats.
 void copy2d(float* dst, long dpitch, const float* src, long spitch, long width, long height) {
-  for (long r = 0; r < height; ++r) std::memcpy(dst + r * dpitch, src + r * spitch, sizeof(float) * std::size_t(width));
+  for (long r = 0; r < height; ++r)
+    std::memcpy(dst + r * dpitch, src + r * spitch, sizeof(float) * std::size_t(width));
 }
 
 TEST(GpuLayerArgs, ConcatCopiesAreTheReference) {
@@ -61,7 +69,8 @@ TEST(GpuLayerArgs, ConcatCopiesAreTheReference) {
   s.n = 3, s.h = 2, s.w = 5, s.c = {4, 1, 3};
   std::vector<std::vector<float>> x;
   std::vector<const float*> xp;
-  for (std::size_t i = 0; i < s.c.size(); ++i) x.push_back(random_vector(std::size_t(s.in_count(i)), 10 + i));
+  for (std::size_t i = 0; i < s.c.size(); ++i)
+    x.push_back(random_vector(std::size_t(s.in_count(i)), 10 + i));
   for (const auto& v : x) xp.push_back(v.data());
   std::vector<float> ref(std::size_t(s.out_count())), y(ref.size(), -7.0f);
   concat_fwd_ref(s, xp, ref.data());
@@ -72,7 +81,9 @@ TEST(GpuLayerArgs, ConcatCopiesAreTheReference) {
   EXPECT_EQ(y, ref);  // every element written, each from its input
   std::vector<std::vector<float>> dref, dx;
   std::vector<float*> dp;
-  for (std::size_t i = 0; i < s.c.size(); ++i) dref.emplace_back(std::size_t(s.in_count(i))), dx.emplace_back(std::size_t(s.in_count(i)), -7.0f);
+  for (std::size_t i = 0; i < s.c.size(); ++i)
+    dref.emplace_back(std::size_t(s.in_count(i))),
+        dx.emplace_back(std::size_t(s.in_count(i)), -7.0f);
   for (auto& v : dref) dp.push_back(v.data());
   concat_bwd_ref(s, ref.data(), dp);
   for (std::size_t i = 0; i < s.c.size(); ++i) {

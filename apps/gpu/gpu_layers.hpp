@@ -21,13 +21,16 @@
 
 namespace dls {
 
-std::unique_ptr<DeviceLayer> make_gpu_layer(Layer<float>& layer, const std::vector<Dims>& in, Dims out,
-                                            const std::vector<float*>& w, const std::vector<float*>& dw);
+std::unique_ptr<DeviceLayer> make_gpu_layer(Layer<float>& layer, const std::vector<Dims>& in,
+                                            Dims out, const std::vector<float*>& w,
+                                            const std::vector<float*>& dw);
 
 // the factories of gpu_layers_dnn.cpp (cuDNN, cuBLAS) and gpu_layers_elt.cpp (dlscale's
 // kernels); null when the layer is not of their types
-std::unique_ptr<DeviceLayer> make_gpu_dnn_layer(Layer<float>& layer, const std::vector<Dims>& in, Dims out,
-                                                const std::vector<float*>& w, const std::vector<float*>& dw);
-std::unique_ptr<DeviceLayer> make_gpu_elt_layer(Layer<float>& layer, const std::vector<Dims>& in, Dims out);
+std::unique_ptr<DeviceLayer> make_gpu_dnn_layer(Layer<float>& layer, const std::vector<Dims>& in,
+                                                Dims out, const std::vector<float*>& w,
+                                                const std::vector<float*>& dw);
+std::unique_ptr<DeviceLayer> make_gpu_elt_layer(Layer<float>& layer, const std::vector<Dims>& in,
+                                                Dims out);
 
 }  // namespace dls

@@ -34,7 +34,8 @@ struct Case {
 
 double rel_l2(const float* a, const float* b, long n) {
   double d = 0, r = 0;
-  for (long i = 0; i < n; ++i) d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), r += double(b[i]) * b[i];
+  for (long i = 0; i < n; ++i)
+    d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), r += double(b[i]) * b[i];
   return std::sqrt(d) / std::max(std::sqrt(r), 1e-12);
 }
 
@@ -42,9 +43,12 @@ TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
   DLS_NEED_GPU();
   const std::vector<Case> cases = {
       {"cifar10_quick", {.batch = 8, .image = 16}},
-      {"caffenet", {.batch = 4, .image = 67, .width = 0.125, .classes = 10}},  // grouped convs, LRN across, dropout
-      {"googlenet", {.batch = 2, .image = 96, .width = 0.125, .classes = 10}},  // concat, auxiliary losses
-      {"resnet50", {.batch = 4, .image = 32, .width = 0.125, .classes = 10}},   // batch norm, residual adds
+      {"caffenet", {.batch = 4, .image = 67, .width = 0.125, .classes = 10}},  // grouped convs, LRN
+                                                                               // across, dropout
+      {"googlenet",
+       {.batch = 2, .image = 96, .width = 0.125, .classes = 10}},  // concat, auxiliary losses
+      {"resnet50",
+       {.batch = 4, .image = 32, .width = 0.125, .classes = 10}},  // batch norm, residual adds
       {"vgg16", {.batch = 2, .image = 32, .width = 0.125, .classes = 10}},
   };
   for (const Case& c : cases) {
@@ -61,7 +65,8 @@ TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
     gpu->device()->upload(x.data(), gpu->input(), n);
     std::vector<int> labels(std::size_t(c.mo.batch));
     for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = int(i * 7 % 10);
-    const Context cc{.backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 3};
+    const Context cc{
+        .backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 3};
     const Context gc{.backend = Backend::kCudnn, .train = true, .labels = labels.data(), .seed = 3};
     cpu->zero_grad(), gpu->zero_grad();
     const double lc = cpu->forward(cc), lg = gpu->forward(gc);
@@ -70,11 +75,13 @@ TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
     gpu->pull_grads();
     double worst = 0;
     for (const ParamBlob& b : cpu->blobs()) {
-      const double e = rel_l2(gpu->grads().data() + b.offset, cpu->grads().data() + b.offset, b.count);
+      const double e =
+          rel_l2(gpu->grads().data() + b.offset, cpu->grads().data() + b.offset, b.count);
       worst = std::max(worst, e);
       EXPECT_LE(e, 2e-3) << b.layer << "/" << b.name;
     }
-    std::printf("  %s: loss %.6f (cpu %.6f), worst blob gradient relative L2 error %.2e\n", c.model, lg, lc, worst);
+    std::printf("  %s: loss %.6f (cpu %.6f), worst blob gradient relative L2 error %.2e\n", c.model,
+                lg, lc, worst);
   }
 }
 
@@ -99,7 +106,8 @@ TEST(GpuTrain, TinyModelLossCurveMatchesTheCpu) {
   for (std::size_t e = 0; e < a.size(); ++e) {
     const double lc = a[e]["train_loss"], lg = b[e]["train_loss"];
     EXPECT_NEAR(lg, lc, 1e-2 * lc) << "epoch " << e;
-    std::printf("  epoch %zu: train loss gpu %.6f cpu %.6f (relative difference %.2e)\n", e + 1, lg, lc, std::abs(lg - lc) / lc);
+    std::printf("  epoch %zu: train loss gpu %.6f cpu %.6f (relative difference %.2e)\n", e + 1, lg,
+                lc, std::abs(lg - lc) / lc);
   }
 }
 

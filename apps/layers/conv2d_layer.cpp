@@ -20,18 +20,22 @@ Dims Conv2dLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 1);
   const Dims& x = in[0];
   if (x.c % o_.groups || o_.out % o_.groups)
-    this->fail(fmt::format("{} input and {} output channels are not divisible by {} groups", x.c, o_.out, o_.groups));
+    this->fail(fmt::format("{} input and {} output channels are not divisible by {} groups", x.c,
+                           o_.out, o_.groups));
   sh_ = Conv2dShape{};
   sh_.g = o_.groups, sh_.n = x.n, sh_.c = x.c, sh_.h = x.h, sh_.w = x.w, sh_.k = o_.out;
   sh_.r = o_.kernel, sh_.s = o_.kernel_w > 0 ? o_.kernel_w : o_.kernel;
-  sh_.pad_h = o_.pad, sh_.pad_w = o_.pad_w >= 0 ? o_.pad_w : o_.pad, sh_.stride_h = sh_.stride_w = o_.stride;
+  sh_.pad_h = o_.pad, sh_.pad_w = o_.pad_w >= 0 ? o_.pad_w : o_.pad,
+  sh_.stride_h = sh_.stride_w = o_.stride;
   sh_.name = this->name_;
   if (sh_.p() < 1 || sh_.q() < 1)
     this->fail(fmt::format("a {}x{} kernel does not fit the {}x{} input", sh_.r, sh_.s, x.h, x.w));
   this->params_.clear();
   const long fan_in = long(sh_.cg()) * sh_.r * sh_.s, fan_out = long(sh_.kg()) * sh_.r * sh_.s;
   this->params_.push_back({"weight", sh_.w_count(), o_.weight, fan_in, fan_out, 1, 1});
-  if (o_.bias) this->params_.push_back({"bias", sh_.k, o_.bias_init, fan_in, fan_out, o_.bias_lr_mult, o_.bias_decay_mult});
+  if (o_.bias)
+    this->params_.push_back(
+        {"bias", sh_.k, o_.bias_init, fan_in, fan_out, o_.bias_lr_mult, o_.bias_decay_mult});
   dnn_.reset();
   return {x.n, sh_.k, sh_.p(), sh_.q()};
 }
@@ -72,8 +76,8 @@ void Conv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x,
 }
 
 template <class T>
-void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                              const std::vector<T*>& dx) {
+void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*,
+                              const T* dy, const std::vector<T*>& dx) {
   const long hw = long(sh_.p()) * sh_.q();
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
@@ -104,8 +108,10 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
   if (dx[0]) {
     double* t = scratch(tmp_, sh_.x_count());
     conv2d_bwd_data_ref(sh_, dy, this->w_[0], t, nullptr);
-    if (this->accumulate_dx(0)) store_add(t, dx[0], sh_.x_count());
-    else store(t, dx[0], sh_.x_count());
+    if (this->accumulate_dx(0))
+      store_add(t, dx[0], sh_.x_count());
+    else
+      store(t, dx[0], sh_.x_count());
   }
   double* t = scratch(tmp2_, sh_.w_count());
   conv2d_bwd_filter_ref(sh_, x[0], dy, t, nullptr);

@@ -1,5 +1,6 @@
-// Convolution layer: kernels/conv (im2col + BLAS or Winograd, as ctx.conv_algo picks; or oneDNN) plus the per-channel bias of
-// kernels/eltwise. Grouped convolutions as Caffe's `group`; Caffe's floor output rule.
+// Convolution layer: kernels/conv (im2col + BLAS or Winograd, as ctx.conv_algo picks; or oneDNN)
+// plus the per-channel bias of kernels/eltwise. Grouped convolutions as Caffe's `group`; Caffe's
+// floor output rule.
 #pragma once
 
 #include <memory>

@@ -13,17 +13,21 @@ Dims Deconv2dLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 1);
   const Dims& x = in[0];
   if (o_.stride < 1 || o_.pad < 0 || o_.output_padding < 0 || o_.output_padding >= o_.stride)
-    this->fail(fmt::format("stride {} pad {} output_padding {}: need stride >= 1, pad >= 0, 0 <= output_padding < stride",
-                           o_.stride, o_.pad, o_.output_padding));
+    this->fail(
+        fmt::format("stride {} pad {} output_padding {}: need stride >= 1, pad >= 0, 0 <= "
+                    "output_padding < stride",
+                    o_.stride, o_.pad, o_.output_padding));
   const int ho = (x.h - 1) * o_.stride - 2 * o_.pad + o_.kernel + o_.output_padding;
   const int wo = (x.w - 1) * o_.stride - 2 * o_.pad + o_.kernel + o_.output_padding;
-  if (ho < 1 || wo < 1) this->fail(fmt::format("the output of a {0}x{0} input would be empty", x.h));
+  if (ho < 1 || wo < 1)
+    this->fail(fmt::format("the output of a {0}x{0} input would be empty", x.h));
   sh_ = Conv2dShape{};
   sh_.n = x.n, sh_.c = o_.out, sh_.h = ho, sh_.w = wo, sh_.k = x.c, sh_.r = sh_.s = o_.kernel;
   sh_.pad_h = sh_.pad_w = o_.pad, sh_.stride_h = sh_.stride_w = o_.stride, sh_.name = this->name_;
   if (sh_.p() != x.h || sh_.q() != x.w) this->fail("inconsistent transposed-convolution shape");
   this->params_.clear();
-  const long fan_in = long(o_.out) * o_.kernel * o_.kernel, fan_out = long(x.c) * o_.kernel * o_.kernel;
+  const long fan_in = long(o_.out) * o_.kernel * o_.kernel,
+             fan_out = long(x.c) * o_.kernel * o_.kernel;
   this->params_.push_back({"weight", sh_.w_count(), o_.weight, fan_in, fan_out, 1, 1});
   if (o_.bias) this->params_.push_back({"bias", o_.out, o_.bias_init, fan_in, fan_out, 1, 1});
   return {x.n, o_.out, ho, wo};
@@ -46,8 +50,8 @@ void Deconv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& 
 }
 
 template <class T>
-void Deconv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                                const std::vector<T*>& dx) {
+void Deconv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*,
+                                const T* dy, const std::vector<T*>& dx) {
   const long hw = long(sh_.h) * sh_.w;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {

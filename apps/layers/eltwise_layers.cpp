@@ -1,10 +1,10 @@
 // Element-wise layers (see eltwise_layers.hpp).
 #include "apps/layers/eltwise_layers.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "apps/core/ref_path.hpp"
 #include "kernels/core/rng.hpp"
@@ -30,8 +30,8 @@ void ActLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T*
 }
 
 template <class T>
-void ActLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
-                           const std::vector<T*>& dx) {
+void ActLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T* y,
+                           const T* dy, const std::vector<T*>& dx) {
   if (!dx[0]) return;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) return act_bwd_cpu(a_, x[0], y, dy, dx[0], count_);
@@ -69,8 +69,8 @@ void DropoutLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x
 }
 
 template <class T>
-void DropoutLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T*, const T* dy,
-                               const std::vector<T*>& dx) {
+void DropoutLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T*,
+                               const T* dy, const std::vector<T*>& dx) {
   if (!dx[0]) return;
   if (!train_ || p_ == 0) {
     std::copy(dy, dy + count_, dx[0]);
@@ -87,7 +87,8 @@ void DropoutLayer<T>::backward(const Context& ctx, const std::vector<const T*>&,
 template <class T>
 Dims AddLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 2);
-  if (!(in[0] == in[1])) this->fail(fmt::format("adds {} and {}: the shapes differ", in[0].str(), in[1].str()));
+  if (!(in[0] == in[1]))
+    this->fail(fmt::format("adds {} and {}: the shapes differ", in[0].str(), in[1].str()));
   count_ = in[0].count();
   return in[0];
 }
@@ -105,8 +106,8 @@ void AddLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T*
 
 // d(a + b)/da = d(a + b)/db = 1: both gradients are dy (times [y > 0] with the fused ReLU).
 template <class T>
-void AddLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T* y, const T* dy,
-                           const std::vector<T*>& dx) {
+void AddLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T* y,
+                           const T* dy, const std::vector<T*>& dx) {
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) return fan_out_cpu(dy, dx[0], dx[1], count_, this->relu_ ? y : nullptr);
   }

@@ -15,7 +15,9 @@ class ActLayer : public Layer<T> {
  public:
   ActLayer(std::string name, Act a) : Layer<T>(std::move(name)), a_(a) {}
   std::string type() const override { return act_name(a_); }
-  bool in_place_ok() const override { return a_ == Act::kRelu; }  // relu'(x) = relu'(relu(x)); sigmoid/tanh read y
+  bool in_place_ok() const override {
+    return a_ == Act::kRelu;
+  }  // relu'(x) = relu'(relu(x)); sigmoid/tanh read y
   bool backward_reads_output() const override { return a_ != Act::kRelu; }
   bool is_relu() const override { return a_ == Act::kRelu; }
   Dims setup(const std::vector<Dims>& in) override;

@@ -6,15 +6,15 @@
 
 #include "apps/core/gradcheck.hpp"
 #include "apps/layers/conv2d_layer.hpp"
+#include "apps/layers/deconv2d_layer.hpp"
 #include "apps/layers/eltwise_layers.hpp"
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
 #include "apps/layers/norm_layers.hpp"
-#include "apps/layers/deconv2d_layer.hpp"
-#include "apps/layers/vae_layers.hpp"
-#include "kernels/core/rng.hpp"
 #include "apps/layers/spatial_layers.hpp"
+#include "apps/layers/vae_layers.hpp"
 #include "kernels/core/check.hpp"
+#include "kernels/core/rng.hpp"
 
 namespace dls {
 namespace {
@@ -26,53 +26,67 @@ void expect_ok(const GradCheckReport& r, int max_kinks = 0) {
 
 TEST(Layers, Conv2dGroupedStridedPaddedWithBias) {
   ConvOptions o{.out = 6, .kernel = 3, .stride = 2, .pad = 1, .groups = 2};
-  expect_ok(gradcheck([&](auto t) { return std::make_unique<Conv2dLayer<decltype(t)>>("conv", o); }, {{2, 4, 6, 5}}));
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<Conv2dLayer<decltype(t)>>("conv", o); },
+                      {{2, 4, 6, 5}}));
 }
 
 TEST(Layers, Conv2dPointwiseWithoutBias) {
   ConvOptions o{.out = 3, .kernel = 1, .bias = false};
-  expect_ok(gradcheck([&](auto t) { return std::make_unique<Conv2dLayer<decltype(t)>>("conv", o); }, {{2, 5, 3, 3}}));
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<Conv2dLayer<decltype(t)>>("conv", o); },
+                      {{2, 5, 3, 3}}));
 }
 
 TEST(Layers, LinearFlattensItsInput) {
   LinearOptions o{.out = 5};
-  expect_ok(gradcheck([&](auto t) { return std::make_unique<LinearLayer<decltype(t)>>("fc", o); }, {{3, 2, 2, 3}}));
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<LinearLayer<decltype(t)>>("fc", o); },
+                      {{3, 2, 2, 3}}));
 }
 
 TEST(Layers, Activations) {
   for (Act a : {Act::kRelu, Act::kSigmoid, Act::kTanh}) {
     SCOPED_TRACE(act_name(a));
-    // ReLU's kink at 0: the uniform inputs almost never land within h of it; any that do are counted
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<ActLayer<decltype(t)>>("act", a); }, {{2, 3, 4, 4}}), 1);
+    // ReLU's kink at 0: the uniform inputs almost never land within h of it; any that do are
+    // counted
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<ActLayer<decltype(t)>>("act", a); },
+                        {{2, 3, 4, 4}}),
+              1);
   }
 }
 
 TEST(Layers, DropoutInTraining) {
-  expect_ok(gradcheck([](auto t) { return std::make_unique<DropoutLayer<decltype(t)>>("drop", 0.3f); }, {{2, 3, 4, 4}}));
+  expect_ok(
+      gradcheck([](auto t) { return std::make_unique<DropoutLayer<decltype(t)>>("drop", 0.3f); },
+                {{2, 3, 4, 4}}));
 }
 
 TEST(Layers, AddOfTwoTensors) {
-  expect_ok(gradcheck([](auto t) { return std::make_unique<AddLayer<decltype(t)>>("add"); }, {{2, 3, 3, 3}, {2, 3, 3, 3}}));
+  expect_ok(gradcheck([](auto t) { return std::make_unique<AddLayer<decltype(t)>>("add"); },
+                      {{2, 3, 3, 3}, {2, 3, 3, 3}}));
 }
 
 TEST(Layers, MaxAndAveragePoolingCaffeCeilMode) {
   for (PoolAlg alg : {PoolAlg::kMax, PoolAlg::kAvg}) {
     PoolOptions o{.alg = alg, .kernel = 3, .stride = 2, .pad = 1};
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); }, {{2, 3, 6, 7}}));
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); },
+                        {{2, 3, 6, 7}}));
   }
-  for (PoolAlg alg : {PoolAlg::kMax, PoolAlg::kAvg}) {  // ceil mode without padding: the last window overhangs
+  for (PoolAlg alg :
+       {PoolAlg::kMax, PoolAlg::kAvg}) {  // ceil mode without padding: the last window overhangs
     PoolOptions o{.alg = alg, .kernel = 3, .stride = 2};
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); }, {{2, 3, 8, 8}}));
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("pool", o); },
+                        {{2, 3, 8, 8}}));
   }
   PoolOptions g{.alg = PoolAlg::kAvg, .global = true};
-  expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("gap", g); }, {{2, 3, 5, 5}}));
+  expect_ok(gradcheck([&](auto t) { return std::make_unique<PoolLayer<decltype(t)>>("gap", g); },
+                      {{2, 3, 5, 5}}));
 }
 
 TEST(Layers, LrnAcrossAndWithinChannels) {
   // alpha large enough that the normalisation matters at these magnitudes
   for (bool within : {false, true}) {
     LrnOptions o{.size = within ? 3 : 5, .alpha = 0.5, .beta = 0.75, .k = 1.0, .within = within};
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<LrnLayer<decltype(t)>>("lrn", o); }, {{2, 7, 4, 4}}));
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<LrnLayer<decltype(t)>>("lrn", o); },
+                        {{2, 7, 4, 4}}));
   }
 }
 
@@ -84,14 +98,22 @@ TEST(Layers, ConcatOfThree) {
 TEST(Layers, SoftmaxLoss) {
   GradCheckOptions o;
   o.classes = 7;
-  expect_ok(gradcheck([](auto t) { return std::make_unique<SoftmaxLossLayer<decltype(t)>>("loss"); }, {{4, 7, 1, 1}}, o));
+  expect_ok(
+      gradcheck([](auto t) { return std::make_unique<SoftmaxLossLayer<decltype(t)>>("loss"); },
+                {{4, 7, 1, 1}}, o));
 }
 
 TEST(Layers, BatchNormInTraining) {
-  expect_ok(gradcheck([](auto t) { return std::make_unique<BatchNormLayer<decltype(t)>>("bn", BatchNormOptions{}); },
-                      {{3, 4, 3, 2}}));
-  expect_ok(gradcheck([](auto t) { return std::make_unique<BatchNormLayer<decltype(t)>>("bn", BatchNormOptions{}); },
-                      {{4, 5, 1, 1}}));  // after a global pool: statistics over the batch alone
+  expect_ok(gradcheck(
+      [](auto t) {
+        return std::make_unique<BatchNormLayer<decltype(t)>>("bn", BatchNormOptions{});
+      },
+      {{3, 4, 3, 2}}));
+  expect_ok(gradcheck(
+      [](auto t) {
+        return std::make_unique<BatchNormLayer<decltype(t)>>("bn", BatchNormOptions{});
+      },
+      {{4, 5, 1, 1}}));  // after a global pool: statistics over the batch alone
 }
 
 // Running statistics as PyTorch keeps them: after one training forward with momentum m,
@@ -100,7 +122,8 @@ TEST(Layers, BatchNormRunningStatisticsAndInference) {
   const Dims d{3, 2, 2, 2};
   BatchNormLayer<double> bn("bn", {.eps = 1e-5, .momentum = 0.25});
   bn.setup({d});
-  std::vector<double> x(std::size_t(d.count())), y(x.size()), gamma{1.5, -0.5}, beta{0.25, 2.0}, dg(2), db(2);
+  std::vector<double> x(std::size_t(d.count())), y(x.size()), gamma{1.5, -0.5}, beta{0.25, 2.0},
+      dg(2), db(2);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = double((i * 7) % 11) - 3.0;
   bn.bind({gamma.data(), beta.data()}, {dg.data(), db.data()});
   bn.forward({.backend = Backend::kRef, .train = true}, {x.data()}, y.data());
@@ -117,35 +140,46 @@ TEST(Layers, BatchNormRunningStatisticsAndInference) {
   bn.forward({.backend = Backend::kRef, .train = false}, {x.data()}, y.data());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::size_t c = (i / 4) % 2;
-    EXPECT_NEAR(y[i], gamma[c] * (x[i] - bn.running_mean()[c]) / std::sqrt(bn.running_var()[c] + 1e-5) + beta[c], 1e-12);
+    EXPECT_NEAR(
+        y[i],
+        gamma[c] * (x[i] - bn.running_mean()[c]) / std::sqrt(bn.running_var()[c] + 1e-5) + beta[c],
+        1e-12);
   }
   std::vector<double> dy(x.size(), 1.0), dx(x.size());
-  EXPECT_THROW(bn.backward({.backend = Backend::kRef, .train = false}, {x.data()}, y.data(), dy.data(), {dx.data()}),
+  EXPECT_THROW(bn.backward({.backend = Backend::kRef, .train = false}, {x.data()}, y.data(),
+                           dy.data(), {dx.data()}),
                Error);
   BatchNormLayer<float> one("bn1", {});
   one.setup({{1, 2, 1, 1}});
   std::vector<float> xf(2), yf(2), g1{1, 1}, b1{0, 0}, dg1(2), db1(2);
   one.bind({g1.data(), b1.data()}, {dg1.data(), db1.data()});
-  EXPECT_THROW(one.forward({.train = true}, {xf.data()}, yf.data()), ConfigError);  // one value per channel
+  EXPECT_THROW(one.forward({.train = true}, {xf.data()}, yf.data()),
+               ConfigError);  // one value per channel
 }
 
 TEST(Layers, TransposedConvolution) {
   for (int stride : {1, 2}) {
     SCOPED_TRACE(stride);
-    DeconvOptions o{.out = 3, .kernel = 3, .stride = stride, .pad = 1, .output_padding = stride - 1};
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<Deconv2dLayer<decltype(t)>>("deconv", o); }, {{2, 4, 3, 4}}));
+    DeconvOptions o{
+        .out = 3, .kernel = 3, .stride = stride, .pad = 1, .output_padding = stride - 1};
+    expect_ok(
+        gradcheck([&](auto t) { return std::make_unique<Deconv2dLayer<decltype(t)>>("deconv", o); },
+                  {{2, 4, 3, 4}}));
   }
 }
 
 // The transposed convolution is the adjoint of the convolution with the same weights:
 // <conv(u), v> = <u, deconv(v)> for all u, v.
 TEST(Layers, TransposedConvolutionIsTheAdjointOfConvolution) {
-  const Dims u{2, 3, 7, 7};  // conv: 3x7x7 -> 4x4x4 (stride 2, pad 1); deconv back with output_padding 0
+  const Dims u{2, 3, 7,
+               7};  // conv: 3x7x7 -> 4x4x4 (stride 2, pad 1); deconv back with output_padding 0
   Conv2dLayer<double> conv("c", {.out = 4, .kernel = 3, .stride = 2, .pad = 1, .bias = false});
-  Deconv2dLayer<double> deconv("d", {.out = 3, .kernel = 3, .stride = 2, .pad = 1, .output_padding = 0, .bias = false});
+  Deconv2dLayer<double> deconv(
+      "d", {.out = 3, .kernel = 3, .stride = 2, .pad = 1, .output_padding = 0, .bias = false});
   const Dims v = conv.setup({u});
   ASSERT_EQ(deconv.setup({v}), u);
-  std::vector<double> w(4 * 3 * 9), dw(w.size()), x(std::size_t(u.count())), y(std::size_t(v.count()));
+  std::vector<double> w(4 * 3 * 9), dw(w.size()), x(std::size_t(u.count())),
+      y(std::size_t(v.count()));
   std::vector<double> a(x.size()), b(y.size());
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = rng_uniform(1, i, -1, 1);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = rng_uniform(2, i, -1, 1);
@@ -162,10 +196,13 @@ TEST(Layers, TransposedConvolutionIsTheAdjointOfConvolution) {
 }
 
 TEST(Layers, ReshapeAndReparameterisation) {
-  expect_ok(gradcheck([](auto t) { return std::make_unique<ReshapeLayer<decltype(t)>>("r", 2, 3, 2); }, {{2, 12, 1, 1}}));
+  expect_ok(
+      gradcheck([](auto t) { return std::make_unique<ReshapeLayer<decltype(t)>>("r", 2, 3, 2); },
+                {{2, 12, 1, 1}}));
   for (bool half : {false, true}) {
     VaeConventions v{.half_logvar_sampling = half};
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<ReparamLayer<decltype(t)>>("z", v); }, {{3, 4, 1, 1}, {3, 4, 1, 1}}));
+    expect_ok(gradcheck([&](auto t) { return std::make_unique<ReparamLayer<decltype(t)>>("z", v); },
+                        {{3, 4, 1, 1}, {3, 4, 1, 1}}));
   }
   // the convention: with logvar = ln 4, z - mu is 4 eps (the public code) or 2 eps (textbook)
   for (bool half : {false, true}) {
@@ -185,8 +222,9 @@ TEST(Layers, CvaeLossBothKlConventions) {
   for (bool sum : {false, true}) {
     SCOPED_TRACE(sum);
     VaeConventions v{.kl_sum = sum};
-    expect_ok(gradcheck([&](auto t) { return std::make_unique<CvaeLossLayer<decltype(t)>>("loss", v); },
-                        {{2, 1, 3, 3}, {2, 1, 3, 3}, {2, 3, 1, 1}, {2, 3, 1, 1}}));
+    expect_ok(
+        gradcheck([&](auto t) { return std::make_unique<CvaeLossLayer<decltype(t)>>("loss", v); },
+                  {{2, 1, 3, 3}, {2, 1, 3, 3}, {2, 3, 1, 1}, {2, 3, 1, 1}}));
   }
   // KL of mu = 1, logvar = 0 in each of L = 3 dims: 0.5 per dim; mean over dims 0.5, sum 1.5
   for (bool sum : {false, true}) {

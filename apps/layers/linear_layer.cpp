@@ -12,8 +12,11 @@ Dims LinearLayer<T>::setup(const std::vector<Dims>& in) {
   sh_.n = in[0].n, sh_.in = int(in[0].per_image()), sh_.out = o_.out;
   sh_.name = this->name_;
   this->params_.clear();
-  this->params_.push_back({"weight", long(sh_.in) * sh_.out, o_.weight, sh_.in, sh_.out, 1, o_.weight_decay_mult});
-  if (o_.bias) this->params_.push_back({"bias", sh_.out, o_.bias_init, sh_.in, sh_.out, o_.bias_lr_mult, o_.bias_decay_mult});
+  this->params_.push_back(
+      {"weight", long(sh_.in) * sh_.out, o_.weight, sh_.in, sh_.out, 1, o_.weight_decay_mult});
+  if (o_.bias)
+    this->params_.push_back(
+        {"bias", sh_.out, o_.bias_init, sh_.in, sh_.out, o_.bias_lr_mult, o_.bias_decay_mult});
   return {in[0].n, o_.out, 1, 1};
 }
 
@@ -29,8 +32,8 @@ void LinearLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x,
 }
 
 template <class T>
-void LinearLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                              const std::vector<T*>& dx) {
+void LinearLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*,
+                              const T* dy, const std::vector<T*>& dx) {
   T* db = o_.bias ? this->dw_[1] : nullptr;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
@@ -45,7 +48,8 @@ void LinearLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
         dx[0][long(n) * sh_.in + i] = T(fc_bwd_data_ref_point(sh_, dy, this->w_[0], n, i, nullptr));
   for (int o = 0; o < sh_.out; ++o) {
     for (int i = 0; i < sh_.in; ++i)
-      this->dw_[0][long(o) * sh_.in + i] += T(fc_bwd_weights_ref_point(sh_, x[0], dy, o, i, nullptr));
+      this->dw_[0][long(o) * sh_.in + i] +=
+          T(fc_bwd_weights_ref_point(sh_, x[0], dy, o, i, nullptr));
     if (db) db[o] += T(fc_bwd_bias_ref_point(sh_, dy, o, nullptr));
   }
 }

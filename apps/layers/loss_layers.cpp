@@ -33,8 +33,8 @@ void SoftmaxLossLayer<T>::forward(const Context& ctx, const std::vector<const T*
 }
 
 template <class T>
-void SoftmaxLossLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                                   const std::vector<T*>& dx) {
+void SoftmaxLossLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*,
+                                   const T* dy, const std::vector<T*>& dx) {
   if (!dx[0]) return;
   const long n = long(n_) * k_;
   if constexpr (std::is_same_v<T, float>) {

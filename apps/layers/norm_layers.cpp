@@ -11,11 +11,13 @@ Dims BatchNormLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 1);
   const Dims& x = in[0];
   sh_ = BnormShape{};
-  sh_.t.n = x.n, sh_.t.c = x.c, sh_.t.h = x.h, sh_.t.w = x.w, sh_.t.count = x.count(), sh_.t.name = this->name_;
+  sh_.t.n = x.n, sh_.t.c = x.c, sh_.t.h = x.h, sh_.t.w = x.w, sh_.t.count = x.count(),
+  sh_.t.name = this->name_;
   sh_.eps = o_.eps;
   const auto c = std::size_t(x.c);
   this->params_.clear();
-  this->params_.push_back({"gamma", x.c, {Filler::kConstant, o_.zero_gamma ? 0.0 : 1.0}, 1, 1, 1, o_.decay_mult});
+  this->params_.push_back(
+      {"gamma", x.c, {Filler::kConstant, o_.zero_gamma ? 0.0 : 1.0}, 1, 1, 1, o_.decay_mult});
   this->params_.push_back({"beta", x.c, {Filler::kConstant, 0.0}, 1, 1, 1, o_.decay_mult});
   run_mean_.assign(c, T(0));
   run_var_.assign(c, T(1));
@@ -32,7 +34,8 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   if (!ctx.train) {
     if constexpr (std::is_same_v<T, float>) {
       if (cpu_path<T>(ctx))
-        return bnorm_infer_cpu(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), y, this->relu_);
+        return bnorm_infer_cpu(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), y,
+                               this->relu_);
     }
     double* t = scratch(tmp_, n);
     bnorm_infer_ref(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), t);
@@ -40,13 +43,17 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
     return store(t, y, n);
   }
   if (sh_.m() < 2)  // as PyTorch: the batch variance of one value is 0
-    throw ConfigError(this->name_ + ": training batch normalisation needs more than 1 value per channel (batch "
-                      + std::to_string(sh_.t.n) + " x " + std::to_string(sh_.t.h) + "x" + std::to_string(sh_.t.w) + ")");
+    throw ConfigError(this->name_ +
+                      ": training batch normalisation needs more than 1 value per channel (batch " +
+                      std::to_string(sh_.t.n) + " x " + std::to_string(sh_.t.h) + "x" +
+                      std::to_string(sh_.t.w) + ")");
   bool done = false;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       bnorm_fwd_cpu(sh_, x[0], gamma, beta, y, mean_.data(), var_.data(), this->relu_);
-      for (int c = 0; c < sh_.t.c; ++c) dmean_[std::size_t(c)] = mean_[std::size_t(c)], dvar_[std::size_t(c)] = var_[std::size_t(c)];
+      for (int c = 0; c < sh_.t.c; ++c)
+        dmean_[std::size_t(c)] = mean_[std::size_t(c)],
+        dvar_[std::size_t(c)] = var_[std::size_t(c)];
       done = true;
     }
   }
@@ -64,17 +71,19 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
 }
 
 template <class T>
-void BatchNormLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                                 const std::vector<T*>& dx) {
+void BatchNormLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*,
+                                 const T* dy, const std::vector<T*>& dx) {
   if (!trained_)
-    throw Error(this->name_ + ": batch-norm backward after an inference-mode forward (train with Context::train)");
+    throw Error(
+        this->name_ +
+        ": batch-norm backward after an inference-mode forward (train with Context::train)");
   const long n = sh_.t.count, c = sh_.t.c;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       float* out = dx[0];
       if (!out) dx_.resize(std::size_t(n)), out = dx_.data();
-      bnorm_bwd_cpu(sh_, x[0], this->w_[0], this->w_[1], mean_.data(), var_.data(), dy, out, dg_.data(), db_.data(),
-                    this->relu_);
+      bnorm_bwd_cpu(sh_, x[0], this->w_[0], this->w_[1], mean_.data(), var_.data(), dy, out,
+                    dg_.data(), db_.data(), this->relu_);
       accumulate_cpu(dg_.data(), this->dw_[0], c);
       accumulate_cpu(db_.data(), this->dw_[1], c);
       return;

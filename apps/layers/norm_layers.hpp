@@ -43,7 +43,7 @@ class BatchNormLayer : public Layer<T> {
   std::vector<float> mean_, var_, dg_, db_, dx_;  // float path: batch statistics, gradient scratch
   std::vector<double> tmp_, dmean_, dvar_, dgd_, dbd_;
   std::vector<T> masked_;  // reference path with the fused ReLU: dy * [bn(x) > 0]
-  bool trained_ = false;  // the last forward was in training mode
+  bool trained_ = false;   // the last forward was in training mode
 };
 
 }  // namespace dls

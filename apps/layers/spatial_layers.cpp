@@ -17,7 +17,8 @@ Dims PoolLayer<T>::setup(const std::vector<Dims>& in) {
   if (o_.global) sh_.kh = x.h, sh_.kw = x.w, sh_.sh = sh_.sw = 1, sh_.ph = sh_.pw = 0;
   sh_.ceil_mode = o_.ceil_mode, sh_.include_pad = o_.include_pad, sh_.name = this->name_;
   if (sh_.kh > x.h + 2 * sh_.ph || sh_.kw > x.w + 2 * sh_.pw)
-    this->fail(fmt::format("a {}x{} window does not fit the {}x{} input", sh_.kh, sh_.kw, x.h, x.w));
+    this->fail(
+        fmt::format("a {}x{} window does not fit the {}x{} input", sh_.kh, sh_.kw, x.h, x.w));
   if (sh_.ph >= sh_.kh) this->fail("padding must be smaller than the window");
   sh_.oh = pool_out_size(sh_.h, sh_.kh, sh_.sh, sh_.ph, sh_.ceil_mode);
   sh_.ow = pool_out_size(sh_.w, sh_.kw, sh_.sw, sh_.pw, sh_.ceil_mode);
@@ -33,14 +34,17 @@ void PoolLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T
     }
   }
   double* t = scratch(tmp_, sh_.out_count());
-  if (o_.alg == PoolAlg::kAvg) avgpool_fwd_ref(sh_, x[0], t, nullptr);
-  else maxpool_fwd_ref(sh_, x[0], t, nullptr);
+  if (o_.alg == PoolAlg::kAvg)
+    avgpool_fwd_ref(sh_, x[0], t, nullptr);
+  else
+    maxpool_fwd_ref(sh_, x[0], t, nullptr);
   store(t, y, sh_.out_count());
 }
 
 template <class T>
-void PoolLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
-                            const std::vector<T*>& dx) {  // max: the argmax recomputed from x, no indices kept
+void PoolLayer<T>::backward(
+    const Context& ctx, const std::vector<const T*>& x, const T*, const T* dy,
+    const std::vector<T*>& dx) {  // max: the argmax recomputed from x, no indices kept
   if (!dx[0]) return;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
@@ -50,8 +54,10 @@ void PoolLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, 
   }
   double* t = scratch(tmp_, sh_.in_count());
   double* a = scratch(tmp_abs_, sh_.in_count());
-  if (o_.alg == PoolAlg::kAvg) avgpool_bwd_ref(sh_, dy, t, a);
-  else maxpool_bwd_ref(sh_, x[0], dy, t, a);
+  if (o_.alg == PoolAlg::kAvg)
+    avgpool_bwd_ref(sh_, dy, t, a);
+  else
+    maxpool_bwd_ref(sh_, x[0], dy, t, a);
   store(t, dx[0], sh_.in_count());
 }
 
@@ -61,8 +67,10 @@ Dims LrnLayer<T>::setup(const std::vector<Dims>& in) {
   if (o_.size % 2 == 0) this->fail(fmt::format("local size {} must be odd (as in Caffe)", o_.size));
   const Dims& x = in[0];
   sh_ = LrnShape{};
-  sh_.t.n = x.n, sh_.t.c = x.c, sh_.t.h = x.h, sh_.t.w = x.w, sh_.t.count = x.count(), sh_.t.name = this->name_;
-  sh_.within = o_.within, sh_.size = o_.size, sh_.alpha = o_.alpha, sh_.beta = o_.beta, sh_.k = o_.k;
+  sh_.t.n = x.n, sh_.t.c = x.c, sh_.t.h = x.h, sh_.t.w = x.w, sh_.t.count = x.count(),
+  sh_.t.name = this->name_;
+  sh_.within = o_.within, sh_.size = o_.size, sh_.alpha = o_.alpha, sh_.beta = o_.beta,
+  sh_.k = o_.k;
   return x;
 }
 
@@ -81,8 +89,8 @@ void LrnLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T*
 }
 
 template <class T>
-void LrnLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T* y, const T* dy,
-                           const std::vector<T*>& dx) {
+void LrnLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x, const T* y,
+                           const T* dy, const std::vector<T*>& dx) {
   if (!dx[0]) return;
   const long n = sh_.t.count;
   if constexpr (std::is_same_v<T, float>) {
@@ -100,7 +108,8 @@ Dims ConcatLayer<T>::setup(const std::vector<Dims>& in) {
   sh_.n = in[0].n, sh_.h = in[0].h, sh_.w = in[0].w, sh_.name = this->name_;
   for (const Dims& d : in) {
     if (d.n != in[0].n || d.h != in[0].h || d.w != in[0].w)
-      this->fail(fmt::format("inputs {} and {} differ in batch or plane size", in[0].str(), d.str()));
+      this->fail(
+          fmt::format("inputs {} and {} differ in batch or plane size", in[0].str(), d.str()));
     sh_.c.push_back(d.c);
   }
   sink_.assign(in.size(), {});
@@ -116,8 +125,8 @@ void ConcatLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x,
 }
 
 template <class T>
-void ConcatLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T*, const T* dy,
-                              const std::vector<T*>& dx) {
+void ConcatLayer<T>::backward(const Context& ctx, const std::vector<const T*>&, const T*,
+                              const T* dy, const std::vector<T*>& dx) {
   std::vector<T*> out(dx);
   for (std::size_t i = 0; i < out.size(); ++i)
     if (!out[i]) {

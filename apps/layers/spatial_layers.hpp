@@ -15,9 +15,9 @@ namespace dls {
 struct PoolOptions {
   PoolAlg alg = PoolAlg::kMax;
   int kernel = 2, stride = 2, pad = 0;
-  bool ceil_mode = true;     // Caffe; torch pools with floor
-  bool include_pad = true;   // average divisor counts the padding (Caffe, torch's default)
-  bool global = false;       // kernel = the input plane
+  bool ceil_mode = true;    // Caffe; torch pools with floor
+  bool include_pad = true;  // average divisor counts the padding (Caffe, torch's default)
+  bool global = false;      // kernel = the input plane
 };
 
 template <class T>

@@ -1,9 +1,9 @@
 // CVAE layers (see vae_layers.hpp).
 #include "apps/layers/vae_layers.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "kernels/vae/vae.hpp"
 
@@ -13,7 +13,8 @@ template <class T>
 Dims ReshapeLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 1);
   if (in[0].per_image() != long(c_) * h_ * w_)
-    this->fail(fmt::format("cannot reshape {} values per image to {}x{}x{}", in[0].per_image(), c_, h_, w_));
+    this->fail(fmt::format("cannot reshape {} values per image to {}x{}x{}", in[0].per_image(), c_,
+                           h_, w_));
   count_ = in[0].count();
   return {in[0].n, c_, h_, w_};
 }
@@ -32,7 +33,8 @@ void ReshapeLayer<T>::backward(const Context&, const std::vector<const T*>&, con
 template <class T>
 Dims ReparamLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 2);
-  if (!(in[0] == in[1])) this->fail(fmt::format("mu {} and logvar {} differ", in[0].str(), in[1].str()));
+  if (!(in[0] == in[1]))
+    this->fail(fmt::format("mu {} and logvar {} differ", in[0].str(), in[1].str()));
   count_ = in[0].count();
   eps_.assign(std::size_t(count_), T(0));
   return in[0];
@@ -49,8 +51,8 @@ void ReparamLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x
 }
 
 template <class T>
-void ReparamLayer<T>::backward(const Context&, const std::vector<const T*>& x, const T*, const T* dy,
-                               const std::vector<T*>& dx) {
+void ReparamLayer<T>::backward(const Context&, const std::vector<const T*>& x, const T*,
+                               const T* dy, const std::vector<T*>& dx) {
   sink_.resize(std::size_t(2 * count_));
   T* dmu = dx[0] ? dx[0] : sink_.data();
   T* dlv = dx[1] ? dx[1] : sink_.data() + count_;
@@ -60,8 +62,10 @@ void ReparamLayer<T>::backward(const Context&, const std::vector<const T*>& x, c
 template <class T>
 Dims CvaeLossLayer<T>::setup(const std::vector<Dims>& in) {
   this->expect_inputs(in, 4);
-  if (!(in[0] == in[1])) this->fail(fmt::format("logits {} and target {} differ", in[0].str(), in[1].str()));
-  if (!(in[2] == in[3])) this->fail(fmt::format("mu {} and logvar {} differ", in[2].str(), in[3].str()));
+  if (!(in[0] == in[1]))
+    this->fail(fmt::format("logits {} and target {} differ", in[0].str(), in[1].str()));
+  if (!(in[2] == in[3]))
+    this->fail(fmt::format("mu {} and logvar {} differ", in[2].str(), in[3].str()));
   if (in[2].n != in[0].n) this->fail("the latent batch differs from the image batch");
   n_ = in[0].n, pixels_ = in[0].per_image(), latent_ = int(in[2].per_image());
   return {1, 1, 1, 1};
@@ -77,8 +81,8 @@ void CvaeLossLayer<T>::forward(const Context&, const std::vector<const T*>& x, T
 }
 
 template <class T>
-void CvaeLossLayer<T>::backward(const Context&, const std::vector<const T*>& x, const T*, const T* dy,
-                                const std::vector<T*>& dx) {
+void CvaeLossLayer<T>::backward(const Context&, const std::vector<const T*>& x, const T*,
+                                const T* dy, const std::vector<T*>& dx) {
   const long count = pixels_ * n_;
   const double s = double(dy[0]) / n_;
   sink_.resize(std::size_t(std::max(count, 2L * n_ * latent_)));

@@ -17,7 +17,8 @@ namespace dls {
 template <class T>
 class ReshapeLayer : public Layer<T> {
  public:
-  ReshapeLayer(std::string name, int c, int h, int w) : Layer<T>(std::move(name)), c_(c), h_(h), w_(w) {}
+  ReshapeLayer(std::string name, int c, int h, int w)
+      : Layer<T>(std::move(name)), c_(c), h_(h), w_(w) {}
   std::string type() const override { return "reshape"; }
   bool backward_reads_inputs() const override { return false; }
   Dims setup(const std::vector<Dims>& in) override;

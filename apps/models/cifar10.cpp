@@ -16,7 +16,11 @@ std::unique_ptr<Net<T>> cifar10(const ModelOptions& o, bool full) {
   auto n = std::make_unique<Net<T>>(full ? "cifar10_full" : "cifar10_quick",
                                     Dims{o.batch, o.channels > 0 ? o.channels : 3, image, image});
   auto c5 = [&](int out, double sd) {
-    return ConvOptions{.out = o.w(out), .kernel = 5, .pad = 2, .weight = {Filler::kGaussian, sd}, .bias_lr_mult = 2};
+    return ConvOptions{.out = o.w(out),
+                       .kernel = 5,
+                       .pad = 2,
+                       .weight = {Filler::kGaussian, sd},
+                       .bias_lr_mult = 2};
   };
   const PoolOptions maxp{.alg = PoolAlg::kMax, .kernel = 3, .stride = 2};
   const PoolOptions avgp{.alg = PoolAlg::kAvg, .kernel = 3, .stride = 2};
@@ -27,14 +31,18 @@ std::unique_ptr<Net<T>> cifar10(const ModelOptions& o, bool full) {
   if (full) lrn(*n, "norm1", norm);
   conv(*n, "conv2", c5(32, 0.01));  // 32x16x16
   relu(*n, "relu2");
-  pool(*n, "pool2", avgp);          // 32x8x8
+  pool(*n, "pool2", avgp);  // 32x8x8
   if (full) lrn(*n, "norm2", norm);
   conv(*n, "conv3", c5(64, 0.01));  // 64x8x8
   relu(*n, "relu3");
-  pool(*n, "pool3", avgp);          // 64x4x4
+  pool(*n, "pool3", avgp);  // 64x4x4
   if (full) {
-    linear(*n, "ip1", {.out = classes, .weight = {Filler::kGaussian, 0.01}, .bias_lr_mult = 2, .bias_decay_mult = 0,
-                       .weight_decay_mult = 250});
+    linear(*n, "ip1",
+           {.out = classes,
+            .weight = {Filler::kGaussian, 0.01},
+            .bias_lr_mult = 2,
+            .bias_decay_mult = 0,
+            .weight_decay_mult = 250});
   } else {
     linear(*n, "ip1", {.out = o.w(64), .weight = {Filler::kGaussian, 0.1}, .bias_lr_mult = 2});
     linear(*n, "ip2", {.out = classes, .weight = {Filler::kGaussian, 0.1}, .bias_lr_mult = 2});

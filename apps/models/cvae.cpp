@@ -9,31 +9,34 @@
 // cvae (DEEPEX): maps 128,128,128, strides 1,1,1: 26,384,647 parameters, 489,919,616 MACs.
 // cvae_molecules (yngtodd/molecules, DeepDriveMD): maps 64 x4, strides 1,2,1,1: 3,448,007 and
 // 47,467,648. Keras initialisation: glorot_uniform kernels, zero biases.
-#include "apps/models/model.hpp"
-
 #include <fmt/format.h>
 
+#include "apps/models/model.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
 namespace {
 
 template <class T>
-std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& o, const std::vector<int>& maps,
-                                   const std::vector<int>& strides) {
-  const int image = or_default(o.image, 28), channels = or_default(o.channels, 1), latent = or_default(o.latent, 3);
+std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& o,
+                                   const std::vector<int>& maps, const std::vector<int>& strides) {
+  const int image = or_default(o.image, 28), channels = or_default(o.channels, 1),
+            latent = or_default(o.latent, 3);
   auto n = std::make_unique<Net<T>>(name, Dims{o.batch, channels, image, image});
   const Filler glorot{Filler::kGlorotUniform, 0};
   int size = image;
   for (std::size_t i = 0; i < maps.size(); ++i) {
     const std::string id = "enc_conv" + std::to_string(i + 1);
-    conv(*n, id, {.out = o.w(maps[i]), .kernel = 3, .stride = strides[i], .pad = 1, .weight = glorot});
+    conv(*n, id,
+         {.out = o.w(maps[i]), .kernel = 3, .stride = strides[i], .pad = 1, .weight = glorot});
     relu(*n, id + "_relu");
     size = (size + strides[i] - 1) / strides[i];
   }
   const int fmaps = o.w(maps.back());
-  if (n->dims(n->last()).h != size) throw ConfigError(fmt::format("{}: image {} does not give 'same' sizes", name, image));
-  const std::string h = (linear(*n, "enc_dense", {.out = o.w(128), .weight = glorot}), relu(*n, "enc_dense_relu"));
+  if (n->dims(n->last()).h != size)
+    throw ConfigError(fmt::format("{}: image {} does not give 'same' sizes", name, image));
+  const std::string h =
+      (linear(*n, "enc_dense", {.out = o.w(128), .weight = glorot}), relu(*n, "enc_dense_relu"));
   const std::string mu = linear(*n, "z_mean", {.out = latent, .weight = glorot}, {h});
   const std::string logvar = linear(*n, "z_log_var", {.out = latent, .weight = glorot}, {h});
   n->add(std::make_unique<ReparamLayer<T>>("z", o.vae), {mu, logvar});
@@ -43,8 +46,12 @@ std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& 
   relu(*n, "dec_dense2_relu");
   n->add(std::make_unique<ReshapeLayer<T>>("dec_reshape", fmaps, size, size));
   auto deconv = [&](const std::string& id, int out, int stride) {
-    return n->add(std::make_unique<Deconv2dLayer<T>>(
-        id, DeconvOptions{.out = out, .kernel = 3, .stride = stride, .pad = 1, .output_padding = stride - 1, .weight = glorot}));
+    return n->add(std::make_unique<Deconv2dLayer<T>>(id, DeconvOptions{.out = out,
+                                                                       .kernel = 3,
+                                                                       .stride = stride,
+                                                                       .pad = 1,
+                                                                       .output_padding = stride - 1,
+                                                                       .weight = glorot}));
   };
   const std::size_t k = maps.size();
   for (std::size_t i = 1; i < k; ++i) {

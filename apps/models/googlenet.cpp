@@ -16,8 +16,14 @@ struct GoogLeNetBuilder {
   const ModelOptions& o;
 
   ConvOptions c(int out, int k, int stride = 1) const {
-    return {.out = o.w(out), .kernel = k, .stride = stride, .pad = k / 2, .weight = {Filler::kXavier, 0},
-            .bias_init = {Filler::kConstant, 0.2}, .bias_lr_mult = 2, .bias_decay_mult = 0};
+    return {.out = o.w(out),
+            .kernel = k,
+            .stride = stride,
+            .pad = k / 2,
+            .weight = {Filler::kXavier, 0},
+            .bias_init = {Filler::kConstant, 0.2},
+            .bias_lr_mult = 2,
+            .bias_decay_mult = 0};
   }
   std::string conv_relu(const std::string& name, const std::string& in, ConvOptions co) {
     conv(n, name, co, {in});
@@ -27,8 +33,10 @@ struct GoogLeNetBuilder {
   std::string inception(const std::string& id, const std::string& in, const int (&w)[6]) {
     const std::string p = "inception_" + id + "/";
     const std::string b1 = conv_relu(p + "1x1", in, c(w[0], 1));
-    const std::string b2 = conv_relu(p + "3x3", conv_relu(p + "3x3_reduce", in, c(w[1], 1)), c(w[2], 3));
-    const std::string b3 = conv_relu(p + "5x5", conv_relu(p + "5x5_reduce", in, c(w[3], 1)), c(w[4], 5));
+    const std::string b2 =
+        conv_relu(p + "3x3", conv_relu(p + "3x3_reduce", in, c(w[1], 1)), c(w[2], 3));
+    const std::string b3 =
+        conv_relu(p + "5x5", conv_relu(p + "5x5_reduce", in, c(w[3], 1)), c(w[4], 5));
     pool(n, p + "pool", {.alg = PoolAlg::kMax, .kernel = 3, .stride = 1, .pad = 1}, {in});
     const std::string b4 = conv_relu(p + "pool_proj", p + "pool", c(w[5], 1));
     return concat(n, p + "output", {b1, b2, b3, b4});
@@ -38,11 +46,16 @@ struct GoogLeNetBuilder {
     pool(n, p + "ave_pool", {.alg = PoolAlg::kAvg, .kernel = 5, .stride = 3}, {in});
     conv_relu(p + "conv", p + "ave_pool", c(128, 1));
     const Filler xavier{Filler::kXavier, 0};
-    linear(n, p + "fc", {.out = o.w(1024), .weight = xavier, .bias_init = {Filler::kConstant, 0.2}, .bias_lr_mult = 2,
-                         .bias_decay_mult = 0});
+    linear(n, p + "fc",
+           {.out = o.w(1024),
+            .weight = xavier,
+            .bias_init = {Filler::kConstant, 0.2},
+            .bias_lr_mult = 2,
+            .bias_decay_mult = 0});
     relu(n, p + "relu_fc");
     dropout(n, p + "drop_fc", 0.7f);
-    linear(n, p + "classifier", {.out = classes, .weight = xavier, .bias_lr_mult = 2, .bias_decay_mult = 0});
+    linear(n, p + "classifier",
+           {.out = classes, .weight = xavier, .bias_lr_mult = 2, .bias_decay_mult = 0});
     softmax_loss(n, p + "loss", 0.3f);
   }
 };
@@ -52,12 +65,13 @@ struct GoogLeNetBuilder {
 template <class T>
 std::unique_ptr<Net<T>> make_googlenet(const ModelOptions& o) {
   const int image = or_default(o.image, 224), classes = or_default(o.classes, 1000);
-  auto n = std::make_unique<Net<T>>("googlenet", Dims{o.batch, or_default(o.channels, 3), image, image});
+  auto n =
+      std::make_unique<Net<T>>("googlenet", Dims{o.batch, or_default(o.channels, 3), image, image});
   GoogLeNetBuilder<T> b{*n, o};
   const PoolOptions p3{.alg = PoolAlg::kMax, .kernel = 3, .stride = 2};
   const LrnOptions norm{.size = 5, .alpha = 1e-4, .beta = 0.75, .k = 1.0};
   b.conv_relu("conv1/7x7_s2", "data", b.c(64, 7, 2));  // 64x112x112
-  pool(*n, "pool1/3x3_s2", p3);                          // 56 (ceil)
+  pool(*n, "pool1/3x3_s2", p3);                        // 56 (ceil)
   lrn(*n, "pool1/norm1", norm);
   b.conv_relu("conv2/3x3_reduce", "pool1/norm1", b.c(64, 1));
   b.conv_relu("conv2/3x3", "conv2/3x3_reduce_relu", b.c(192, 3));
@@ -78,7 +92,8 @@ std::unique_ptr<Net<T>> make_googlenet(const ModelOptions& o) {
   t = b.inception("5b", t, {384, 192, 384, 48, 128, 128});
   pool(*n, "pool5/7x7_s1", {.alg = PoolAlg::kAvg, .global = true}, {t});
   dropout(*n, "pool5/drop_7x7_s1", 0.4f);
-  linear(*n, "loss3/classifier", {.out = classes, .weight = {Filler::kXavier, 0}, .bias_lr_mult = 2, .bias_decay_mult = 0});
+  linear(*n, "loss3/classifier",
+         {.out = classes, .weight = {Filler::kXavier, 0}, .bias_lr_mult = 2, .bias_decay_mult = 0});
   softmax_loss(*n, "loss3/loss3");
   return n;
 }

@@ -25,12 +25,11 @@ struct Oracle {
 
 TEST(Models, FullSizeCountsEqualTheOracleTable) {
   const Oracle table[] = {
-      {"cifar10_quick", 145578, 12354176},       {"cifar10_full", 89578, 12298240},
-      {"caffenet", 60965224, 724406816},         {"alexnet", 60965224, 724406816},
-      {"vgg16", 138357544, 15470264320L},
-      {"googlenet", 13378280, 1591044096},       {"resnet50", 25557032, 4089184256L},
-      {"inception_v3", 27161264, 5718899296L},   {"cvae", 26384647, 489919616},
-      {"cvae_molecules", 3448007, 47467648},
+      {"cifar10_quick", 145578, 12354176}, {"cifar10_full", 89578, 12298240},
+      {"caffenet", 60965224, 724406816},   {"alexnet", 60965224, 724406816},
+      {"vgg16", 138357544, 15470264320L},  {"googlenet", 13378280, 1591044096},
+      {"resnet50", 25557032, 4089184256L}, {"inception_v3", 27161264, 5718899296L},
+      {"cvae", 26384647, 489919616},       {"cvae_molecules", 3448007, 47467648},
   };
   for (const Oracle& o : table) {
     auto net = build_model<float>(o.name, {});
@@ -39,7 +38,8 @@ TEST(Models, FullSizeCountsEqualTheOracleTable) {
   }
   EXPECT_EQ(std::size(table), model_table().size()) << "a registered model without an oracle row";
   // without the auxiliary classifiers: GoogLeNet's deploy graph, Inception-v3's eval graph
-  for (const Oracle& o : {Oracle{"googlenet", 6998552, 1582671872}, Oracle{"inception_v3", 23834568, 5713216096L}}) {
+  for (const Oracle& o :
+       {Oracle{"googlenet", 6998552, 1582671872}, Oracle{"inception_v3", 23834568, 5713216096L}}) {
     auto net = build_model<float>(o.name, {.aux = false});
     EXPECT_EQ(net->parameters(), o.params) << o.name << " without aux";
     EXPECT_EQ(net->forward_macs_per_image(), o.macs) << o.name << " without aux";
@@ -49,20 +49,28 @@ TEST(Models, FullSizeCountsEqualTheOracleTable) {
 TEST(Models, UnknownNameAndBadOptionsAreClearErrors) {
   EXPECT_THROW(build_model<float>("resnet5", {}), ConfigError);
   EXPECT_THROW(build_model<float>("vgg16", {.batch = 0}), ConfigError);
-  EXPECT_THROW(build_model<float>("caffenet", {.image = 20}), ConfigError);  // too small for conv1 + pools
+  EXPECT_THROW(build_model<float>("caffenet", {.image = 20}),
+               ConfigError);  // too small for conv1 + pools
 }
 
 ModelOptions tiny(const std::string& name, int batch) {
   ModelOptions o;
   o.batch = batch;
   o.classes = 5;
-  if (name.rfind("cifar", 0) == 0) o.image = 16, o.width = 0.25;
-  else if (name == "vgg16") o.image = 32, o.width = 1.0 / 8;
-  else if (name == "googlenet") o.image = 80, o.width = 1.0 / 16;  // 40, 20, 10, 5 (aux pool 5x5/3 -> 1), 3
-  else if (name == "resnet50") o.image = 64, o.width = 1.0 / 16;   // 32, 16, 16, 8, 4, 2
-  else if (name == "inception_v3") o.image = 75, o.width = 1.0 / 16, o.aux = false;  // 7 at Mixed_5b; aux needs 299
-  else if (name.rfind("cvae", 0) == 0) o.image = 8, o.width = 1.0 / 16;
-  else o.image = 67, o.width = 1.0 / 16;  // caffenet, alexnet: 67 -> 15 -> 7 -> 3 -> 1
+  if (name.rfind("cifar", 0) == 0)
+    o.image = 16, o.width = 0.25;
+  else if (name == "vgg16")
+    o.image = 32, o.width = 1.0 / 8;
+  else if (name == "googlenet")
+    o.image = 80, o.width = 1.0 / 16;  // 40, 20, 10, 5 (aux pool 5x5/3 -> 1), 3
+  else if (name == "resnet50")
+    o.image = 64, o.width = 1.0 / 16;  // 32, 16, 16, 8, 4, 2
+  else if (name == "inception_v3")
+    o.image = 75, o.width = 1.0 / 16, o.aux = false;  // 7 at Mixed_5b; aux needs 299
+  else if (name.rfind("cvae", 0) == 0)
+    o.image = 8, o.width = 1.0 / 16;
+  else
+    o.image = 67, o.width = 1.0 / 16;  // caffenet, alexnet: 67 -> 15 -> 7 -> 3 -> 1
   return o;
 }
 
@@ -79,19 +87,22 @@ void fill_batch(Net<T>& net, std::vector<int>& labels, int classes) {
                           : T(rng_uniform(99, std::uint64_t(i), -1, 1));
   }
   labels.resize(std::size_t(net.input_dims().n));
-  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = int(rng_bits(98, i) % std::uint64_t(classes));
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    labels[i] = int(rng_bits(98, i) % std::uint64_t(classes));
 }
 
 // He-scaled uniform weights (variance 2 / fan_in, kept through ReLUs) and biases in +-0.2
-// instead of the models' fillers: activations of order 1 at every depth, whatever the width. (Caffe's N(0, 1e-4) conv1 makes them so small
-// that ReLU kinks lie within h of many coordinates, and that a tiny net's output ignores its
-// input for hundreds of steps; zero biases put units on their kinks.)
+// instead of the models' fillers: activations of order 1 at every depth, whatever the width.
+// (Caffe's N(0, 1e-4) conv1 makes them so small that ReLU kinks lie within h of many coordinates,
+// and that a tiny net's output ignores its input for hundreds of steps; zero biases put units on
+// their kinks.)
 template <class T>
 void order_one_init(Net<T>& net) {
   for (const ParamBlob& b : net.blobs()) {
     const float a = b.name == "bias" ? 0.2f : float(std::sqrt(6.0 / double(b.fan_in)));
     for (long i = 0; i < b.count; ++i)
-      net.weights()[std::size_t(b.offset + i)] = T(rng_uniform(4 + std::uint64_t(b.offset), std::uint64_t(i), -a, a));
+      net.weights()[std::size_t(b.offset + i)] =
+          T(rng_uniform(4 + std::uint64_t(b.offset), std::uint64_t(i), -a, a));
   }
 }
 
@@ -119,14 +130,16 @@ TEST(Models, TinyNetGradientMatchesFiniteDifferences) {
       const ParamBlob& b = net->blobs()[rng_bits(7, std::uint64_t(k)) % net->blobs().size()];
       const long i = b.offset + long(rng_bits(8, std::uint64_t(k)) % std::uint64_t(b.count));
       const double a = ana[std::size_t(i)];
-      const FdPoint fd = fd_central(net->weights()[std::size_t(i)], a, [&] { return net->forward(ctx); }, 1e-6);
+      const FdPoint fd = fd_central(
+          net->weights()[std::size_t(i)], a, [&] { return net->forward(ctx); }, 1e-6);
       if (fd.kink) {
         ++kinks;
         continue;
       }
       ++checked;
       if (!fd.ok(a, 1e-6) && failed++ == 0)
-        ADD_FAILURE() << b.layer << "/" << b.name << "[" << i - b.offset << "]: numeric " << fd.num << " analytic " << a;
+        ADD_FAILURE() << b.layer << "/" << b.name << "[" << i - b.offset << "]: numeric " << fd.num
+                      << " analytic " << a;
     }
     EXPECT_EQ(failed, 0);
     EXPECT_GE(checked, 190) << kinks << " kinks";
@@ -142,9 +155,12 @@ TEST(Models, MemoryPlanIsNearTheLiveLowerBound) {
     SCOPED_TRACE(m.name);
     auto net = build_model<float>(m.name, tiny(m.name, 4));
     net->allocate(1);
-    long separate = net->input_dims().count() * long(sizeof(float));  // the data, and a value and a gradient per tensor
-    for (std::size_t i = 0; i < net->size(); ++i) separate += 2 * net->dims(net->layer_name(i)).count() * long(sizeof(float));
-    EXPECT_LE(net->activation_bytes(), long(1.15 * double(net->activation_lower_bound_bytes())) + (64L << 10));
+    long separate = net->input_dims().count() *
+                    long(sizeof(float));  // the data, and a value and a gradient per tensor
+    for (std::size_t i = 0; i < net->size(); ++i)
+      separate += 2 * net->dims(net->layer_name(i)).count() * long(sizeof(float));
+    EXPECT_LE(net->activation_bytes(),
+              long(1.15 * double(net->activation_lower_bound_bytes())) + (64L << 10));
     EXPECT_LT(net->activation_bytes(), separate);
     std::printf("%s: arena %ld bytes, live lower bound %ld, one buffer each %ld\n", m.name.c_str(),
                 net->activation_bytes(), net->activation_lower_bound_bytes(), separate);
@@ -158,7 +174,8 @@ TEST(Models, TinyNetOverfitsOneBatch) {
     auto net = build_model<float>(m.name, tiny(m.name, 8));
     net->allocate(3);
     net->set_poison_dead(true);
-    const bool keras = m.name.rfind("cvae", 0) == 0;  // glorot init already keeps activations of order 1
+    const bool keras =
+        m.name.rfind("cvae", 0) == 0;  // glorot init already keeps activations of order 1
     if (!keras) order_one_init(*net);
     std::vector<int> labels;
     fill_batch(*net, labels, 5);
@@ -174,8 +191,8 @@ TEST(Models, TinyNetOverfitsOneBatch) {
       if (step == 1) first = last;
       net->backward(ctx);
       p.step = step;
-      optim_update_cpu(Optim::kSgdTorch, p, net->weights().data(), net->grads().data(), v.data(), nullptr,
-                       long(v.size()));
+      optim_update_cpu(Optim::kSgdTorch, p, net->weights().data(), net->grads().data(), v.data(),
+                       nullptr, long(v.size()));
     }
     EXPECT_LT(last, 0.5 * first) << "loss " << first << " -> " << last;
     std::printf("%s: loss %.4f -> %.4f in 60 steps\n", m.name.c_str(), first, last);
@@ -193,7 +210,8 @@ TEST(Models, WinogradAndGemmGiveTheSameStep) {
     auto wino = build_model<float>(m.name, tiny(m.name, 4));
     bool any = false;
     for (const ParamBlob& b : gemm->blobs())
-      if (auto* c = dynamic_cast<Conv2dLayer<float>*>(&gemm->layer(b.layer))) any = any || winograd_applicable(c->shape());
+      if (auto* c = dynamic_cast<Conv2dLayer<float>*>(&gemm->layer(b.layer)))
+        any = any || winograd_applicable(c->shape());
     if (!any) continue;
     SCOPED_TRACE(m.name);
     ++nets;
@@ -205,8 +223,11 @@ TEST(Models, WinogradAndGemmGiveTheSameStep) {
       net->allocate(3);
       order_one_init(*net);
       fill_batch(*net, labels, 5);
-      const Context ctx{.backend = Backend::kOpenBlas, .conv_algo = i == 0 ? ConvAlgo::kGemm : ConvAlgo::kWinograd,
-                        .train = true, .labels = labels.data(), .seed = 1};
+      const Context ctx{.backend = Backend::kOpenBlas,
+                        .conv_algo = i == 0 ? ConvAlgo::kGemm : ConvAlgo::kWinograd,
+                        .train = true,
+                        .labels = labels.data(),
+                        .seed = 1};
       net->zero_grad();
       loss[i] = net->forward(ctx);
       net->backward(ctx);

@@ -1,9 +1,9 @@
 // The model table (see model.hpp): an explicit list, so `--list-models` and the tests see
 // every model.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "apps/models/model.hpp"
 #include "kernels/core/check.hpp"
@@ -53,7 +53,8 @@ const std::vector<ModelInfo>& model_table() {
       {"resnet50", "ResNet-50 v1.5, torchvision (seeds 003, 004)", 224, 3, 1000},
       {"inception_v3", "Inception-v3, torchvision, AuxLogits optional (seed 003)", 299, 3, 1000},
       {"cvae", "contact-map CVAE, DEEPEX variant: 3 conv 128, latent 3 (seed 004)", 28, 1, 0},
-      {"cvae_molecules", "contact-map CVAE, molecules/DeepDriveMD variant: 4 conv 64, strides 1,2,1,1", 28, 1, 0},
+      {"cvae_molecules",
+       "contact-map CVAE, molecules/DeepDriveMD variant: 4 conv 64, strides 1,2,1,1", 28, 1, 0},
   };
   return v;
 }
@@ -68,8 +69,10 @@ const ModelInfo& model_info(const std::string& name) {
 
 template <class T>
 std::unique_ptr<Net<T>> build_model(const std::string& name, const ModelOptions& o) {
-  if (o.batch < 1) throw ConfigError(fmt::format("model '{}': batch {} must be at least 1", name, o.batch));
-  if (!(o.width > 0)) throw ConfigError(fmt::format("model '{}': width {} must be positive", name, o.width));
+  if (o.batch < 1)
+    throw ConfigError(fmt::format("model '{}': batch {} must be at least 1", name, o.batch));
+  if (!(o.width > 0))
+    throw ConfigError(fmt::format("model '{}': width {} must be positive", name, o.width));
   model_info(name);  // an unknown name: the error listing the known ones
   for (const auto& e : factories<T>())
     if (name == e.name) return e.make(o);

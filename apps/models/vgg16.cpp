@@ -10,15 +10,19 @@ namespace dls {
 template <class T>
 std::unique_ptr<Net<T>> make_vgg16(const ModelOptions& o) {
   const int image = o.image > 0 ? o.image : 224, classes = o.classes > 0 ? o.classes : 1000;
-  auto n = std::make_unique<Net<T>>("vgg16", Dims{o.batch, o.channels > 0 ? o.channels : 3, image, image});
+  auto n = std::make_unique<Net<T>>("vgg16",
+                                    Dims{o.batch, o.channels > 0 ? o.channels : 3, image, image});
   const int blocks[5][2] = {{64, 2}, {128, 2}, {256, 3}, {512, 3}, {512, 3}};
   for (int b = 0; b < 5; ++b) {
     for (int i = 1; i <= blocks[b][1]; ++i) {
       const std::string id = std::to_string(b + 1) + "_" + std::to_string(i);
-      conv(*n, "conv" + id, {.out = o.w(blocks[b][0]), .kernel = 3, .pad = 1, .weight = {Filler::kKaimingFanOut, 0}});
+      conv(
+          *n, "conv" + id,
+          {.out = o.w(blocks[b][0]), .kernel = 3, .pad = 1, .weight = {Filler::kKaimingFanOut, 0}});
       relu(*n, "relu" + id);
     }
-    pool(*n, "pool" + std::to_string(b + 1), {.alg = PoolAlg::kMax, .kernel = 2, .stride = 2, .ceil_mode = false});
+    pool(*n, "pool" + std::to_string(b + 1),
+         {.alg = PoolAlg::kMax, .kernel = 2, .stride = 2, .ceil_mode = false});
   }
   const Filler lin{Filler::kGaussian, 0.01};
   linear(*n, "fc6", {.out = o.w(4096), .weight = lin});

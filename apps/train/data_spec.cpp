@@ -1,10 +1,10 @@
 // The --data argument (see data_spec.hpp).
 #include "apps/train/data_spec.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "apps/data/contact_maps.hpp"
 #include "kernels/core/check.hpp"
@@ -29,15 +29,20 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
   DataSpec d;
   d.text = text;
   const auto colon = text.find(':');
-  const std::string kind = text.substr(0, colon), arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+  const std::string kind = text.substr(0, colon),
+                    arg = colon == std::string::npos ? "" : text.substr(colon + 1);
   if (kind == "synthetic") {
-    SyntheticOptions s{.dims = o.model_input, .classes = o.classes, .size = arg.empty() ? 4096 : count_arg(arg, kind),
+    SyntheticOptions s{.dims = o.model_input,
+                       .classes = o.classes,
+                       .size = arg.empty() ? 4096 : count_arg(arg, kind),
                        .seed = o.seed};
     d.train = open_synthetic(s);
   } else if (kind == "fashion-mnist") {
     const std::string dir = arg.empty() ? "/usr/share/datasets/fashion-mnist" : arg;
     if (!std::filesystem::is_directory(dir))
-      throw ConfigError(fmt::format("--data fashion-mnist: {} is not a directory (install Debian's dataset-fashion-mnist)", dir));
+      throw ConfigError(fmt::format(
+          "--data fashion-mnist: {} is not a directory (install Debian's dataset-fashion-mnist)",
+          dir));
     auto f = [&](const std::string& n) {
       const std::string p = dir + "/" + n;
       return std::filesystem::exists(p + ".gz") ? p + ".gz" : p;
@@ -46,11 +51,13 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
     d.test = open_idx(f("t10k-images-idx3-ubyte"), f("t10k-labels-idx1-ubyte"));
   } else if (kind == "idx") {
     const auto p = split_commas({arg});
-    if (p.size() != 2 && p.size() != 4) throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
+    if (p.size() != 2 && p.size() != 4)
+      throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
     d.train = open_idx(p[0], p[1]);
     if (p.size() == 4) d.test = open_idx(p[2], p[3]);
   } else if (kind == "cifar10") {
-    if (arg.empty()) throw ConfigError("--data cifar10:DIR (the folder of data_batch_*.bin and test_batch.bin)");
+    if (arg.empty())
+      throw ConfigError("--data cifar10:DIR (the folder of data_batch_*.bin and test_batch.bin)");
     std::vector<std::string> files;
     for (int i = 1; i <= 5; ++i) files.push_back(fmt::format("{}/data_batch_{}.bin", arg, i));
     d.train = open_cifar10(files);
@@ -60,14 +67,17 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
     d.train = open_contact_maps(arg);
   } else if (kind == "chain") {
     const long frames = arg.empty() ? 4000 : count_arg(arg, kind);
-    d.train = contact_map_source(o.model_input.h, generate_contact_maps(o.model_input.h, frames, o.seed),
-                                 fmt::format("chain model seed {}", o.seed));
+    d.train =
+        contact_map_source(o.model_input.h, generate_contact_maps(o.model_input.h, frames, o.seed),
+                           fmt::format("chain model seed {}", o.seed));
   } else if (kind == "images") {
     if (arg.empty()) throw ConfigError("--data images:DIR");
     d.train = open_image_folder(arg, o.model_input);
   } else {
-    throw ConfigError(fmt::format("--data '{}': unknown source (synthetic, fashion-mnist, idx, cifar10, contact-maps, "
-                                  "chain, images)", text));
+    throw ConfigError(fmt::format(
+        "--data '{}': unknown source (synthetic, fashion-mnist, idx, cifar10, contact-maps, "
+        "chain, images)",
+        text));
   }
   if (d.test) {
     for (long i = 0; i < d.train->size(); ++i) d.train_idx.push_back(i);

@@ -26,10 +26,10 @@ struct DataSpec {
 };
 
 struct DataSpecOptions {
-  SampleDims model_input;   // the model's default input (synthetic data and image folders)
-  int classes = 10;         // synthetic classes (0: contact-like maps)
-  double holdout = 0.1;     // for sources without a test set
-  long train_samples = 0;   // > 0: use only this many training samples
+  SampleDims model_input;  // the model's default input (synthetic data and image folders)
+  int classes = 10;        // synthetic classes (0: contact-like maps)
+  double holdout = 0.1;    // for sources without a test set
+  long train_samples = 0;  // > 0: use only this many training samples
   std::uint64_t seed = 1;
 };
 

@@ -23,7 +23,7 @@ struct LrSchedule {
   enum class Scaling { kNone, kLinear, kSqrt } scaling = Scaling::kNone;
   double base = 0.01, gamma = 0.1, power = 1.0;
   long stepsize = 0, max_iter = 0;
-  std::vector<long> steps;  // multistep
+  std::vector<long> steps;               // multistep
   long global_batch = 0, ref_batch = 0;  // for the scaling rule
   long warmup = 0;                       // iterations
   double warmup_start = -1;              // < 0: the unscaled base (0 without a scaling rule)

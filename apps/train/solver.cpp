@@ -14,7 +14,8 @@ Optim parse_optim(const std::string& name) {
   if (name == "rmsprop") return Optim::kRmsprop;
   if (name == "adam") return Optim::kAdam;
   if (name == "lars") return Optim::kLars;
-  throw ConfigError(fmt::format("unknown optimizer '{}' (sgd, sgd_torch, nesterov, rmsprop, adam, lars)", name));
+  throw ConfigError(
+      fmt::format("unknown optimizer '{}' (sgd, sgd_torch, nesterov, rmsprop, adam, lars)", name));
 }
 
 template <class T>
@@ -62,8 +63,10 @@ double Solver<T>::step(long t) {
     T* s1 = s1p_ + b.offset;
     T* s2 = s2p_ ? s2p_ + b.offset : nullptr;
     if constexpr (std::is_same_v<T, float>) {
-      if (NetDevice* d = net_.device()) d->optim_update(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
-      else optim_update_cpu(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
+      if (NetDevice* d = net_.device())
+        d->optim_update(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
+      else
+        optim_update_cpu(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
     } else {
       optim_update_ref(o_.optim, p, w + b.offset, g + b.offset, s1, s2, b.count);
     }

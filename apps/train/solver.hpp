@@ -39,6 +39,7 @@ class Solver {
   T *s1p_ = nullptr, *s2p_ = nullptr;  // s1_ and s2_, or their device buffers
 };
 
-Optim parse_optim(const std::string& name);  // sgd (Caffe), sgd_torch, nesterov, rmsprop, adam, lars
+Optim parse_optim(
+    const std::string& name);  // sgd (Caffe), sgd_torch, nesterov, rmsprop, adam, lars
 
 }  // namespace dls

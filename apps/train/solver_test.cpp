@@ -1,12 +1,13 @@
 // Learning-rate policies at hand-worked points, and the solver's per-blob semantics: Caffe's
 // lr_mult / decay_mult, and LARS's trust ratio taken per blob, not over the whole buffer.
+#include "apps/train/solver.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
-#include "apps/train/solver.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -35,7 +36,8 @@ TEST(Schedule, PoliciesAtHandWorkedPoints) {
 // over 5 "epochs" (here 50 iterations); the square-root rule gives 0.1 sqrt(32).
 TEST(Schedule, ScalingRulesAndWarmUp) {
   LrSchedule s;
-  s.base = 0.1, s.scaling = parse_lr_scaling("linear"), s.global_batch = 8192, s.ref_batch = 256, s.warmup = 50;
+  s.base = 0.1, s.scaling = parse_lr_scaling("linear"), s.global_batch = 8192, s.ref_batch = 256,
+  s.warmup = 50;
   s.validate();
   EXPECT_NEAR(s.rate(0), 0.1, 1e-15);
   EXPECT_NEAR(s.rate(25), 0.1 + (3.2 - 0.1) / 2, 1e-12);
@@ -51,9 +53,12 @@ TEST(Schedule, ScalingRulesAndWarmUp) {
 
 std::unique_ptr<Net<double>> one_linear() {
   auto n = std::make_unique<Net<double>>("lin", Dims{2, 3, 1, 1});
-  n->add(std::make_unique<LinearLayer<double>>(
-      "fc", LinearOptions{.out = 2, .weight = {Filler::kGaussian, 1.0}, .bias_init = {Filler::kConstant, 0.5},
-                          .bias_lr_mult = 2, .bias_decay_mult = 0}));
+  n->add(std::make_unique<LinearLayer<double>>("fc",
+                                               LinearOptions{.out = 2,
+                                                             .weight = {Filler::kGaussian, 1.0},
+                                                             .bias_init = {Filler::kConstant, 0.5},
+                                                             .bias_lr_mult = 2,
+                                                             .bias_decay_mult = 0}));
   n->add(std::make_unique<SoftmaxLossLayer<double>>("loss"), {}, 1);
   n->allocate(1);
   return n;
@@ -65,12 +70,14 @@ TEST(Solver, CaffeMultipliersPerBlob) {
   for (std::size_t i = 0; i < net->grads().size(); ++i) net->grads()[i] = 0.1 * double(i % 5) - 0.2;
   const std::vector<double> w0 = net->weights(), g = net->grads();
   SolverOptions o;
-  o.optim = Optim::kSgdCaffe, o.params.momentum = 0, o.params.weight_decay = 0.01, o.schedule.base = 0.5;
+  o.optim = Optim::kSgdCaffe, o.params.momentum = 0, o.params.weight_decay = 0.01,
+  o.schedule.base = 0.5;
   Solver<double> solver(*net, o);
   solver.step(0);
   for (const ParamBlob& b : net->blobs())
     for (long i = b.offset; i < b.offset + b.count; ++i) {
-      const double want = b.name == "bias" ? w0[i] - 2 * 0.5 * g[i] : w0[i] - 0.5 * (g[i] + 0.01 * w0[i]);
+      const double want =
+          b.name == "bias" ? w0[i] - 2 * 0.5 * g[i] : w0[i] - 0.5 * (g[i] + 0.01 * w0[i]);
       EXPECT_NEAR(net->weights()[i], want, 1e-15) << b.name << " " << i;
     }
 }
@@ -78,10 +85,12 @@ TEST(Solver, CaffeMultipliersPerBlob) {
 // LARS: each blob's step is lr eta ||w|| / (||g|| + wd ||w||) (g + wd w) with its own norms.
 TEST(Solver, LarsTrustRatioPerBlob) {
   auto net = one_linear();
-  for (std::size_t i = 0; i < net->grads().size(); ++i) net->grads()[i] = 0.3 - 0.05 * double(i % 7);
+  for (std::size_t i = 0; i < net->grads().size(); ++i)
+    net->grads()[i] = 0.3 - 0.05 * double(i % 7);
   const std::vector<double> w0 = net->weights(), g = net->grads();
   SolverOptions o;
-  o.optim = Optim::kLars, o.params.momentum = 0, o.params.weight_decay = 0.001, o.params.eta = 0.02, o.schedule.base = 1;
+  o.optim = Optim::kLars, o.params.momentum = 0, o.params.weight_decay = 0.001, o.params.eta = 0.02,
+  o.schedule.base = 1;
   Solver<double> solver(*net, o);
   solver.step(0);
   for (const ParamBlob& b : net->blobs()) {

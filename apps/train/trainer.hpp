@@ -17,10 +17,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "apps/core/layer.hpp"
 #include "apps/models/model.hpp"
@@ -58,7 +57,7 @@ struct TrainOptions {
   Backend backend = Backend::kOpenBlas;
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   bool fuse = true;  // fold ReLUs into batch norm and the residual add (Net::set_fusion)
-  int threads = 0;  // 0: leave as configured
+  int threads = 0;   // 0: leave as configured
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;
   bool quiet = false;  // no progress lines
@@ -68,10 +67,10 @@ struct TrainOptions {
 struct StepInfo {
   Net<float>& net;
   Solver<float>& solver;
-  long step;             // from 0
+  long step;  // from 0
   long steps_per_epoch;
-  long total_steps;      // the run's planned steps (it may stop earlier)
-  bool epoch_end;        // the step completes an epoch
+  long total_steps;  // the run's planned steps (it may stop earlier)
+  bool epoch_end;    // the step completes an epoch
 };
 
 struct TrainHooks {
@@ -80,7 +79,7 @@ struct TrainHooks {
   // the device the net runs on; default: none (the host), or the GPU when the backend is cudnn
   std::function<std::unique_ptr<NetDevice>()> device;
   std::function<void(Net<float>&)> after_allocate;  // e.g. broadcast the initial weights
-  std::function<void(const StepInfo&)> sync;         // after backward, before the update
+  std::function<void(const StepInfo&)> sync;        // after backward, before the update
   std::function<void(const StepInfo&)> after_update;
   std::function<void(Net<float>&)> at_end;  // after the last step run, the net still allocated
   // element-wise sums and maxima over ranks, in place (metrics, per-phase times)

@@ -1,12 +1,13 @@
 // The trainer on tiny models: a learnable synthetic task reaches its target and is recorded as
 // such; a huge learning rate ends as "diverged"; the CVAE's held-out RMSE falls on chain-model
 // contact maps; bad arguments are ConfigErrors naming them.
+#include "apps/train/trainer.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "apps/core/host_net_device.hpp"
-#include "apps/train/trainer.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -15,7 +16,8 @@ namespace {
 TrainOptions tiny_classifier() {
   TrainOptions o;
   o.model = "cifar10_quick";
-  o.model_options.batch = 16, o.model_options.image = 16;  // full width: Caffe's N(0, 1e-4) conv1 starts slowly
+  o.model_options.batch = 16,
+  o.model_options.image = 16;  // full width: Caffe's N(0, 1e-4) conv1 starts slowly
   o.data = "synthetic:640";
   o.epochs = 12, o.quiet = true, o.threads = 1;
   o.solver.optim = Optim::kSgdTorch;
@@ -36,7 +38,8 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   EXPECT_LT(m["epochs_to_target"].get<double>(), 12.0);  // stopped early
   EXPECT_EQ(m["parameters"].get<long>(), r.metrics["parameters"].get<long>());
   EXPECT_GT(m["images_per_s"].get<double>(), 0);
-  for (const char* p : {"input", "forward", "backward", "update", "sync"}) EXPECT_TRUE(m["phase_s"].contains(p)) << p;
+  for (const char* p : {"input", "forward", "backward", "update", "sync"})
+    EXPECT_TRUE(m["phase_s"].contains(p)) << p;
   EXPECT_EQ(m["steady_steps"].get<long>() + m["warmup_steps"].get<long>(), m["steps"].get<long>());
   EXPECT_GT(m["peak_rss_bytes"].get<long>(), 0);
   EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
@@ -57,7 +60,9 @@ TEST(Trainer, OnTheHostDeviceTrainsAsOnTheHost) {
     dev = d.get();
     return d;
   };
-  h.at_end = [&](Net<float>&) { staged = dev->calls().staged; };  // the device goes with the net (ASan found it read after)
+  h.at_end = [&](Net<float>&) {
+    staged = dev->calls().staged;
+  };  // the device goes with the net (ASan found it read after)
   const TrainResult on = run_training(o, h);
   ASSERT_EQ(host.status, "ok") << host.error;
   ASSERT_EQ(on.status, "ok") << on.error;
@@ -69,7 +74,8 @@ TEST(Trainer, OnTheHostDeviceTrainsAsOnTheHost) {
   const auto& b = on.metrics["epochs"];
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t e = 0; e < a.size(); ++e)
-    for (const char* k : {"train_loss", "loss", "accuracy"}) EXPECT_EQ(a[e][k].get<double>(), b[e][k].get<double>()) << k << " epoch " << e;
+    for (const char* k : {"train_loss", "loss", "accuracy"})
+      EXPECT_EQ(a[e][k].get<double>(), b[e][k].get<double>()) << k << " epoch " << e;
 }
 
 TEST(Trainer, HugeLearningRateDiverges) {
@@ -102,10 +108,13 @@ TEST(Trainer, StoppedRunKeepsItsMeasurement) {
   TrainOptions o = tiny_classifier();
   o.epochs = 4, o.eval_every = 0.5;  // 640 samples, 576 for training: 36 steps an epoch
   TrainHooks h;
-  h.stop = [](long step) { return step == 50 ? std::string("stopped by the test") : std::string(); };
+  h.stop = [](long step) {
+    return step == 50 ? std::string("stopped by the test") : std::string();
+  };
   const TrainResult r = run_training(o, h);
   EXPECT_EQ(r.status, "failed");
-  EXPECT_NE(r.error.find("stopped by the test after 50 of 144 steps"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("stopped by the test after 50 of 144 steps"), std::string::npos)
+      << r.error;
   const auto& m = r.metrics;
   EXPECT_EQ(m["steps"].get<long>(), 50);
   EXPECT_EQ(m["steady_steps"].get<long>(), 47);

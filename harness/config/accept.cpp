@@ -1,8 +1,8 @@
 // Acceptance criteria over a campaign (see accept.hpp).
 #include "harness/config/accept.hpp"
 
-
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "kernels/core/check.hpp"
@@ -15,7 +15,8 @@ const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) 
   std::size_t start = 0;
   while (start <= path.size()) {
     const std::size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!cur->is_object() || !cur->contains(key)) return nullptr;
     cur = &(*cur)[key];
     if (dot == std::string::npos) break;
@@ -44,7 +45,8 @@ std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campa
       const ManifestPoint* mp = campaign.point(json_text(r, "harness_point"));
       if (!mp || mp->experiment != c.experiment) continue;
       bool match = true;
-      for (const auto& [k, want] : c.where) match = match && mp->assignment.count(k) && mp->assignment.at(k) == want;
+      for (const auto& [k, want] : c.where)
+        match = match && mp->assignment.count(k) && mp->assignment.at(k) == want;
       if (!match || !r.contains("metrics")) continue;
       const nlohmann::json* x = at_path(r["metrics"], c.metric);
       if (!x || !x->is_number()) continue;
@@ -52,8 +54,10 @@ std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campa
     }
     if (v.records > 0) {
       v.value = sum / v.records;
-      const bool ok = c.direction == ">=" ? v.value >= c.bound : c.direction == "<=" ? v.value <= c.bound
-                      : c.direction == ">" ? v.value > c.bound : v.value < c.bound;
+      const bool ok = c.direction == ">="   ? v.value >= c.bound
+                      : c.direction == "<=" ? v.value <= c.bound
+                      : c.direction == ">"  ? v.value > c.bound
+                                            : v.value < c.bound;
       v.result = ok ? "PASS" : "FAIL";
     }
     out.push_back(v);

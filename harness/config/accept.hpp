@@ -16,7 +16,7 @@ namespace dls {
 struct Verdict {
   Criterion criterion;
   int records = 0;
-  double value = 0;  // mean over the records
+  double value = 0;    // mean over the records
   std::string result;  // PASS | FAIL | NO DATA
 };
 

@@ -1,12 +1,12 @@
 // The campaign reader (see campaign.hpp).
 #include "harness/config/campaign.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <random>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "harness/instrument/jsonl.hpp"
 #include "kernels/core/check.hpp"
@@ -14,7 +14,9 @@
 namespace dls {
 namespace {
 
-std::string text_of(const nlohmann::json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+std::string text_of(const nlohmann::json& j) {
+  return j.is_string() ? j.get<std::string>() : j.dump();
+}
 
 std::string text_at(const nlohmann::json& j, const char* key) { return json_text(j, key); }
 long count_at(const nlohmann::json& j, const char* key) { return json_count(j, key); }
@@ -25,11 +27,13 @@ std::string not_a_record(const nlohmann::json& r) {
   std::string missing;
   for (const char* k : {"schema", "kind", "benchmark", "params", "metrics", "status"}) {
     const bool object = std::string_view(k) == "params" || std::string_view(k) == "metrics";
-    if (!r.contains(k) || (object ? !r[k].is_object() : !r[k].is_string())) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", k);
+    if (!r.contains(k) || (object ? !r[k].is_object() : !r[k].is_string()))
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", k);
   }
   if (!missing.empty()) return fmt::format("not a dlscale record: missing {}", missing);
   if (r["schema"] != "dlscale.record/1")
-    return fmt::format("schema '{}', expected 'dlscale.record/1' (mixed schemas)", r["schema"].get<std::string>());
+    return fmt::format("schema '{}', expected 'dlscale.record/1' (mixed schemas)",
+                       r["schema"].get<std::string>());
   return "";
 }
 
@@ -40,7 +44,10 @@ std::vector<ManifestPoint> manifest_points(const nlohmann::json& m, const std::s
   for (const auto& p : m["points"]) {
     if (!p.is_object() || !p.contains("id") || !p["id"].is_string())
       throw ConfigError(fmt::format("{}: not a campaign manifest (a point without an id)", file));
-    ManifestPoint q{p["id"].get<std::string>(), text_at(p, "experiment"), {}, int(std::max(0L, count_at(p, "repeat")))};
+    ManifestPoint q{p["id"].get<std::string>(),
+                    text_at(p, "experiment"),
+                    {},
+                    int(std::max(0L, count_at(p, "repeat")))};
     if (p.contains("assignment") && p["assignment"].is_object())
       for (const auto& [k, v] : p["assignment"].items()) q.assignment[k] = text_of(v);
     out.push_back(std::move(q));
@@ -54,7 +61,8 @@ void read_records(Campaign& c) {
   JsonlContents rf = read_jsonl(file);
   c.warnings.insert(c.warnings.end(), rf.torn.begin(), rf.torn.end());
   const auto keep = [&](JsonlLine& l, const std::string& pt) {
-    if (const std::string why = not_a_record(l.value); !why.empty()) throw ConfigError(fmt::format("{}:{}: {}", file, l.line, why));
+    if (const std::string why = not_a_record(l.value); !why.empty())
+      throw ConfigError(fmt::format("{}:{}: {}", file, l.line, why));
     c.records.push_back(std::move(l.value)), c.merged.insert(pt);
   };
   std::map<std::string, long> count, expected;  // merge token -> lines seen, lines announced
@@ -75,7 +83,8 @@ void read_records(Campaign& c) {
     }
     const std::string t = text_at(m, "token");
     if (count[t] != expected[t]) continue;  // cut short: warned below
-    if (const auto it = taken.find(pt); it != taken.end() && it->second != t) continue;  // a second copy
+    if (const auto it = taken.find(pt); it != taken.end() && it->second != t)
+      continue;  // a second copy
     taken[pt] = t;
     keep(l, pt);
   }
@@ -83,10 +92,13 @@ void read_records(Campaign& c) {
   for (const auto& [t, n] : count) {
     const std::string& pt = point_of[t];
     if (n != expected[t])
-      c.warnings.push_back(fmt::format("{}/records.jsonl: point {}: a merge cut short ({} of {} lines) is ignored", c.dir, pt, n,
-                                       expected[t]));
+      c.warnings.push_back(
+          fmt::format("{}/records.jsonl: point {}: a merge cut short ({} of {} lines) is ignored",
+                      c.dir, pt, n, expected[t]));
     else if (taken[pt] != t && said.insert(pt).second)
-      c.warnings.push_back(fmt::format("{}/records.jsonl: point {} was merged more than once; the first copy counts", c.dir, pt));
+      c.warnings.push_back(
+          fmt::format("{}/records.jsonl: point {} was merged more than once; the first copy counts",
+                      c.dir, pt));
   }
 }
 
@@ -120,7 +132,8 @@ nlohmann::json read_manifest(const std::string& dir) {
   std::ifstream f(file);
   if (!f) throw ConfigError(fmt::format("{}: no manifest.json (not a campaign folder?)", dir));
   const auto m = nlohmann::json::parse(f, nullptr, false);
-  if (m.is_discarded() || !m.is_object()) throw ConfigError(fmt::format("{}: not JSON (not a campaign manifest)", file));
+  if (m.is_discarded() || !m.is_object())
+    throw ConfigError(fmt::format("{}: not JSON (not a campaign manifest)", file));
   return m;
 }
 
@@ -135,7 +148,9 @@ Campaign read_campaign(const std::string& dir) {
   return c;
 }
 
-std::string json_text(const nlohmann::json& j, const char* key) { return j.is_object() && j.contains(key) ? text_of(j[key]) : ""; }
+std::string json_text(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) ? text_of(j[key]) : "";
+}
 
 long json_count(const nlohmann::json& j, const char* key, long dflt) {
   return j.is_object() && j.contains(key) && j[key].is_number_integer() ? j[key].get<long>() : dflt;

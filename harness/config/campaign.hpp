@@ -14,11 +14,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace dls {
 
@@ -30,14 +29,14 @@ struct ManifestPoint {
 
 struct Campaign {
   std::string dir;
-  nlohmann::json manifest;                  // as written (an object)
-  std::vector<ManifestPoint> points;        // manifest order
-  std::map<std::string, std::size_t> index; // point id -> position in points
-  std::vector<nlohmann::json> records;      // the records of complete merges, file order
-  std::set<std::string> merged;             // points with a complete merge
+  nlohmann::json manifest;                             // as written (an object)
+  std::vector<ManifestPoint> points;                   // manifest order
+  std::map<std::string, std::size_t> index;            // point id -> position in points
+  std::vector<nlohmann::json> records;                 // the records of complete merges, file order
+  std::set<std::string> merged;                        // points with a complete merge
   std::map<std::string, nlohmann::json> last_attempt;  // point id -> its last points.jsonl line
-  std::vector<std::string> attempt_order;   // point ids in the order of their first attempt
-  std::vector<std::string> warnings;        // torn lines, merges cut short, merged twice
+  std::vector<std::string> attempt_order;  // point ids in the order of their first attempt
+  std::vector<std::string> warnings;       // torn lines, merges cut short, merged twice
 
   const ManifestPoint* point(const std::string& id) const;
   // done: merged, or its last attempt completed with no records to merge

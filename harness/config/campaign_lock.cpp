@@ -1,6 +1,8 @@
 // The campaign lock (see campaign_lock.hpp).
 #include "harness/config/campaign_lock.hpp"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,13 +12,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <thread>
-
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "harness/instrument/jsonl.hpp"
 
@@ -56,9 +55,13 @@ std::string pid_namespace() {
 }
 
 nlohmann::json my_identity(const std::string& token) {
-  return {{"host", host_name()}, {"pid", long(getpid())}, {"pid_start", start_time(getpid())},
-          {"pid_namespace", pid_namespace()}, {"boot_id", first_line("/proc/sys/kernel/random/boot_id")},
-          {"token", token}, {"since", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}};
+  return {{"host", host_name()},
+          {"pid", long(getpid())},
+          {"pid_start", start_time(getpid())},
+          {"pid_namespace", pid_namespace()},
+          {"boot_id", first_line("/proc/sys/kernel/random/boot_id")},
+          {"token", token},
+          {"since", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}};
 }
 
 // Whether the process (pid, start time) recorded in `p` may still run: "alive", "gone" (with
@@ -83,8 +86,10 @@ std::string process_state(const nlohmann::json& p, std::string& why) {
 // is gone but its watchdog is still stopping its point.
 std::string stale_reason(const nlohmann::json& h, bool& wait) {
   wait = false;
-  if (h.value("host", "") != host_name() || h.value("pid_namespace", "") != pid_namespace()) return "";
-  if (h.value("boot_id", "") != first_line("/proc/sys/kernel/random/boot_id")) return "the host rebooted since";
+  if (h.value("host", "") != host_name() || h.value("pid_namespace", "") != pid_namespace())
+    return "";
+  if (h.value("boot_id", "") != first_line("/proc/sys/kernel/random/boot_id"))
+    return "the host rebooted since";
   std::string why, ignored;
   if (process_state(h, why) != "gone") return "";
   if (h.contains("watchdog") && process_state(h["watchdog"], ignored) != "gone") {
@@ -95,7 +100,8 @@ std::string stale_reason(const nlohmann::json& h, bool& wait) {
 }
 
 std::string describe(const nlohmann::json& h) {
-  return fmt::format("runner pid {} on host {}, since {}", h.value("pid", 0L), h.value("host", "?"), h.value("since", "?"));
+  return fmt::format("runner pid {} on host {}, since {}", h.value("pid", 0L), h.value("host", "?"),
+                     h.value("since", "?"));
 }
 
 nlohmann::json read_lock(const std::string& path) {
@@ -124,7 +130,9 @@ CampaignLock::CampaignLock(const std::string& dir) : path_(dir + "/runner.lock")
     const nlohmann::json holder = read_lock(path_);
     if (holder.is_discarded() || !holder.is_object()) {
       ::unlink(mine.c_str());
-      throw CampaignBusy(fmt::format("{} exists but cannot be read; if no runner uses this campaign, remove it and run again", path_));
+      throw CampaignBusy(fmt::format(
+          "{} exists but cannot be read; if no runner uses this campaign, remove it and run again",
+          path_));
     }
     bool wait = false;
     const std::string why = stale_reason(holder, wait);
@@ -134,8 +142,9 @@ CampaignLock::CampaignLock(const std::string& dir) : path_(dir + "/runner.lock")
     }
     if (why.empty()) {
       ::unlink(mine.c_str());
-      throw CampaignBusy(fmt::format("the campaign {} is being run by {} (lock {}); wait for it, or stop it first", dir,
-                                     describe(holder), path_));
+      throw CampaignBusy(
+          fmt::format("the campaign {} is being run by {} (lock {}); wait for it, or stop it first",
+                      dir, describe(holder), path_));
     }
     // take the stale lock aside under a name of our own; if another runner replaced it in the
     // meantime (its token differs), put it back, or give up if that cannot be done
@@ -144,23 +153,27 @@ CampaignLock::CampaignLock(const std::string& dir) : path_(dir + "/runner.lock")
     const nlohmann::json moved = read_lock(aside);
     if (moved.is_object() && moved.value("token", "") == holder.value("token", "")) {
       ::unlink(aside.c_str());
-      took_over_ = fmt::format("took over the lock of a runner that is gone ({}: {})", describe(holder), why);
+      took_over_ = fmt::format("took over the lock of a runner that is gone ({}: {})",
+                               describe(holder), why);
       continue;
     }
     const bool restored = ::link(aside.c_str(), path_.c_str()) == 0;
     ::unlink(aside.c_str());
     if (!restored) {
       ::unlink(mine.c_str());
-      throw CampaignBusy(fmt::format("other runners are taking the campaign lock {} at the same time", path_));
+      throw CampaignBusy(
+          fmt::format("other runners are taking the campaign lock {} at the same time", path_));
     }
   }
   ::unlink(mine.c_str());
-  throw CampaignBusy(fmt::format("could not take the campaign lock {}: its dead runner's watchdog is still running", path_));
+  throw CampaignBusy(fmt::format(
+      "could not take the campaign lock {}: its dead runner's watchdog is still running", path_));
 }
 
 void CampaignLock::set_watchdog(long pid) {
   me_["watchdog"] = {{"pid", pid}, {"pid_start", start_time(pid)}};
-  write_file_atomic(path_, me_.dump() + "\n");  // replaced under the same name, same token: still ours
+  write_file_atomic(path_,
+                    me_.dump() + "\n");  // replaced under the same name, same token: still ours
 }
 
 CampaignLock::~CampaignLock() {

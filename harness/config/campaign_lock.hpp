@@ -12,9 +12,8 @@
 // left by a dead runner elsewhere by hand, as the message says.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "kernels/core/check.hpp"
 

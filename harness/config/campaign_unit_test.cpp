@@ -1,12 +1,10 @@
 // The campaign reader's merge rule and the campaign lock, on files made by hand.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "harness/config/campaign.hpp"
@@ -16,7 +14,8 @@ namespace dls {
 namespace {
 
 std::string fresh_dir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() / ("dls_campaign_unit_" + std::to_string(getpid())) / name;
+  const auto d = std::filesystem::temp_directory_path() /
+                 ("dls_campaign_unit_" + std::to_string(getpid())) / name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d.string();
@@ -28,8 +27,14 @@ void lines(const std::string& path, const std::vector<nlohmann::json>& v) {
 }
 
 nlohmann::json record(const std::string& point, int x) {
-  return {{"schema", "dlscale.record/1"}, {"kind", "train"}, {"benchmark", "m"}, {"params", nlohmann::json::object()},
-          {"metrics", nlohmann::json::object()}, {"status", "ok"}, {"harness_point", point}, {"x", x}};
+  return {{"schema", "dlscale.record/1"},
+          {"kind", "train"},
+          {"benchmark", "m"},
+          {"params", nlohmann::json::object()},
+          {"metrics", nlohmann::json::object()},
+          {"status", "ok"},
+          {"harness_point", point},
+          {"x", x}};
 }
 
 nlohmann::json rec(const std::string& point, const std::string& token, long n, int x) {
@@ -40,21 +45,29 @@ nlohmann::json rec(const std::string& point, const std::string& token, long n, i
 
 TEST(CampaignReader, OnlyWholeMergesCountAndTheFirstOneWins) {
   const std::string d = fresh_dir("merges");
-  lines(d + "/manifest.json", {{{"points", {{{"id", "a"}, {"experiment", "e"}}, {{"id", "b"}, {"experiment", "e"}},
-                                            {{"id", "c"}, {"experiment", "e"}}}}}});
-  lines(d + "/records.jsonl", {rec("a", "t1", 2, 1), rec("a", "t2", 2, 2), rec("a", "t2", 2, 3), rec("b", "t3", 1, 4),
-                               rec("b", "t4", 1, 5), record("c", 6)});
-  lines(d + "/points.jsonl", {{{"id", "a"}, {"status", "ok"}}, {{"id", "c"}, {"status", "failed"}}, {{"id", "c"}, {"status", "ok"}}});
+  lines(d + "/manifest.json", {{{"points",
+                                 {{{"id", "a"}, {"experiment", "e"}},
+                                  {{"id", "b"}, {"experiment", "e"}},
+                                  {{"id", "c"}, {"experiment", "e"}}}}}});
+  lines(d + "/records.jsonl", {rec("a", "t1", 2, 1), rec("a", "t2", 2, 2), rec("a", "t2", 2, 3),
+                               rec("b", "t3", 1, 4), rec("b", "t4", 1, 5), record("c", 6)});
+  lines(d + "/points.jsonl", {{{"id", "a"}, {"status", "ok"}},
+                              {{"id", "c"}, {"status", "failed"}},
+                              {{"id", "c"}, {"status", "ok"}}});
   const Campaign c = read_campaign(d);
   std::vector<int> xs;
   for (const auto& r : c.records) xs.push_back(r["x"]);
-  EXPECT_EQ(xs, (std::vector<int>{2, 3, 4, 6}));  // a's cut-short merge out, b's second copy out, c's untagged line in
+  EXPECT_EQ(
+      xs, (std::vector<int>{
+              2, 3, 4, 6}));  // a's cut-short merge out, b's second copy out, c's untagged line in
   EXPECT_TRUE(c.done("a") && c.done("b") && c.done("c"));
   EXPECT_EQ(c.last_attempt.at("c")["status"], "ok");
   EXPECT_EQ(c.attempt_order, (std::vector<std::string>{"a", "c"}));
   ASSERT_EQ(c.warnings.size(), 2u);
-  EXPECT_EQ(c.warnings[0], d + "/records.jsonl: point a: a merge cut short (1 of 2 lines) is ignored");
-  EXPECT_EQ(c.warnings[1], d + "/records.jsonl: point b was merged more than once; the first copy counts");
+  EXPECT_EQ(c.warnings[0],
+            d + "/records.jsonl: point a: a merge cut short (1 of 2 lines) is ignored");
+  EXPECT_EQ(c.warnings[1],
+            d + "/records.jsonl: point b was merged more than once; the first copy counts");
 }
 
 TEST(CampaignReader, ALineThatIsNotARecordIsAnErrorNamingFileAndLine) {
@@ -64,8 +77,12 @@ TEST(CampaignReader, ALineThatIsNotARecordIsAnErrorNamingFileAndLine) {
   bad.erase("benchmark"), bad["status"] = 5;
   nlohmann::json other = rec("a", "t", 2, 2);
   other["schema"] = "dlscale.record/2";
-  for (const auto& [line, want] : {std::pair{bad, std::string(":1: not a dlscale record: missing benchmark, status")},
-                                   std::pair{other, std::string(":1: schema 'dlscale.record/2', expected 'dlscale.record/1' (mixed schemas)")}}) {
+  for (const auto& [line, want] :
+       {std::pair{bad, std::string(":1: not a dlscale record: missing benchmark, status")},
+        std::pair{
+            other,
+            std::string(
+                ":1: schema 'dlscale.record/2', expected 'dlscale.record/1' (mixed schemas)")}}) {
     lines(d + "/records.jsonl", {line, rec("a", "t", 2, 3)});
     try {
       read_campaign(d);
@@ -79,7 +96,8 @@ TEST(CampaignReader, ALineThatIsNotARecordIsAnErrorNamingFileAndLine) {
 TEST(CampaignReader, APointWithNoRecordsIsDoneByItsOutcome) {
   const std::string d = fresh_dir("empty");
   lines(d + "/manifest.json", {{{"points", {{{"id", "a"}}, {{"id", "b"}}}}}});
-  lines(d + "/points.jsonl", {{{"id", "a"}, {"status", "ok"}, {"records", 0}}, {{"id", "b"}, {"status", "failed"}, {"records", 0}}});
+  lines(d + "/points.jsonl", {{{"id", "a"}, {"status", "ok"}, {"records", 0}},
+                              {{"id", "b"}, {"status", "failed"}, {"records", 0}}});
   const Campaign c = read_campaign(d);
   EXPECT_TRUE(c.done("a"));
   EXPECT_FALSE(c.done("b"));
@@ -99,7 +117,10 @@ TEST(CampaignLock, ASecondLockIsRefusedNamingTheHolder) {
     const CampaignLock second(d);
     FAIL() << "a second lock was taken";
   } catch (const CampaignBusy& e) {
-    EXPECT_NE(std::string(e.what()).find(fmt::format("is being run by runner pid {} on host ", getpid())), std::string::npos) << e.what();
+    EXPECT_NE(
+        std::string(e.what()).find(fmt::format("is being run by runner pid {} on host ", getpid())),
+        std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(lock_of(d)["pid"], long(getpid()));  // the refusal left the holder's lock alone
 }
@@ -109,17 +130,20 @@ TEST(CampaignLock, AStaleLockOfThisHostIsTakenOverAndAnotherHostsIsNot) {
   const pid_t child = fork();
   if (child == 0) _exit(0);
   waitpid(child, nullptr, 0);  // a pid that is gone
-  nlohmann::json dead = {{"host", ""}, {"pid", long(child)}, {"pid_start", "1"}, {"boot_id", ""}, {"token", "t"}, {"since", "x"}};
+  nlohmann::json dead = {{"host", ""},    {"pid", long(child)}, {"pid_start", "1"},
+                         {"boot_id", ""}, {"token", "t"},       {"since", "x"}};
   {
     const CampaignLock probe(d);  // learn this host's name and boot id from a lock of our own
     const nlohmann::json me = lock_of(d);
-    dead["host"] = me["host"], dead["boot_id"] = me["boot_id"], dead["pid_namespace"] = me["pid_namespace"];
+    dead["host"] = me["host"], dead["boot_id"] = me["boot_id"],
+    dead["pid_namespace"] = me["pid_namespace"];
   }
   EXPECT_FALSE(std::filesystem::exists(d + "/runner.lock"));  // released when it went out of scope
   lines(d + "/runner.lock", {dead});
   {
     const CampaignLock taken(d);
-    EXPECT_NE(taken.took_over().find(fmt::format("runner pid {}", child)), std::string::npos) << taken.took_over();
+    EXPECT_NE(taken.took_over().find(fmt::format("runner pid {}", child)), std::string::npos)
+        << taken.took_over();
     EXPECT_NE(taken.took_over().find("is not running"), std::string::npos) << taken.took_over();
   }
   dead["host"] = "some-other-host";

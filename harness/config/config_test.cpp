@@ -1,7 +1,6 @@
 // Site configurations and plans: every shipped file loads; bad input names file, line and key;
 // expansion crosses, zips and excludes as documented, with stable point ids.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -21,7 +20,9 @@ namespace {
 
 using test::kRoot;
 
-std::string write(const std::string& name, const std::string& text) { return test::write_file("config", name, text); }
+std::string write(const std::string& name, const std::string& text) {
+  return test::write_file("config", name, text);
+}
 
 template <class F>
 std::string error_of(F f) {
@@ -70,10 +71,15 @@ TEST(Config, BadSitesNameFileLineAndKey) {
   EXPECT_NE(e.find("type.yaml:3"), std::string::npos) << e;
   EXPECT_NE(e.find("site.node.cores: expected an integer, got 'many'"), std::string::npos) << e;
   e = bad("over.yaml", "name: t\nnode: {cores: 2}\nlauncher: {kind: mpirun, ranks_per_node: 4}\n");
-  EXPECT_NE(e.find("ranks_per_node: 4 ranks x 1 threads exceed the node's 2 hardware threads"), std::string::npos) << e;
+  EXPECT_NE(e.find("ranks_per_node: 4 ranks x 1 threads exceed the node's 2 hardware threads"),
+            std::string::npos)
+      << e;
   e = bad("kind.yaml", "name: t\nnode: {cores: 2}\nlauncher: {kind: qsub}\n");
-  EXPECT_NE(e.find("site.launcher.kind: 'qsub' is not one of mpirun, srun, aprun, jsrun, local"), std::string::npos) << e;
-  e = bad("unit.yaml", "name: t\nnode: {cores: 2, memory_bandwidth: 12 GB}\nlauncher: {kind: mpirun}\n");
+  EXPECT_NE(e.find("site.launcher.kind: 'qsub' is not one of mpirun, srun, aprun, jsrun, local"),
+            std::string::npos)
+      << e;
+  e = bad("unit.yaml",
+          "name: t\nnode: {cores: 2, memory_bandwidth: 12 GB}\nlauncher: {kind: mpirun}\n");
   EXPECT_NE(e.find("memory_bandwidth"), std::string::npos) << e;
   e = bad("syntax.yaml", "name: t\nnode: {cores: 2\n");
   EXPECT_NE(e.find("syntax.yaml:"), std::string::npos) << e;
@@ -89,14 +95,22 @@ TEST(Config, BadPlansNameFileLineAndKey) {
     const std::string f = write(name, text);
     return error_of([&] { load_plan(f, kRoot); });
   };
-  std::string e = bad("zero.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {nodes: [1, 0]}\n");
+  std::string e =
+      bad("zero.yaml",
+          "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {nodes: [1, 0]}\n");
   EXPECT_NE(e.find("zero.yaml:5"), std::string::npos) << e;
   EXPECT_NE(e.find("nodes: '0' is not an integer in [1, 1048576]"), std::string::npos) << e;
   e = bad("kind.yaml", "name: p\nexperiments:\n  - {name: a, kind: bake}\n");
-  EXPECT_NE(e.find("plan.experiments[0].kind: 'bake' is not one of kernels, collectives, train"), std::string::npos) << e;
-  e = bad("zip.yaml", "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {batch: [1, 2], lr: [0.1]}\n    zip: [[batch, lr]]\n");
+  EXPECT_NE(e.find("plan.experiments[0].kind: 'bake' is not one of kernels, collectives, train"),
+            std::string::npos)
+      << e;
+  e = bad("zip.yaml",
+          "name: p\nexperiments:\n  - name: a\n    kind: train\n    sweep: {batch: [1, 2], lr: "
+          "[0.1]}\n    zip: [[batch, lr]]\n");
   EXPECT_NE(e.find("have different lengths"), std::string::npos) << e;
-  e = bad("acc.yaml", "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {experiment: b, metric: x, bound: 1}\n");
+  e = bad("acc.yaml",
+          "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {experiment: b, "
+          "metric: x, bound: 1}\n");
   EXPECT_NE(e.find("'b' is not an experiment of this plan"), std::string::npos) << e;
   e = bad("extra.yaml", "name: p\nexperiments:\n  - {name: a, kind: train, repeat: 3}\n");
   EXPECT_NE(e.find("unknown key 'repeat'"), std::string::npos) << e;
@@ -115,7 +129,8 @@ experiments:
     exclude: [{nodes: 2, scheme: localsgd}]
     scaling: strong
     repeats: 2
-)"), kRoot);
+)"),
+                           kRoot);
   const Expansion x = expand(p, site);
   // nodes 3 x (batch,lr) 2 x scheme 2 = 12, minus 2 excluded (nodes 2, localsgd), minus 4 on
   // 8 nodes (the site has 4): 6 points, twice each
@@ -142,21 +157,28 @@ experiments:
 
 TEST(Config, LauncherLinesTranslateOnePlacement) {
   Point p;
-  p.kind = "train", p.experiment = "e", p.id = "0123456789abcdef", p.nodes = 2, p.ranks_per_node = 4, p.threads = 3;
+  p.kind = "train", p.experiment = "e", p.id = "0123456789abcdef", p.nodes = 2,
+  p.ranks_per_node = 4, p.threads = 3;
   p.args = {"--model", "m"};
   const LaunchOptions o{.dlscale = "dlscale", .out = "r.jsonl", .campaign = "c"};
   SiteConfig s;
   s.name = "x";
   s.launcher.kind = "srun";
-  EXPECT_EQ(launch_line(s, p, o), "srun -N 2 --ntasks-per-node=4 --cpus-per-task=3 --cpu-bind=cores --mpi=pmix dlscale train "
-                                  "--model m --site x --out r.jsonl");
+  EXPECT_EQ(
+      launch_line(s, p, o),
+      "srun -N 2 --ntasks-per-node=4 --cpus-per-task=3 --cpu-bind=cores --mpi=pmix dlscale train "
+      "--model m --site x --out r.jsonl");
   s.launcher.kind = "aprun";
-  EXPECT_EQ(launch_line(s, p, o), "aprun -n 8 -N 4 -d 3 -cc depth dlscale train --model m --site x --out r.jsonl");
+  EXPECT_EQ(launch_line(s, p, o),
+            "aprun -n 8 -N 4 -d 3 -cc depth dlscale train --model m --site x --out r.jsonl");
   s.launcher.kind = "jsrun", s.launcher.gpus_per_rank = 1;
-  EXPECT_EQ(launch_line(s, p, o), "jsrun -n 8 -a 1 -c 3 -g 1 -r 4 -b packed:3 dlscale train --model m --site x --out r.jsonl");
+  EXPECT_EQ(
+      launch_line(s, p, o),
+      "jsrun -n 8 -a 1 -c 3 -g 1 -r 4 -b packed:3 dlscale train --model m --site x --out r.jsonl");
   s.launcher.kind = "mpirun";
-  EXPECT_EQ(launch_line(s, p, o), "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
-                                  "--model m --site x --out r.jsonl");
+  EXPECT_EQ(launch_line(s, p, o),
+            "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
+            "--model m --site x --out r.jsonl");
   EXPECT_EQ(shell_quote("a b'c"), "'a b'\\''c'");
 }
 
@@ -169,11 +191,17 @@ TEST(Config, AcceptanceVerdictsOverACampaign) {
     {"id": "a", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
     {"id": "b", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
     {"id": "c", "experiment": "train", "assignment": {"ranks_per_node": "1"}}]})";
-  const std::string head = R"({"schema": "dlscale.record/1", "kind": "train", "benchmark": "m", "params": {}, "status": "ok", )";
+  const std::string head =
+      R"({"schema": "dlscale.record/1", "kind": "train", "benchmark": "m", "params": {}, "status": "ok", )";
   std::ofstream(dir / "records.jsonl")
-      << head << R"("harness_point": "a", "metrics": {"images_per_s": 120, "phase_s": {"sync": 0.002}}})" << "\n"
-      << head << R"("harness_point": "b", "metrics": {"images_per_s": 180, "phase_s": {"sync": 0.004}}})" << "\n"
-      << head << R"("harness_point": "c", "metrics": {"images_per_s": 90, "phase_s": {"sync": 0}}})" << "\n";
+      << head
+      << R"("harness_point": "a", "metrics": {"images_per_s": 120, "phase_s": {"sync": 0.002}}})"
+      << "\n"
+      << head
+      << R"("harness_point": "b", "metrics": {"images_per_s": 180, "phase_s": {"sync": 0.004}}})"
+      << "\n"
+      << head << R"("harness_point": "c", "metrics": {"images_per_s": 90, "phase_s": {"sync": 0}}})"
+      << "\n";
   const Plan p = load_plan(write("accept_plan.yaml", R"(name: p
 experiments:
   - {name: train, kind: train, sweep: {ranks_per_node: [1, 2]}}
@@ -182,7 +210,8 @@ acceptance:
   - {experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">", bound: 150}
   - {experiment: train, metric: phase_s.sync, direction: "<=", bound: 0.001}
   - {experiment: train, metric: images_per_s, where: {ranks_per_node: 4}, bound: 0}
-)"), kRoot);
+)"),
+                           kRoot);
   const auto v = evaluate_acceptance(p, read_campaign(dir.string()));
   ASSERT_EQ(v.size(), 4u);
   EXPECT_EQ(v[0].result, "PASS");
@@ -200,14 +229,17 @@ acceptance:
 TEST(Config, RepeatsAreSummarisedWithMeanAndStd) {
   const auto dir = std::filesystem::temp_directory_path() / "dls_summary_test";
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "manifest.json") << R"({"points": [{"id": "r0", "experiment": "t"}, {"id": "r1", "experiment": "t"},
+  std::ofstream(dir / "manifest.json")
+      << R"({"points": [{"id": "r0", "experiment": "t"}, {"id": "r1", "experiment": "t"},
     {"id": "r2", "experiment": "t"}, {"id": "q", "experiment": "t"}]})";
   std::ofstream f(dir / "records.jsonl");
   for (auto [hp, v] : {std::pair<const char*, int>{"r0", 100}, {"r1", 110}, {"r2", 120}})
-    f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "A", "status": "ok", "harness_point": ")" << hp
-      << R"(", "metrics": {"images_per_s": )" << v << "}}\n";
-  f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "B", "status": "ok", "harness_point": "q", "metrics": {"images_per_s": 7}})" << "\n";
-  f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "B", "status": "failed", "harness_point": "q", "metrics": {"images_per_s": 1000}})" << "\n";
+    f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "A", "status": "ok", "harness_point": ")"
+      << hp << R"(", "metrics": {"images_per_s": )" << v << "}}\n";
+  f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "B", "status": "ok", "harness_point": "q", "metrics": {"images_per_s": 7}})"
+    << "\n";
+  f << R"({"schema": "dlscale.record/1", "params": {}, "kind": "train", "benchmark": "m", "point_id": "B", "status": "failed", "harness_point": "q", "metrics": {"images_per_s": 1000}})"
+    << "\n";
   f.close();
   const auto rows = summarize_campaign(read_campaign(dir.string()));
   ASSERT_EQ(rows.size(), 2u);

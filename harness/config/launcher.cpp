@@ -10,8 +10,10 @@ namespace {
 std::string single_quoted(const std::string& s) {
   std::string q = "'";
   for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
+    if (c == '\'')
+      q += "'\\''";
+    else
+      q += c;
   }
   q += '\'';
   return q;
@@ -20,7 +22,10 @@ std::string single_quoted(const std::string& s) {
 }  // namespace
 
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == std::string::npos)
+  if (!s.empty() &&
+      s.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") ==
+          std::string::npos)
     return s;
   return single_quoted(s);
 }
@@ -32,21 +37,28 @@ std::vector<std::string> launch_argv(const SiteConfig& s, const Point& p, const 
   const auto add = [&a](auto... xs) { (a.push_back(fmt::format("{}", xs)), ...); };
   if (l.kind == "mpirun") {
     add("mpirun", "-np", ranks);
-    if (l.bind == "none") add("--bind-to", "none");
-    else add("--map-by", fmt::format("ppr:{}:node:PE={}", p.ranks_per_node, t), "--bind-to", l.bind);
+    if (l.bind == "none")
+      add("--bind-to", "none");
+    else
+      add("--map-by", fmt::format("ppr:{}:node:PE={}", p.ranks_per_node, t), "--bind-to", l.bind);
     if (l.oversubscribe) add("--oversubscribe");
     for (const auto& [k, v] : s.environment)
       if (k != "OMP_NUM_THREADS") add("-x", k);
     add("-x", "OMP_NUM_THREADS");
   } else if (l.kind == "srun") {
-    add("srun", "-N", p.nodes, fmt::format("--ntasks-per-node={}", p.ranks_per_node), fmt::format("--cpus-per-task={}", t));
+    add("srun", "-N", p.nodes, fmt::format("--ntasks-per-node={}", p.ranks_per_node),
+        fmt::format("--cpus-per-task={}", t));
     if (l.gpus_per_rank > 0) add(fmt::format("--gpus-per-task={}", l.gpus_per_rank));
-    add(fmt::format("--cpu-bind={}", l.bind == "core" ? "cores" : l.bind == "socket" ? "sockets" : "none"), "--mpi=pmix");
+    add(fmt::format("--cpu-bind={}", l.bind == "core"     ? "cores"
+                                     : l.bind == "socket" ? "sockets"
+                                                          : "none"),
+        "--mpi=pmix");
   } else if (l.kind == "aprun") {
-    add("aprun", "-n", ranks, "-N", p.ranks_per_node, "-d", t, "-cc", l.bind == "none" ? "none" : "depth");
+    add("aprun", "-n", ranks, "-N", p.ranks_per_node, "-d", t, "-cc",
+        l.bind == "none" ? "none" : "depth");
   } else if (l.kind == "jsrun") {
-    add("jsrun", "-n", ranks, "-a", 1, "-c", t, "-g", l.gpus_per_rank, "-r", p.ranks_per_node,
-        "-b", l.bind == "none" ? std::string("none") : fmt::format("packed:{}", t));
+    add("jsrun", "-n", ranks, "-a", 1, "-c", t, "-g", l.gpus_per_rank, "-r", p.ranks_per_node, "-b",
+        l.bind == "none" ? std::string("none") : fmt::format("packed:{}", t));
   }
   for (const auto& f : l.extra_flags) a.push_back(f);
   a.push_back(o.dlscale);
@@ -73,24 +85,30 @@ std::string batch_script(const SiteConfig& s, const Point& p, const LaunchOption
   const std::string job = fmt::format("dlscale-{}-{}", p.experiment, p.id.substr(0, 8));
   std::string h = "#!/bin/bash\n";
   if (q.kind == "slurm") {
-    h += fmt::format("#SBATCH --job-name={}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n#SBATCH --cpus-per-task={}\n"
-                     "#SBATCH --time={}\n", job, p.nodes, p.ranks_per_node, p.threads, q.time_limit);
-    if (s.launcher.gpus_per_rank > 0) h += fmt::format("#SBATCH --gpus-per-task={}\n", s.launcher.gpus_per_rank);
+    h += fmt::format(
+        "#SBATCH --job-name={}\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node={}\n#SBATCH "
+        "--cpus-per-task={}\n"
+        "#SBATCH --time={}\n",
+        job, p.nodes, p.ranks_per_node, p.threads, q.time_limit);
+    if (s.launcher.gpus_per_rank > 0)
+      h += fmt::format("#SBATCH --gpus-per-task={}\n", s.launcher.gpus_per_rank);
     if (!q.partition.empty()) h += fmt::format("#SBATCH --partition={}\n", q.partition);
     if (!q.account.empty()) h += fmt::format("#SBATCH --account={}\n", q.account);
     if (!q.qos.empty()) h += fmt::format("#SBATCH --qos={}\n", q.qos);
     h += fmt::format("#SBATCH --output={}.%j.out\n", job);
   } else if (q.kind == "pbs") {
     const int per_node = s.node.cores * s.node.threads_per_core;
-    h += fmt::format("#PBS -N {}\n#PBS -l select={}:ncpus={}:mpiprocs={}:ompthreads={}\n#PBS -l walltime={}\n", job, p.nodes,
-                     per_node, p.ranks_per_node, p.threads, q.time_limit);
+    h += fmt::format(
+        "#PBS -N {}\n#PBS -l select={}:ncpus={}:mpiprocs={}:ompthreads={}\n#PBS -l walltime={}\n",
+        job, p.nodes, per_node, p.ranks_per_node, p.threads, q.time_limit);
     if (!q.partition.empty()) h += fmt::format("#PBS -q {}\n", q.partition);
     if (!q.account.empty()) h += fmt::format("#PBS -A {}\n", q.account);
     h += "cd \"$PBS_O_WORKDIR\"\n";
   } else if (q.kind == "lsf") {
     int hh = 0, mm = 0, ss = 0;
     std::sscanf(q.time_limit.c_str(), "%d:%d:%d", &hh, &mm, &ss);
-    h += fmt::format("#BSUB -J {}\n#BSUB -nnodes {}\n#BSUB -W {}\n", job, p.nodes, hh * 60 + mm + (ss > 0 ? 1 : 0));
+    h += fmt::format("#BSUB -J {}\n#BSUB -nnodes {}\n#BSUB -W {}\n", job, p.nodes,
+                     hh * 60 + mm + (ss > 0 ? 1 : 0));
     if (!q.partition.empty()) h += fmt::format("#BSUB -q {}\n", q.partition);
     if (!q.account.empty()) h += fmt::format("#BSUB -P {}\n", q.account);
     h += fmt::format("#BSUB -o {}.%J.out\n", job);

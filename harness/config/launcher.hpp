@@ -19,9 +19,9 @@
 namespace dls {
 
 struct LaunchOptions {
-  std::string dlscale;       // the binary to run
-  std::string out;           // records file for --out
-  std::string campaign;      // job names
+  std::string dlscale;   // the binary to run
+  std::string out;       // records file for --out
+  std::string campaign;  // job names
 };
 
 // argv of the launcher line (the environment is set by the runner, or exported in scripts).

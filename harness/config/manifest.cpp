@@ -1,11 +1,11 @@
 // The campaign manifest (see manifest.hpp).
 #include "harness/config/manifest.hpp"
 
-#include <filesystem>
-#include <map>
-
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness/config/campaign.hpp"
@@ -18,23 +18,37 @@ namespace dls {
 namespace {
 
 nlohmann::json point_json(const Point& p) {
-  return {{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat},
-          {"args", p.args}, {"time_limit_s", p.time_limit_s}};
+  return {{"id", p.id},
+          {"experiment", p.experiment},
+          {"assignment", p.assignment},
+          {"repeat", p.repeat},
+          {"args", p.args},
+          {"time_limit_s", p.time_limit_s}};
 }
 
 nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Expansion& ex) {
   nlohmann::json pts = nlohmann::json::array();
   for (const Point& p : ex.points) pts.push_back(point_json(p));
-  return {{"schema", "dlscale.campaign/1"}, {"plan", plan.name}, {"plan_file", plan.file}, {"site", site.name},
-          {"site_file", site.file}, {"plan_hash", plan_hash(site, ex)}, {"points", pts}, {"clipped", ex.clipped},
+  return {{"schema", "dlscale.campaign/1"},
+          {"plan", plan.name},
+          {"plan_file", plan.file},
+          {"site", site.name},
+          {"site_file", site.file},
+          {"plan_hash", plan_hash(site, ex)},
+          {"points", pts},
+          {"clipped", ex.clipped},
           {"provenance", capture_provenance({.site = site.name, .command_line = "dlscale run"})}};
 }
 
 std::string describe(const nlohmann::json& p) {
   std::string a;
-  const nlohmann::json assignment = p.contains("assignment") && p["assignment"].is_object() ? p["assignment"] : nlohmann::json::object();
-  for (const auto& [k, v] : assignment.items())  // a named copy: items() of a temporary would dangle
-    a += fmt::format("{}{}={}", a.empty() ? "" : " ", k, v.is_string() ? v.get<std::string>() : v.dump());
+  const nlohmann::json assignment = p.contains("assignment") && p["assignment"].is_object()
+                                        ? p["assignment"]
+                                        : nlohmann::json::object();
+  for (const auto& [k, v] :
+       assignment.items())  // a named copy: items() of a temporary would dangle
+    a += fmt::format("{}{}={}", a.empty() ? "" : " ", k,
+                     v.is_string() ? v.get<std::string>() : v.dump());
   std::string args;
   if (p.contains("args") && p["args"].is_array())
     for (const auto& x : p["args"]) {
@@ -43,7 +57,8 @@ std::string describe(const nlohmann::json& p) {
     }
   if (args.size() > 100) args = args.substr(0, 97) + "...";
   const long repeat = json_count(p, "repeat", 0);
-  return fmt::format("{} {}{}{}", json_text(p, "experiment"), a, repeat > 0 ? fmt::format(" repeat {}", repeat) : "",
+  return fmt::format("{} {}{}{}", json_text(p, "experiment"), a,
+                     repeat > 0 ? fmt::format(" repeat {}", repeat) : "",
                      args.empty() ? "" : fmt::format(" [{}]", args));
 }
 
@@ -64,22 +79,31 @@ std::string plan_changes(const nlohmann::json& old, const nlohmann::json& now) {
   for (const auto& [id, p] : a)
     if (!b.count(id)) removed.push_back(describe(p));
   for (const auto& [id, p] : b) {
-    if (!a.count(id)) added.push_back(describe(p));
-    else if (a[id].contains("args") && (a[id]["args"] != p["args"] || json_number(a[id], "time_limit_s") != json_number(p, "time_limit_s")))
+    if (!a.count(id))
+      added.push_back(describe(p));
+    else if (a[id].contains("args") &&
+             (a[id]["args"] != p["args"] ||
+              json_number(a[id], "time_limit_s") != json_number(p, "time_limit_s")))
       changed.push_back(describe(p));
   }
   std::vector<std::string> what;
   if (json_text(old, "site") != json_text(now, "site"))
     what.push_back(fmt::format("site {} -> {}", json_text(old, "site"), json_text(now, "site")));
-  if (!removed.empty()) what.push_back(fmt::format("{} points removed ({})", removed.size(), some(removed)));
-  if (!added.empty()) what.push_back(fmt::format("{} points added ({})", added.size(), some(added)));
-  if (!changed.empty()) what.push_back(fmt::format("{} points with other arguments or time limits ({})", changed.size(), some(changed)));
+  if (!removed.empty())
+    what.push_back(fmt::format("{} points removed ({})", removed.size(), some(removed)));
+  if (!added.empty())
+    what.push_back(fmt::format("{} points added ({})", added.size(), some(added)));
+  if (!changed.empty())
+    what.push_back(fmt::format("{} points with other arguments or time limits ({})", changed.size(),
+                               some(changed)));
   std::string s;
   for (const auto& w : what) s += (s.empty() ? "" : "; ") + w;
   return s;
 }
 
-std::size_t a_size(const nlohmann::json& m) { return m.contains("points") && m["points"].is_array() ? m["points"].size() : 0; }
+std::size_t a_size(const nlohmann::json& m) {
+  return m.contains("points") && m["points"].is_array() ? m["points"].size() : 0;
+}
 
 }  // namespace
 
@@ -90,8 +114,8 @@ std::string plan_hash(const SiteConfig& site, const Expansion& ex) {
   return point_id({{"site", site.name}, {"points", by_id}});
 }
 
-std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site, const Expansion& ex,
-                             bool allow_change) {
+std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site,
+                             const Expansion& ex, bool allow_change) {
   const std::string file = dir + "/manifest.json";
   nlohmann::json now = make_manifest(plan, site, ex);
   if (!std::filesystem::exists(file)) {
@@ -105,16 +129,26 @@ std::string prepare_manifest(const std::string& dir, const Plan& plan, const Sit
   if (!old.contains("plan_hash") && changes.empty()) return "";
   const std::string what = changes.empty() ? "the expanded plan's hash differs" : changes;
   if (!allow_change)
-    throw ConfigError(fmt::format("{}: this campaign was started with another plan or site: {}. Run it with the plan it was "
-                                  "started with, choose a new --campaign, or give --allow-plan-change to go on with this one "
-                                  "(the records of the old points stay)", file, what));
-  nlohmann::json history = old.contains("plan_history") && old["plan_history"].is_array() ? old["plan_history"] : nlohmann::json::array();
-  history.push_back({{"plan_hash", json_text(old, "plan_hash")}, {"plan_file", json_text(old, "plan_file")},
-                     {"points", a_size(old)},
-                     {"replaced", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))}, {"changes", what}});
+    throw ConfigError(fmt::format(
+        "{}: this campaign was started with another plan or site: {}. Run it with the plan it was "
+        "started with, choose a new --campaign, or give --allow-plan-change to go on with this one "
+        "(the records of the old points stay)",
+        file, what));
+  nlohmann::json history = old.contains("plan_history") && old["plan_history"].is_array()
+                               ? old["plan_history"]
+                               : nlohmann::json::array();
+  history.push_back(
+      {{"plan_hash", json_text(old, "plan_hash")},
+       {"plan_file", json_text(old, "plan_file")},
+       {"points", a_size(old)},
+       {"replaced", fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)))},
+       {"changes", what}});
   now["plan_history"] = history;
   write_file_atomic(file, now.dump(2) + "\n");
-  return fmt::format("the plan changed (--allow-plan-change): {}; manifest.json rewritten, the old plan kept in plan_history", what);
+  return fmt::format(
+      "the plan changed (--allow-plan-change): {}; manifest.json rewritten, the old plan kept in "
+      "plan_history",
+      what);
 }
 
 }  // namespace dls

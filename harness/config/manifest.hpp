@@ -15,8 +15,8 @@ namespace dls {
 
 // Writes (new campaign) or checks (resumed one) DIR/manifest.json. Returns a line for the log
 // ("" when there is nothing to say).
-std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site, const Expansion& ex,
-                             bool allow_change);
+std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site,
+                             const Expansion& ex, bool allow_change);
 
 std::string plan_hash(const SiteConfig& site, const Expansion& ex);
 

@@ -1,10 +1,10 @@
 // Plan parsing and expansion (see plan.hpp).
 #include "harness/config/plan.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
@@ -18,15 +18,20 @@ const std::vector<std::string> kLauncherAxes = {"nodes", "ranks_per_node", "thre
 // flags the harness sets itself on every point: a plan may not set them
 const std::vector<std::string> kReservedFlags = {"out", "site"};
 
-bool is_launcher_axis(const std::string& a) { return std::find(kLauncherAxes.begin(), kLauncherAxes.end(), a) != kLauncherAxes.end(); }
+bool is_launcher_axis(const std::string& a) {
+  return std::find(kLauncherAxes.begin(), kLauncherAxes.end(), a) != kLauncherAxes.end();
+}
 
 // The largest value of each launcher axis (and of a strong-scaling global batch): products of
 // them stay far inside a long.
-long axis_max(const std::string& axis) { return axis == "nodes" ? 1L << 20 : axis == "batch" ? 1L << 30 : 1L << 16; }
+long axis_max(const std::string& axis) {
+  return axis == "nodes" ? 1L << 20 : axis == "batch" ? 1L << 30 : 1L << 16;
+}
 
 // A decimal integer in [1, max], else -1 (no exceptions, no overflow: at most 10 digits).
 long positive_int(const std::string& v, long max) {
-  if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
+  if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
   const long x = std::stol(v);
   return x >= 1 && x <= max ? x : -1;
 }
@@ -34,20 +39,26 @@ long positive_int(const std::string& v, long max) {
 std::string scalar_text(const YAML::Node& n) { return n.as<std::string>(); }
 
 // A mapping key or value that must be a scalar: its text, else a ConfigError at `key`.
-std::string scalar_at(YamlMap& m, const std::string& key, const YAML::Node& n, const std::string& what) {
-  if (!n.IsScalar()) m.fail(key, fmt::format("{}: expected a single value, not a list or a mapping", what));
+std::string scalar_at(YamlMap& m, const std::string& key, const YAML::Node& n,
+                      const std::string& what) {
+  if (!n.IsScalar())
+    m.fail(key, fmt::format("{}: expected a single value, not a list or a mapping", what));
   return n.as<std::string>();
 }
 
 // A flag name (args key or sweep axis) a plan may use.
 void check_flag(YamlMap& m, const std::string& key, const std::string& flag) {
-  if (const std::string why = bad_flag(flag); !why.empty()) m.fail(key, fmt::format("'{}': {}", flag, why));
+  if (const std::string why = bad_flag(flag); !why.empty())
+    m.fail(key, fmt::format("'{}': {}", flag, why));
   if (std::find(kReservedFlags.begin(), kReservedFlags.end(), flag) != kReservedFlags.end())
-    m.fail(key, fmt::format("'{}' is set by the harness on every point; a plan cannot set it", flag));
+    m.fail(key,
+           fmt::format("'{}' is set by the harness on every point; a plan cannot set it", flag));
 }
 
-void check_value(YamlMap& m, const std::string& key, const std::string& flag, const std::string& v) {
-  if (const std::string why = bad_arg_value(v); !why.empty()) m.fail(key, fmt::format("{}: {}", flag, why));
+void check_value(YamlMap& m, const std::string& key, const std::string& flag,
+                 const std::string& v) {
+  if (const std::string why = bad_arg_value(v); !why.empty())
+    m.fail(key, fmt::format("{}: {}", flag, why));
 }
 
 Experiment read_experiment(YamlMap m, const std::string& where) {
@@ -61,7 +72,8 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
     for (const auto& kv : a) {
       const std::string flag = scalar_text(kv.first);
       check_flag(m, "args", flag);
-      if (is_launcher_axis(flag)) m.fail("args", fmt::format("'{}' is placement: give it under sweep", flag));
+      if (is_launcher_axis(flag))
+        m.fail("args", fmt::format("'{}' is placement: give it under sweep", flag));
       const std::string v = scalar_at(m, "args", kv.second, flag);
       check_value(m, "args", flag, v);
       e.args.emplace_back(flag, v);
@@ -73,20 +85,24 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
       const std::string axis = scalar_text(kv.first);
       check_flag(m, "sweep", axis);
       for (const auto& [flag, v] : e.args)
-        if (flag == axis) m.fail("sweep", fmt::format("'{}' is also a fixed argument (args)", axis));
+        if (flag == axis)
+          m.fail("sweep", fmt::format("'{}' is also a fixed argument (args)", axis));
       std::vector<std::string> vals;
-      if (kv.second.IsScalar()) vals.push_back(scalar_text(kv.second));
+      if (kv.second.IsScalar())
+        vals.push_back(scalar_text(kv.second));
       else if (kv.second.IsSequence())
         for (const auto& v : kv.second) {
           if (!v.IsScalar()) m.fail("sweep", fmt::format("{}: expected a list of scalars", axis));
           vals.push_back(scalar_text(v));
         }
-      else m.fail("sweep", fmt::format("{}: expected a value or a list", axis));
+      else
+        m.fail("sweep", fmt::format("{}: expected a value or a list", axis));
       if (vals.empty()) m.fail("sweep", fmt::format("{}: an empty list makes no points", axis));
       for (const std::string& v : vals) {
         check_value(m, "sweep", axis, v);
         if (is_launcher_axis(axis) && positive_int(v, axis_max(axis)) < 0)
-          m.fail("sweep", fmt::format("{}: '{}' is not an integer in [1, {}]", axis, v, axis_max(axis)));
+          m.fail("sweep",
+                 fmt::format("{}: '{}' is not an integer in [1, {}]", axis, v, axis_max(axis)));
       }
       e.axes.emplace_back(axis, vals);
     }
@@ -105,7 +121,8 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
       if (g.size() < 2) m.fail("zip", "a zip group needs at least two axes");
       for (const auto& a : g) {
         if (axis_index(a) < 0) m.fail("zip", fmt::format("'{}' is not a sweep axis", a));
-        if (e.axes[std::size_t(axis_index(a))].second.size() != e.axes[std::size_t(axis_index(g[0]))].second.size())
+        if (e.axes[std::size_t(axis_index(a))].second.size() !=
+            e.axes[std::size_t(axis_index(g[0]))].second.size())
           m.fail("zip", fmt::format("axes {} and {} have different lengths", g[0], a));
       }
       e.zips.push_back(g);
@@ -117,23 +134,27 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
       if (!item.IsMap()) m.fail("exclude", "expected a list of {axis: value} mappings");
       std::map<std::string, std::string> ex;
       for (const auto& kv : item) {
-        if (axis_index(scalar_text(kv.first)) < 0) m.fail("exclude", fmt::format("'{}' is not a sweep axis", scalar_text(kv.first)));
+        if (axis_index(scalar_text(kv.first)) < 0)
+          m.fail("exclude", fmt::format("'{}' is not a sweep axis", scalar_text(kv.first)));
         ex[scalar_text(kv.first)] = scalar_at(m, "exclude", kv.second, scalar_text(kv.first));
       }
       e.excludes.push_back(ex);
     }
   }
   e.scaling = m.str("scaling", "weak");
-  if (e.scaling != "weak" && e.scaling != "strong") m.fail("scaling", fmt::format("'{}': expected weak or strong", e.scaling));
+  if (e.scaling != "weak" && e.scaling != "strong")
+    m.fail("scaling", fmt::format("'{}': expected weak or strong", e.scaling));
   if (e.scaling == "strong")
     for (const auto& [axis, vals] : e.axes)
       for (const auto& v : vals)
         if (axis == "batch" && positive_int(v, axis_max("batch")) < 0)
-          m.fail("sweep", fmt::format("batch: '{}' is not an integer in [1, {}] (strong scaling divides it by the ranks)", v,
-                                      axis_max("batch")));
+          m.fail("sweep", fmt::format("batch: '{}' is not an integer in [1, {}] (strong scaling "
+                                      "divides it by the ranks)",
+                                      v, axis_max("batch")));
   e.repeats = int(m.integer("repeats", 1, 1, 1000));
   if (m.has("time_limit")) e.time_limit_s = m.quantity("time_limit", "s");
-  if (!(e.time_limit_s > 0)) m.fail("time_limit", "must be positive (e.g. '10 min' is not accepted: write 600 s)");
+  if (!(e.time_limit_s > 0))
+    m.fail("time_limit", "must be positive (e.g. '10 min' is not accepted: write 600 s)");
   m.done();
   (void)where;
   return e;
@@ -143,9 +164,11 @@ Experiment read_experiment(YamlMap m, const std::string& where) {
 
 Plan load_plan(const std::string& name_or_path, const std::string& root) {
   const bool path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml");
-  const std::string file = path ? name_or_path : fmt::format("{}/harness/plans/{}.yaml", root, name_or_path);
+  const std::string file =
+      path ? name_or_path : fmt::format("{}/harness/plans/{}.yaml", root, name_or_path);
   if (!std::filesystem::is_regular_file(file))
-    throw ConfigError(fmt::format("plan '{}': no file {} (shipped plans: {})", name_or_path, file, fmt::join(shipped_plans(root), ", ")));
+    throw ConfigError(fmt::format("plan '{}': no file {} (shipped plans: {})", name_or_path, file,
+                                  fmt::join(shipped_plans(root), ", ")));
   YamlMap top(load_yaml_file(file), file, "plan");
   Plan p;
   p.file = file;
@@ -158,12 +181,15 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
     r.done();
   }
   const YAML::Node ex = top.node("experiments");
-  if (!ex || !ex.IsSequence() || ex.size() == 0) top.fail("experiments", "required: a non-empty list of experiments");
+  if (!ex || !ex.IsSequence() || ex.size() == 0)
+    top.fail("experiments", "required: a non-empty list of experiments");
   for (std::size_t i = 0; i < ex.size(); ++i) {
-    p.experiments.push_back(read_experiment(YamlMap(ex[i], file, fmt::format("plan.experiments[{}]", i)), ""));
+    p.experiments.push_back(
+        read_experiment(YamlMap(ex[i], file, fmt::format("plan.experiments[{}]", i)), ""));
     for (std::size_t j = 0; j + 1 < p.experiments.size(); ++j)
       if (p.experiments[j].name == p.experiments.back().name)
-        throw ConfigError(fmt::format("{}: plan.experiments[{}].name: '{}' is used twice", top.at(ex[i]), i, p.experiments.back().name));
+        throw ConfigError(fmt::format("{}: plan.experiments[{}].name: '{}' is used twice",
+                                      top.at(ex[i]), i, p.experiments.back().name));
   }
   if (const YAML::Node acc = top.node("acceptance")) {
     if (!acc.IsSequence()) top.fail("acceptance", "expected a list of criteria");
@@ -180,10 +206,12 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
       k.description = c.str("description", "");
       if (const YAML::Node w = c.node("where")) {
         if (!w.IsMap()) c.fail("where", "expected a mapping axis: value");
-        for (const auto& kv : w) k.where[scalar_text(kv.first)] = scalar_at(c, "where", kv.second, scalar_text(kv.first));
+        for (const auto& kv : w)
+          k.where[scalar_text(kv.first)] = scalar_at(c, "where", kv.second, scalar_text(kv.first));
       }
       c.done();
-      if (std::none_of(p.experiments.begin(), p.experiments.end(), [&](const Experiment& e) { return e.name == k.experiment; }))
+      if (std::none_of(p.experiments.begin(), p.experiments.end(),
+                       [&](const Experiment& e) { return e.name == k.experiment; }))
         c.fail("experiment", fmt::format("'{}' is not an experiment of this plan", k.experiment));
       p.acceptance.push_back(k);
     }
@@ -192,7 +220,9 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
   return p;
 }
 
-std::vector<std::string> shipped_plans(const std::string& root) { return yaml_names_in(root + "/harness/plans"); }
+std::vector<std::string> shipped_plans(const std::string& root) {
+  return yaml_names_in(root + "/harness/plans");
+}
 
 namespace {
 
@@ -214,38 +244,49 @@ std::vector<std::vector<std::size_t>> axis_groups(const Experiment& e) {
 
 // The points an experiment can make before excludes (combinations x repeats), refused over
 // `cap` before any is made: the product is computed without overflow.
-void check_count(const Experiment& e, const std::vector<std::vector<std::size_t>>& groups, long cap, long& total) {
+void check_count(const Experiment& e, const std::vector<std::vector<std::size_t>>& groups, long cap,
+                 long& total) {
   long n = e.repeats;
   for (const auto& g : groups) {
     const long len = long(e.axes[g[0]].second.size());
-    if (n > cap / len) n = cap + 1;
-    else n *= len;
+    if (n > cap / len)
+      n = cap + 1;
+    else
+      n *= len;
   }
   if (n > cap - total)
-    throw ConfigError(fmt::format("plan experiment {}: expands to more than {} points (with the experiments before it); "
-                                  "a plan's expansion is capped at {} (--max-points)", e.name, cap, cap));
+    throw ConfigError(fmt::format(
+        "plan experiment {}: expands to more than {} points (with the experiments before it); "
+        "a plan's expansion is capped at {} (--max-points)",
+        e.name, cap, cap));
   total += n;
 }
 
 // Why a point cannot run on the site ("" when it can).
 std::string clip_reason(const Point& p, const SiteConfig& site) {
   const long hw = long(site.node.cores) * site.node.threads_per_core;
-  if (p.nodes > site.max_nodes) return fmt::format("{} nodes > the site's {}", p.nodes, site.max_nodes);
+  if (p.nodes > site.max_nodes)
+    return fmt::format("{} nodes > the site's {}", p.nodes, site.max_nodes);
   if (!site.launcher.oversubscribe && long(p.ranks_per_node) * p.threads > hw)
-    return fmt::format("{} ranks x {} threads a node > the site's {} hardware threads", p.ranks_per_node, p.threads, hw);
-  if (site.launcher.kind == "local" && long(p.nodes) * p.ranks_per_node > 1) return "the local launcher runs one rank";
+    return fmt::format("{} ranks x {} threads a node > the site's {} hardware threads",
+                       p.ranks_per_node, p.threads, hw);
+  if (site.launcher.kind == "local" && long(p.nodes) * p.ranks_per_node > 1)
+    return "the local launcher runs one rank";
   return "";
 }
 
 // The point of one assignment, its args made; a reason in `clip` when the site cannot run it.
-Point make_point(const Experiment& e, std::map<std::string, std::string> a, const SiteConfig& site, std::string& clip) {
+Point make_point(const Experiment& e, std::map<std::string, std::string> a, const SiteConfig& site,
+                 std::string& clip) {
   Point p;
   p.experiment = e.name, p.kind = e.kind, p.time_limit_s = e.time_limit_s;
   // launcher axes were checked as integers in [1, axis_max] when the plan was read
   p.nodes = a.count("nodes") ? int(positive_int(a["nodes"], axis_max("nodes"))) : 1;
-  p.ranks_per_node = a.count("ranks_per_node") ? int(positive_int(a["ranks_per_node"], axis_max("ranks_per_node")))
-                                               : site.launcher.ranks_per_node;
-  p.threads = a.count("threads") ? int(positive_int(a["threads"], axis_max("threads"))) : site.launcher.threads_per_rank;
+  p.ranks_per_node = a.count("ranks_per_node")
+                         ? int(positive_int(a["ranks_per_node"], axis_max("ranks_per_node")))
+                         : site.launcher.ranks_per_node;
+  p.threads = a.count("threads") ? int(positive_int(a["threads"], axis_max("threads")))
+                                 : site.launcher.threads_per_rank;
   a["nodes"] = std::to_string(p.nodes), a["ranks_per_node"] = std::to_string(p.ranks_per_node);
   a["threads"] = std::to_string(p.threads);
   p.assignment = a;
@@ -266,7 +307,8 @@ Point make_point(const Experiment& e, std::map<std::string, std::string> a, cons
     }
     p.args.push_back(fmt::format("--{}", k)), p.args.push_back(val);
   }
-  if (e.kind != "collectives") p.args.push_back("--threads"), p.args.push_back(std::to_string(p.threads));
+  if (e.kind != "collectives")
+    p.args.push_back("--threads"), p.args.push_back(std::to_string(p.threads));
   return p;
 }
 
@@ -278,15 +320,21 @@ void expand_experiment(const Experiment& e, const SiteConfig& site, Expansion& o
     for (std::size_t g = 0; g < groups.size(); ++g)
       for (std::size_t i : groups[g]) a[e.axes[i].first] = e.axes[i].second[at[g]];
     const bool excluded = std::any_of(e.excludes.begin(), e.excludes.end(), [&](const auto& ex) {
-      return std::all_of(ex.begin(), ex.end(), [&](const auto& kv) { return a.count(kv.first) && a.at(kv.first) == kv.second; });
+      return std::all_of(ex.begin(), ex.end(), [&](const auto& kv) {
+        return a.count(kv.first) && a.at(kv.first) == kv.second;
+      });
     });
     if (!excluded) {
       std::string clip;
       Point p = make_point(e, a, site, clip);
       if (!clip.empty()) {
-        out.clipped.push_back(fmt::format("{} {}: {}", e.name, nlohmann::json(p.assignment).dump(), clip));
+        out.clipped.push_back(
+            fmt::format("{} {}: {}", e.name, nlohmann::json(p.assignment).dump(), clip));
       } else {
-        nlohmann::json key = {{"experiment", e.name}, {"kind", e.kind}, {"assignment", p.assignment}, {"args", e.args}};
+        nlohmann::json key = {{"experiment", e.name},
+                              {"kind", e.kind},
+                              {"assignment", p.assignment},
+                              {"args", e.args}};
         for (int r = 0; r < e.repeats; ++r) {
           p.repeat = r;
           key["repeat"] = r;
@@ -307,7 +355,8 @@ void expand_experiment(const Experiment& e, const SiteConfig& site, Expansion& o
 }  // namespace
 
 Expansion expand(const Plan& plan, const SiteConfig& site, long max_points) {
-  if (max_points < 1) throw ConfigError(fmt::format("--max-points {}: expected at least 1", max_points));
+  if (max_points < 1)
+    throw ConfigError(fmt::format("--max-points {}: expected at least 1", max_points));
   long total = 0;
   for (const Experiment& e : plan.experiments) check_count(e, axis_groups(e), max_points, total);
   Expansion out;

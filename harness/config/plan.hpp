@@ -19,13 +19,13 @@ namespace dls {
 
 struct Criterion {
   std::string experiment, metric, direction;  // direction: ">=", "<=", ">", "<"
-  std::map<std::string, std::string> where;    // axis -> value the points must have
+  std::map<std::string, std::string> where;   // axis -> value the points must have
   double bound = 0;
   std::string description;
 };
 
 struct Experiment {
-  std::string name, kind;  // kind: kernels | collectives | train
+  std::string name, kind;                                 // kind: kernels | collectives | train
   std::vector<std::pair<std::string, std::string>> args;  // fixed flags, in file order
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // in file order
   std::vector<std::vector<std::string>> zips;
@@ -43,7 +43,7 @@ struct Plan {
 
 // One run of a measuring process.
 struct Point {
-  std::string id;          // 16 hex digits, stable: experiment, kind and the canonical assignment
+  std::string id;  // 16 hex digits, stable: experiment, kind and the canonical assignment
   std::string experiment, kind;
   std::map<std::string, std::string> assignment;  // every axis -> value (launcher axes included)
   int nodes = 1, ranks_per_node = 1, threads = 1, repeat = 0;
@@ -51,7 +51,8 @@ struct Point {
   double time_limit_s = 600;
 };
 
-Plan load_plan(const std::string& name_or_path, const std::string& root);  // ConfigError with file:line:key
+Plan load_plan(const std::string& name_or_path,
+               const std::string& root);  // ConfigError with file:line:key
 std::vector<std::string> shipped_plans(const std::string& root);
 
 struct Expansion {

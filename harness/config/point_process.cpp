@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,8 +17,6 @@
 #include <set>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "harness/instrument/interrupt.hpp"
 #include "kernels/core/check.hpp"
 
@@ -26,7 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Session id and state of a process from /proc/PID/stat (fields 6 and 3, counted from the
 // command name's closing ')'); false when it is gone.
@@ -59,7 +60,8 @@ void for_each_in_session(pid_t sid, F f) {
 void stop_session(pid_t sid, double grace_s) {
   kill_session(sid, SIGTERM);
   const auto t0 = Clock::now();
-  while (session_alive(sid) && since(t0) < grace_s) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (session_alive(sid) && since(t0) < grace_s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   kill_session(sid, SIGKILL);
 }
 
@@ -70,7 +72,8 @@ bool say_to(int fd, char what, pid_t sid) {
 
 // The child's side of run_point, between fork and exec: a session of its own, announced to the
 // watchdog before anything else runs in it. Only async-signal-safe calls.
-[[noreturn]] void exec_point(char* const* argv, char* const* envp, int in_fd, int out_fd, int wd_fd) {
+[[noreturn]] void exec_point(char* const* argv, char* const* envp, int in_fd, int out_fd,
+                             int wd_fd) {
   ::setsid();
   char msg[32] = "S ";
   int n = 2;
@@ -132,17 +135,21 @@ bool session_alive(pid_t sid) {
 }
 
 Watchdog::Watchdog() {
-  ::signal(SIGPIPE, SIG_IGN);  // a watchdog gone: its pipe's writes fail with EPIPE, not kill the runner
+  ::signal(SIGPIPE,
+           SIG_IGN);  // a watchdog gone: its pipe's writes fail with EPIPE, not kill the runner
   int p[2], ready[2];
-  if (::pipe2(p, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
-  const std::string exe = self_exe(), fd_arg = std::to_string(p[0]), ready_arg = std::to_string(ready[1]);
+  if (::pipe2(p, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0)
+    throw Error(fmt::format("pipe: {}", std::strerror(errno)));
+  const std::string exe = self_exe(), fd_arg = std::to_string(p[0]),
+                    ready_arg = std::to_string(ready[1]);
   const pid_t pid = ::fork();
   if (pid < 0) throw Error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
     ::setsid();  // its own session: a signal to the runner's process group does not reach it
     ::fcntl(p[0], F_SETFD, 0), ::fcntl(ready[1], F_SETFD, 0);
-    char* const argv[] = {const_cast<char*>("dlscale"), const_cast<char*>("__watchdog"), const_cast<char*>(fd_arg.c_str()),
-                          const_cast<char*>(ready_arg.c_str()), nullptr};
+    char* const argv[] = {const_cast<char*>("dlscale"), const_cast<char*>("__watchdog"),
+                          const_cast<char*>(fd_arg.c_str()), const_cast<char*>(ready_arg.c_str()),
+                          nullptr};
     ::execv(exe.c_str(), argv);
     ::_exit(127);
   }
@@ -157,8 +164,11 @@ Watchdog::Watchdog() {
     ::close(fd_);
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
-    throw Error(fmt::format("the watchdog ({} __watchdog) did not start; without it a runner that dies would leave its point "
-                            "running", exe));
+    throw Error(
+        fmt::format("the watchdog ({} __watchdog) did not start; without it a runner that dies "
+                    "would leave its point "
+                    "running",
+                    exe));
   }
 }
 
@@ -170,10 +180,11 @@ Watchdog::~Watchdog() {
   ::waitpid(pid_, &st, 0);
 }
 
-PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& err_path,
-                       double limit_s, const Watchdog& wd) {
+PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                       const std::string& err_path, double limit_s, const Watchdog& wd) {
   std::vector<std::string> args = argv, envs = environment_with(env);
-  const std::vector<char*> a = pointers(args), e = pointers(envs);  // made before fork: the child only execs
+  const std::vector<char*> a = pointers(args),
+                           e = pointers(envs);  // made before fork: the child only execs
   const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int out = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (in < 0 || out < 0) {
@@ -202,15 +213,22 @@ PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<s
     // the graceful stop goes to the leader only (dlscale itself, or the launcher, which forwards
     // SIGUSR1 to every rank; a SIGINT would make mpirun kill them)
     if (interrupt_requested() && !int_sent) ::kill(pid, SIGUSR1), int_sent = true;
-    if (!term_sent && since(t0) > limit_s) kill_session(pid, SIGTERM), term_sent = true, term_at = Clock::now();
+    if (!term_sent && since(t0) > limit_s)
+      kill_session(pid, SIGTERM), term_sent = true, term_at = Clock::now();
     if (term_sent && !kill_sent && since(term_at) > 5) kill_session(pid, SIGKILL), kill_sent = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (session_alive(pid)) stop_session(pid, 2.0);  // ranks a crashed launcher left behind
   if (!say_to(wd.fd(), 'E', pid))
-    fmt::print(stderr, "dlscale run: WARNING: the watchdog is gone; a runner killed now would leave its point running\n");
+    fmt::print(stderr,
+               "dlscale run: WARNING: the watchdog is gone; a runner killed now would leave its "
+               "point running\n");
   // exit 1: the measurement completed but a check or a target failed; its records say which
-  o.status = term_sent ? "timeout" : int_sent ? "interrupted" : o.exit_code == 0 ? "ok" : o.exit_code == 1 ? "check_failed" : "failed";
+  o.status = term_sent          ? "timeout"
+             : int_sent         ? "interrupted"
+             : o.exit_code == 0 ? "ok"
+             : o.exit_code == 1 ? "check_failed"
+                                : "failed";
   return o;
 }
 
@@ -237,7 +255,10 @@ int watchdog_main(int argc, char** argv) {
     }
   }
   for (pid_t sid : running) {
-    fmt::print(stderr, "dlscale run: the runner is gone; stopping the processes of its running point (session {})\n", sid);
+    fmt::print(stderr,
+               "dlscale run: the runner is gone; stopping the processes of its running point "
+               "(session {})\n",
+               sid);
     stop_session(sid, 3.0);
   }
   return kExitOk;

@@ -43,8 +43,8 @@ class Watchdog {
 // limit_s its session gets SIGTERM, then SIGKILL 5 s later (timeout); on a graceful interrupt of
 // the runner the leader gets SIGUSR1 (interrupted). Whatever of the session outlives its leader
 // is killed before this returns.
-PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& err_path,
-                       double limit_s, const Watchdog& wd);
+PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                       const std::string& err_path, double limit_s, const Watchdog& wd);
 
 void kill_session(pid_t sid, int sig);  // every process of session sid
 bool session_alive(pid_t sid);          // some process of it that is not a zombie

@@ -13,7 +13,7 @@ namespace dls {
 
 // Writes report.md and acceptance.json into the campaign folder (atomically) and returns the
 // report's path. rows: summarize_campaign(campaign), which the caller already has.
-std::string write_campaign_report(const Plan& plan, const SiteConfig& site, const Campaign& campaign,
-                                  const std::vector<SummaryRow>& rows);
+std::string write_campaign_report(const Plan& plan, const SiteConfig& site,
+                                  const Campaign& campaign, const std::vector<SummaryRow>& rows);
 
 }  // namespace dls

@@ -6,18 +6,16 @@
 // or $DLSCALE_ROOT) or paths to any file.
 #include "harness/config/run_main.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <vector>
 
 #include "harness/config/accept.hpp"
 #include "harness/config/campaign.hpp"
@@ -55,20 +53,33 @@ int run_main(int argc, char** argv) {
   RunOptions o;
   o.root = root_dir();
   std::string site = "localhost", plan = "smoke";
-  CLI::App app{"dlscale run: expand a plan on a site into points and run each through the site's launcher"};
-  app.add_option("-s,--site", site, "site name (site_configs/NAME.yaml) or file")->default_str(site);
-  app.add_option("-p,--plan", plan, "plan name (harness/plans/NAME.yaml) or file")->default_str(plan);
-  app.add_option("--campaign", o.campaign, "campaign folder (default results/SITE/PLAN; re-running it resumes)");
+  CLI::App app{
+      "dlscale run: expand a plan on a site into points and run each through the site's launcher"};
+  app.add_option("-s,--site", site, "site name (site_configs/NAME.yaml) or file")
+      ->default_str(site);
+  app.add_option("-p,--plan", plan, "plan name (harness/plans/NAME.yaml) or file")
+      ->default_str(plan);
+  app.add_option("--campaign", o.campaign,
+                 "campaign folder (default results/SITE/PLAN; re-running it resumes)");
   app.add_flag("--dry-run", o.dry_run, "print every launcher line and batch script; run nothing");
-  app.add_flag("--resume", [](std::int64_t) {}, "resume the campaign (what a re-run does anyway: completed points are skipped)");
+  app.add_flag(
+      "--resume", [](std::int64_t) {},
+      "resume the campaign (what a re-run does anyway: completed points are skipped)");
   app.add_option("--dlscale", o.dlscale, "the dlscale binary the points run (default: this one)");
   app.add_flag("--allow-plan-change", o.allow_plan_change,
-               "resume a campaign although its plan or site now expands to other points (the manifest keeps the old plan's hash)");
-  app.add_option("--max-points", o.max_points, "refuse a plan that expands to more points than this")
-      ->default_str(std::to_string(kMaxPoints))->check(CLI::Range(1L, 1L << 40));
-  app.add_flag("--no-progress", [&o](std::int64_t) { o.progress = false; }, "no progress line");
-  app.footer("Exit codes: 0 every point ok, 1 some point failed, 2 bad site/plan/arguments (or a resume with another plan), "
-             "3 runtime error, 5 another runner holds the campaign (its host and pid are named), 130 interrupted.");
+               "resume a campaign although its plan or site now expands to other points (the "
+               "manifest keeps the old plan's hash)");
+  app.add_option("--max-points", o.max_points,
+                 "refuse a plan that expands to more points than this")
+      ->default_str(std::to_string(kMaxPoints))
+      ->check(CLI::Range(1L, 1L << 40));
+  app.add_flag(
+      "--no-progress", [&o](std::int64_t) { o.progress = false; }, "no progress line");
+  app.footer(
+      "Exit codes: 0 every point ok, 1 some point failed, 2 bad site/plan/arguments (or a resume "
+      "with another plan), "
+      "3 runtime error, 5 another runner holds the campaign (its host and pid are named), 130 "
+      "interrupted.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -95,25 +106,33 @@ int run_main(int argc, char** argv) {
   bool repeats = false;
   for (const auto& x : rows) repeats = repeats || x.n > 1;
   if (repeats) {
-    fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14} {:>12}\n", "experiment", "benchmark", "point", "n", "mean", "std");
+    fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14} {:>12}\n", "experiment", "benchmark", "point",
+               "n", "mean", "std");
     for (const auto& x : rows)
       if (x.n > 1)
-        fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment, x.benchmark, x.label.substr(0, 44), x.n, x.mean,
-                   x.stddev, x.metric);
+        fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment,
+                   x.benchmark, x.label.substr(0, 44), x.n, x.mean, x.stddev, x.metric);
   }
-  fmt::print("plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  {}\n",
-             p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped, r.interrupted ? "; interrupted (re-run to resume)" : "",
-             r.campaign, report);
+  fmt::print(
+      "plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already "
+      "done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  "
+      "{}\n",
+      p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped,
+      r.interrupted ? "; interrupted (re-run to resume)" : "", r.campaign, report);
   if (r.interrupted) return 130;
   return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }
 
 int accept_main(int argc, char** argv) {
   std::string campaign, plan;
-  CLI::App app{"dlscale accept: evaluate a plan's acceptance criteria over a campaign; exit 0 only if every one passes"};
-  app.add_option("--campaign", campaign, "campaign folder (with manifest.json and records.jsonl)")->required();
+  CLI::App app{
+      "dlscale accept: evaluate a plan's acceptance criteria over a campaign; exit 0 only if every "
+      "one passes"};
+  app.add_option("--campaign", campaign, "campaign folder (with manifest.json and records.jsonl)")
+      ->required();
   app.add_option("-p,--plan", plan, "plan (default: the one the campaign ran, from its manifest)");
-  app.footer("Exit codes: 0 every criterion passed, 1 some failed or had no data, 2 bad arguments.");
+  app.footer(
+      "Exit codes: 0 every criterion passed, 1 some failed or had no data, 2 bad arguments.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -123,17 +142,21 @@ int accept_main(int argc, char** argv) {
   for (const auto& w : c.warnings) fmt::print(stderr, "dlscale accept: {}\n", w);
   if (plan.empty()) {
     plan = c.manifest.value("plan_file", "");
-    if (plan.empty()) throw ConfigError(fmt::format("{}/manifest.json: no plan_file; name the plan with --plan", campaign));
+    if (plan.empty())
+      throw ConfigError(
+          fmt::format("{}/manifest.json: no plan_file; name the plan with --plan", campaign));
   }
   const Plan p = load_plan(plan, root_dir());
-  if (p.acceptance.empty()) throw ConfigError(fmt::format("plan {} has no acceptance criteria", p.name));
+  if (p.acceptance.empty())
+    throw ConfigError(fmt::format("plan {} has no acceptance criteria", p.name));
   const auto verdicts = evaluate_acceptance(p, c);
-  fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14} {:>3} {:>12}\n", "result", "experiment", "metric", "where", "records",
-             "value", "", "bound");
+  fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14} {:>3} {:>12}\n", "result", "experiment",
+             "metric", "where", "records", "value", "", "bound");
   bool all = true;
   for (const auto& v : verdicts) {
-    fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14.6g} {:>3} {:>12.6g}\n", v.result, v.criterion.experiment, v.criterion.metric,
-               where_text(v.criterion), v.records, v.value, v.criterion.direction, v.criterion.bound);
+    fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14.6g} {:>3} {:>12.6g}\n", v.result,
+               v.criterion.experiment, v.criterion.metric, where_text(v.criterion), v.records,
+               v.value, v.criterion.direction, v.criterion.bound);
     all = all && v.result == "PASS";
   }
   fmt::print("{}\n", all ? "accepted" : "NOT accepted");
@@ -143,7 +166,9 @@ int accept_main(int argc, char** argv) {
 int analysis_main(const std::string& command, int argc, char** argv) {
   // the analysis is Python (analysis/dlsanalysis): hand over to it, with its folder on the path
   const char* env_py = std::getenv("DLSCALE_PYTHON");
-  const std::string py = env_py && *env_py ? env_py : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+  const std::string py =
+      env_py && *env_py ? env_py
+                        : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
   const std::string path = root_dir() + "/analysis";
   const char* old = std::getenv("PYTHONPATH");
   setenv("PYTHONPATH", (old && *old ? path + ":" + old : path).c_str(), 1);
@@ -153,8 +178,10 @@ int analysis_main(const std::string& command, int argc, char** argv) {
   for (auto& x : args) a.push_back(x.data());
   a.push_back(nullptr);
   execvp(a[0], a.data());
-  fmt::print(stderr, "dlscale {}: cannot start {}: {} (the analysis needs Python 3 with pandas and scipy)\n", command, py,
-             std::strerror(errno));
+  fmt::print(
+      stderr,
+      "dlscale {}: cannot start {}: {} (the analysis needs Python 3 with pandas and scipy)\n",
+      command, py, std::strerror(errno));
   return kExitRuntime;
 }
 
@@ -172,14 +199,19 @@ int sites_main(int argc, char** argv) {
     return kExitOk;
   }
   const SiteConfig s = load_site(argv[1], root);
-  fmt::print("{} ({})\n  {}\n  node: {} cores x {} threads, {} sockets, {} GPUs {}, peak {}, memory {} at {}\n"
-             "  network: {}, latency {}, bandwidth {}\n  launcher: {} ({} ranks/node, {} threads/rank, {} GPUs/rank, bind {})\n"
-             "  scheduler: {}{}  largest job: {} nodes\n",
-             s.name, s.file, s.description, s.node.cores, s.node.threads_per_core, s.node.sockets, s.node.gpus, s.node.gpu_model,
-             si(s.node.peak_flops_sp, "FLOP/s"), si(s.node.memory, "B"), si(s.node.memory_bandwidth, "B/s"),
-             s.network.topology.empty() ? "?" : s.network.topology, si(s.network.latency, "s"), si(s.network.bandwidth, "B/s"),
-             s.launcher.kind, s.launcher.ranks_per_node, s.launcher.threads_per_rank, s.launcher.gpus_per_rank, s.launcher.bind,
-             s.scheduler.kind, s.scheduler.partition.empty() ? "" : " partition " + s.scheduler.partition, s.max_nodes);
+  fmt::print(
+      "{} ({})\n  {}\n  node: {} cores x {} threads, {} sockets, {} GPUs {}, peak {}, memory {} at "
+      "{}\n"
+      "  network: {}, latency {}, bandwidth {}\n  launcher: {} ({} ranks/node, {} threads/rank, {} "
+      "GPUs/rank, bind {})\n"
+      "  scheduler: {}{}  largest job: {} nodes\n",
+      s.name, s.file, s.description, s.node.cores, s.node.threads_per_core, s.node.sockets,
+      s.node.gpus, s.node.gpu_model, si(s.node.peak_flops_sp, "FLOP/s"), si(s.node.memory, "B"),
+      si(s.node.memory_bandwidth, "B/s"), s.network.topology.empty() ? "?" : s.network.topology,
+      si(s.network.latency, "s"), si(s.network.bandwidth, "B/s"), s.launcher.kind,
+      s.launcher.ranks_per_node, s.launcher.threads_per_rank, s.launcher.gpus_per_rank,
+      s.launcher.bind, s.scheduler.kind,
+      s.scheduler.partition.empty() ? "" : " partition " + s.scheduler.partition, s.max_nodes);
   return kExitOk;
 }
 
@@ -202,9 +234,11 @@ int plans_main(int argc, char** argv) {
   for (const auto& e : p.experiments) {
     std::string axes;
     for (const auto& [k, v] : e.axes) axes += fmt::format(" {}=[{}]", k, fmt::join(v, ","));
-    fmt::print("  experiment {} ({}, {} scaling, {} repeats):{}\n", e.name, e.kind, e.scaling, e.repeats, axes);
+    fmt::print("  experiment {} ({}, {} scaling, {} repeats):{}\n", e.name, e.kind, e.scaling,
+               e.repeats, axes);
   }
-  for (const auto& c : p.acceptance) fmt::print("  accept: {} {} {} {:g}\n", c.experiment, c.metric, c.direction, c.bound);
+  for (const auto& c : p.acceptance)
+    fmt::print("  accept: {} {} {} {:g}\n", c.experiment, c.metric, c.direction, c.bound);
   return kExitOk;
 }
 

@@ -1,17 +1,16 @@
 // The campaign runner (see runner.hpp).
 #include "harness/config/runner.hpp"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "harness/config/campaign.hpp"
 #include "harness/config/campaign_lock.hpp"
@@ -55,20 +54,23 @@ class RunnerLog {
   void say(const std::string& line) {
     if (line.empty()) return;
     fmt::print(stderr, "dlscale run: {}\n", line);
-    file_ << fmt::format("{:%Y-%m-%dT%H:%M:%SZ} {}\n", fmt::gmtime(std::time(nullptr)), line) << std::flush;
+    file_ << fmt::format("{:%Y-%m-%dT%H:%M:%SZ} {}\n", fmt::gmtime(std::time(nullptr)), line)
+          << std::flush;
   }
 
  private:
   std::ofstream file_;
 };
 
-void print_dry_run(const SiteConfig& site, const Plan& plan, const Expansion& ex, LaunchOptions lo, const std::string& campaign) {
+void print_dry_run(const SiteConfig& site, const Plan& plan, const Expansion& ex, LaunchOptions lo,
+                   const std::string& campaign) {
   fmt::print("# plan {} on site {}: {} points{}\n", plan.name, site.name, ex.points.size(),
              ex.clipped.empty() ? "" : fmt::format(", {} clipped", ex.clipped.size()));
   for (const auto& c : ex.clipped) fmt::print("# clipped: {}\n", c);
   for (const Point& p : ex.points) {
     lo.out = fmt::format("{}/parts/{}.jsonl", campaign, p.id);
-    fmt::print("\n# point {} ({} repeat {})\n{}\n", p.id, p.experiment, p.repeat, launch_line(site, p, lo));
+    fmt::print("\n# point {} ({} repeat {})\n{}\n", p.id, p.experiment, p.repeat,
+               launch_line(site, p, lo));
     const std::string script = batch_script(site, p, lo);
     if (!script.empty()) fmt::print("# batch script ({}):\n{}", site.scheduler.kind, script);
   }
@@ -83,8 +85,8 @@ double merge_pause_s() {
 
 // A completed point's outcome into points.jsonl, then its part file's whole lines into
 // records.jsonl under one merge token (campaign.hpp counts the point only when all are there).
-void merge_point(const std::string& id, const std::string& part, nlohmann::json entry, RecordWriter& rec, RecordWriter& log,
-                 RunnerLog& say) {
+void merge_point(const std::string& id, const std::string& part, nlohmann::json entry,
+                 RecordWriter& rec, RecordWriter& log, RunnerLog& say) {
   JsonlContents c = read_jsonl(part);
   for (const auto& t : c.torn) say.say(fmt::format("point {}: {}", id, t));
   const nlohmann::json tag = new_merge_tag(long(c.lines.size()));
@@ -104,18 +106,23 @@ struct Paths {
 };
 
 Paths paths_of(const std::string& campaign, const std::string& id) {
-  return {fmt::format("{}/parts/{}.jsonl", campaign, id), fmt::format("{}/parts/{}.err", campaign, id),
+  return {fmt::format("{}/parts/{}.jsonl", campaign, id),
+          fmt::format("{}/parts/{}.err", campaign, id),
           fmt::format("{}/parts/{}.failed.jsonl", campaign, id)};
 }
 
 // A point whose last attempt completed but whose merge was cut short, with its part file still
 // there: merge it again instead of running it again.
-bool remerge(const Campaign& state, const Point& p, const Paths& f, RecordWriter& rec, RecordWriter& log, RunnerLog& say) {
+bool remerge(const Campaign& state, const Point& p, const Paths& f, RecordWriter& rec,
+             RecordWriter& log, RunnerLog& say) {
   const auto it = state.last_attempt.find(p.id);
-  if (it == state.last_attempt.end() || !it->second.contains("merge") || !fs::exists(f.part)) return false;
+  if (it == state.last_attempt.end() || !it->second.contains("merge") || !fs::exists(f.part))
+    return false;
   const std::string st = json_text(it->second, "status");
   if (st != "ok" && st != "check_failed") return false;
-  say.say(fmt::format("point {} ({}): its merge into records.jsonl was cut short; merging it again from {}", p.id, p.experiment, f.part));
+  say.say(fmt::format(
+      "point {} ({}): its merge into records.jsonl was cut short; merging it again from {}", p.id,
+      p.experiment, f.part));
   nlohmann::json entry = it->second;
   entry["remerge_of"] = entry["merge"];
   merge_point(p.id, f.part, entry, rec, log, say);
@@ -128,9 +135,12 @@ class Progress {
   void show(int k, int ran, const Point& p) const {
     const double el = std::chrono::duration<double>(Clock::now() - t0_).count();
     const std::string eta = ran > 0 ? fmt::format("{:.0f} s", el / ran * (total_ - k + 1)) : "?";
-    const std::string line = fmt::format("[{}/{}] {} {} ({} s elapsed, about {} left)", k, total_, p.experiment, p.id, int(el), eta);
-    if (tty_) fmt::print(stderr, "\r\033[K{}", line);
-    else fmt::print(stderr, "{}\n", line);
+    const std::string line = fmt::format("[{}/{}] {} {} ({} s elapsed, about {} left)", k, total_,
+                                         p.experiment, p.id, int(el), eta);
+    if (tty_)
+      fmt::print(stderr, "\r\033[K{}", line);
+    else
+      fmt::print(stderr, "{}\n", line);
   }
   void newline() const {
     if (tty_) fmt::print(stderr, "\n");
@@ -152,16 +162,19 @@ std::vector<std::string> point_environment(const SiteConfig& site) {
 }
 
 // Runs one point and files its outcome: merged when it completed, set aside when it did not.
-void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptions lo, const Watchdog& wd, RecordWriter& rec,
-             RecordWriter& log, RunnerLog& say, RunSummary& sum, const Progress& progress) {
+void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptions lo,
+             const Watchdog& wd, RecordWriter& rec, RecordWriter& log, RunnerLog& say,
+             RunSummary& sum, const Progress& progress) {
   std::error_code ec;
   fs::remove(f.part, ec);
   lo.out = f.part;
   std::vector<std::string> env = point_environment(site);
   env.push_back(fmt::format("OMP_NUM_THREADS={}", p.threads));
   const PointOutcome out = run_point(launch_argv(site, p, lo), env, f.err, p.time_limit_s, wd);
-  nlohmann::json entry = {{"id", p.id}, {"experiment", p.experiment}, {"assignment", p.assignment}, {"repeat", p.repeat},
-                          {"status", out.status}, {"exit_code", out.exit_code}, {"signal", out.signal}, {"seconds", out.seconds}};
+  nlohmann::json entry = {
+      {"id", p.id},           {"experiment", p.experiment}, {"assignment", p.assignment},
+      {"repeat", p.repeat},   {"status", out.status},       {"exit_code", out.exit_code},
+      {"signal", out.signal}, {"seconds", out.seconds}};
   if (out.status != "ok") entry["stderr_tail"] = tail_lines(f.err, 20);
   if (out.status == "ok" || out.status == "check_failed") {  // completed: its records count
     merge_point(p.id, f.part, entry, rec, log, say);
@@ -171,7 +184,9 @@ void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptio
     }
     ++sum.check_failed;
     progress.newline();
-    fmt::print(stderr, "dlscale run: point {} ({}) completed, but a check or target failed (exit 1; its records say which); {}\n",
+    fmt::print(stderr,
+               "dlscale run: point {} ({}) completed, but a check or target failed (exit 1; its "
+               "records say which); {}\n",
                p.id, p.experiment, f.err);
     return;
   }
@@ -179,8 +194,8 @@ void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptio
   log.append_json(entry);
   ++sum.failed;
   progress.newline();
-  fmt::print(stderr, "dlscale run: point {} ({}) {}: exit {} signal {}; {}\n", p.id, p.experiment, out.status, out.exit_code,
-             out.signal, f.err);
+  fmt::print(stderr, "dlscale run: point {} ({}) {}: exit {} signal {}; {}\n", p.id, p.experiment,
+             out.status, out.exit_code, out.signal, f.err);
   if (out.status == "interrupted") sum.interrupted = true;
 }
 
@@ -190,11 +205,15 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   const Expansion ex = expand(plan, site, o.max_points);
   RunSummary sum;
   sum.total = int(ex.points.size());
-  sum.campaign = o.campaign.empty() ? fmt::format("results/{}/{}", site.name, plan.name) : o.campaign;
+  sum.campaign =
+      o.campaign.empty() ? fmt::format("results/{}/{}", site.name, plan.name) : o.campaign;
   const std::string bin = !o.dlscale.empty() ? o.dlscale : site.dlscale;
-  const LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin, .out = "", .campaign = sum.campaign};
+  const LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin,
+                         .out = "",
+                         .campaign = sum.campaign};
   if (ex.points.empty())
-    throw ConfigError(fmt::format("plan {} on site {}: no points (clipped: {})", plan.name, site.name, fmt::join(ex.clipped, "; ")));
+    throw ConfigError(fmt::format("plan {} on site {}: no points (clipped: {})", plan.name,
+                                  site.name, fmt::join(ex.clipped, "; ")));
   if (o.dry_run) {
     print_dry_run(site, plan, ex, lo, sum.campaign);
     return sum;
@@ -204,10 +223,12 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   RunnerLog say(sum.campaign);
   say.say(lock.took_over());
   const Watchdog wd;
-  lock.set_watchdog(wd.pid());  // a takeover waits for it: it may still be stopping this runner's point
+  lock.set_watchdog(
+      wd.pid());  // a takeover waits for it: it may still be stopping this runner's point
   say.say(prepare_manifest(sum.campaign, plan, site, ex, o.allow_plan_change));
   // the runner is their only writer (under the lock): a torn tail is moved aside and cut off
-  RecordWriter rec(sum.campaign + "/records.jsonl", true), log(sum.campaign + "/points.jsonl", true);
+  RecordWriter rec(sum.campaign + "/records.jsonl", true),
+      log(sum.campaign + "/points.jsonl", true);
   say.say(rec.repaired()), say.say(log.repaired());
   const Campaign state = read_campaign(sum.campaign);
   for (const auto& w : state.warnings) say.say(w);

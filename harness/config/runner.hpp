@@ -33,17 +33,18 @@
 namespace dls {
 
 struct RunSummary {
-  int total = 0, skipped = 0, ok = 0, failed = 0, check_failed = 0;  // check_failed: exit 1, records kept
+  int total = 0, skipped = 0, ok = 0, failed = 0,
+      check_failed = 0;  // check_failed: exit 1, records kept
   bool interrupted = false;
   std::string campaign;
 };
 
 struct RunOptions {
-  std::string root;        // where site_configs/ and harness/plans/ are
-  std::string campaign;    // folder (default results/<site>/<plan>)
-  std::string dlscale;     // the binary the points run ("" -> this one)
+  std::string root;      // where site_configs/ and harness/plans/ are
+  std::string campaign;  // folder (default results/<site>/<plan>)
+  std::string dlscale;   // the binary the points run ("" -> this one)
   bool dry_run = false;
-  bool progress = true;    // a progress line on a terminal
+  bool progress = true;            // a progress line on a terminal
   bool allow_plan_change = false;  // resume a campaign whose plan or site expands differently
   long max_points = kMaxPoints;
   // Called at the end of a run that was not a dry run, while the campaign lock is still held

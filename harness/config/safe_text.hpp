@@ -18,11 +18,11 @@
 
 namespace dls {
 
-std::string bad_name(const std::string& s);        // plan, site, experiment names
-std::string bad_flag(const std::string& s);        // axis and args keys
-std::string bad_env_name(const std::string& s);    // environment keys
+std::string bad_name(const std::string& s);            // plan, site, experiment names
+std::string bad_flag(const std::string& s);            // axis and args keys
+std::string bad_env_name(const std::string& s);        // environment keys
 std::string bad_scheduler_word(const std::string& s);  // partition, account, qos
-std::string bad_free_text(const std::string& s);   // no control characters
-std::string bad_arg_value(const std::string& s);   // free text, and '-' only before a number
+std::string bad_free_text(const std::string& s);       // no control characters
+std::string bad_arg_value(const std::string& s);       // free text, and '-' only before a number
 
 }  // namespace dls

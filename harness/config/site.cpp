@@ -1,11 +1,11 @@
 // Site configuration parsing (see site.hpp).
 #include "harness/config/site.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
@@ -15,7 +15,8 @@ namespace dls {
 namespace {
 
 std::string resolve(const std::string& name_or_path, const std::string& root, const char* dir) {
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml")) return name_or_path;
+  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".yaml"))
+    return name_or_path;
   return fmt::format("{}/{}/{}.yaml", root, dir, name_or_path);
 }
 
@@ -26,13 +27,15 @@ const std::vector<std::string> kSchedulers = {"none", "slurm", "pbs", "lsf"};
 // after, minutes and seconds below 60. The text goes unquoted into #SBATCH/#PBS/#BSUB lines.
 bool is_time(const std::string& t) {
   const std::size_t c1 = t.find(':'), c2 = t.rfind(':');
-  if (c1 == std::string::npos || c1 == c2 || c1 < 1 || c1 > 4 || c2 != c1 + 3 || t.size() != c2 + 3) return false;
+  if (c1 == std::string::npos || c1 == c2 || c1 < 1 || c1 > 4 || c2 != c1 + 3 || t.size() != c2 + 3)
+    return false;
   if (t.find_first_not_of("0123456789:") != std::string::npos) return false;
   const auto two = [&t](std::size_t at) { return (t[at] - '0') * 10 + (t[at + 1] - '0'); };
   return t[c1 + 1] != ':' && t[c2 + 1] != ':' && two(c1 + 1) < 60 && two(c2 + 1) < 60;
 }
 
-std::string one_of(YamlMap& m, const std::string& key, const std::string& dflt, const std::vector<std::string>& allowed) {
+std::string one_of(YamlMap& m, const std::string& key, const std::string& dflt,
+                   const std::vector<std::string>& allowed) {
   const std::string v = m.str(key, dflt);
   if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
     m.fail(key, fmt::format("'{}' is not one of {}", v, fmt::join(allowed, ", ")));
@@ -45,7 +48,8 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   const std::string file = resolve(name_or_path, root, "site_configs");
   if (!std::filesystem::is_regular_file(file)) {
     const auto known = shipped_sites(root);
-    throw ConfigError(fmt::format("site '{}': no file {} (shipped sites: {})", name_or_path, file, fmt::join(known, ", ")));
+    throw ConfigError(fmt::format("site '{}': no file {} (shipped sites: {})", name_or_path, file,
+                                  fmt::join(known, ", ")));
   }
   YamlMap top(load_yaml_file(file), file, "site");
   SiteConfig s;
@@ -86,14 +90,18 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
     s.launcher.oversubscribe = l.boolean("oversubscribe", false);
     s.launcher.extra_flags = l.strings("extra_flags");
     for (const auto& f : s.launcher.extra_flags)
-      if (const std::string why = bad_free_text(f); !why.empty()) l.fail("extra_flags", fmt::format("'{}': {}", f, why));
+      if (const std::string why = bad_free_text(f); !why.empty())
+        l.fail("extra_flags", fmt::format("'{}': {}", f, why));
     const int hw = s.node.cores * s.node.threads_per_core;
     if (!s.launcher.oversubscribe && s.launcher.ranks_per_node * s.launcher.threads_per_rank > hw)
-      l.fail("ranks_per_node", fmt::format("{} ranks x {} threads exceed the node's {} hardware threads (set oversubscribe: true to allow)",
-                                           s.launcher.ranks_per_node, s.launcher.threads_per_rank, hw));
+      l.fail("ranks_per_node",
+             fmt::format("{} ranks x {} threads exceed the node's {} hardware threads (set "
+                         "oversubscribe: true to allow)",
+                         s.launcher.ranks_per_node, s.launcher.threads_per_rank, hw));
     if (s.launcher.gpus_per_rank * s.launcher.ranks_per_node > s.node.gpus)
-      l.fail("gpus_per_rank", fmt::format("{} ranks x {} GPUs exceed the node's {} GPUs", s.launcher.ranks_per_node,
-                                          s.launcher.gpus_per_rank, s.node.gpus));
+      l.fail("gpus_per_rank",
+             fmt::format("{} ranks x {} GPUs exceed the node's {} GPUs", s.launcher.ranks_per_node,
+                         s.launcher.gpus_per_rank, s.node.gpus));
     if (s.launcher.kind == "local" && s.launcher.ranks_per_node != 1)
       l.fail("ranks_per_node", "the local launcher starts one process: ranks_per_node must be 1");
     l.done();
@@ -105,23 +113,28 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
     s.scheduler.account = q.checked("account", "", bad_scheduler_word);
     s.scheduler.qos = q.checked("qos", "", bad_scheduler_word);
     s.scheduler.time_limit = q.str("time_limit", s.scheduler.time_limit);
-    if (!is_time(s.scheduler.time_limit)) q.fail("time_limit", fmt::format("'{}': expected HH:MM:SS", s.scheduler.time_limit));
+    if (!is_time(s.scheduler.time_limit))
+      q.fail("time_limit", fmt::format("'{}': expected HH:MM:SS", s.scheduler.time_limit));
     q.done();
   }
   if (const YAML::Node env = top.node("environment")) {
     if (!env.IsMap()) top.fail("environment", "expected a mapping NAME: value");
     for (const auto& kv : env) {
       const std::string k = kv.first.as<std::string>();
-      if (const std::string why = bad_env_name(k); !why.empty()) top.fail("environment", fmt::format("'{}': {}", k, why));
-      if (!kv.second.IsScalar()) top.fail("environment", fmt::format("{}: expected a scalar value", k));
+      if (const std::string why = bad_env_name(k); !why.empty())
+        top.fail("environment", fmt::format("'{}': {}", k, why));
+      if (!kv.second.IsScalar())
+        top.fail("environment", fmt::format("{}: expected a scalar value", k));
       const std::string v = kv.second.as<std::string>();
-      if (const std::string why = bad_free_text(v); !why.empty()) top.fail("environment", fmt::format("{}: {}", k, why));
+      if (const std::string why = bad_free_text(v); !why.empty())
+        top.fail("environment", fmt::format("{}: {}", k, why));
       s.environment[k] = v;
     }
   }
   s.papi_events = top.strings("papi_events");
   for (const auto& e : s.papi_events)
-    if (const std::string why = bad_free_text(e); !why.empty()) top.fail("papi_events", fmt::format("'{}': {}", e, why));
+    if (const std::string why = bad_free_text(e); !why.empty())
+      top.fail("papi_events", fmt::format("'{}': {}", e, why));
   s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
   s.dlscale = top.checked("dlscale", "self", bad_free_text);
   if (s.dlscale.empty()) top.fail("dlscale", "expected the binary's path or name, or self");
@@ -133,6 +146,8 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   return s;
 }
 
-std::vector<std::string> shipped_sites(const std::string& root) { return yaml_names_in(root + "/site_configs"); }
+std::vector<std::string> shipped_sites(const std::string& root) {
+  return yaml_names_in(root + "/site_configs");
+}
 
 }  // namespace dls

@@ -13,12 +13,12 @@ namespace dls {
 struct SiteConfig {
   std::string name, description, file;
   struct {
-    int cores = 0;             // per node (0 in the file: "auto", detected at run time)
+    int cores = 0;  // per node (0 in the file: "auto", detected at run time)
     int threads_per_core = 1;
     int sockets = 1;
     int gpus = 0;
     std::string gpu_model;
-    double peak_flops_sp = 0;  // FLOP/s per node (0: unknown)
+    double peak_flops_sp = 0;     // FLOP/s per node (0: unknown)
     double memory_bandwidth = 0;  // B/s per node
     double memory = 0;            // B per node
   } node;
@@ -29,8 +29,8 @@ struct SiteConfig {
   struct {
     std::string kind = "mpirun";  // mpirun | srun | aprun | jsrun | local
     int ranks_per_node = 1, threads_per_rank = 1, gpus_per_rank = 0;
-    std::string bind = "core";    // core | socket | none
-    bool oversubscribe = false;   // more ranks x threads than cores allowed
+    std::string bind = "core";   // core | socket | none
+    bool oversubscribe = false;  // more ranks x threads than cores allowed
     std::vector<std::string> extra_flags;
   } launcher;
   struct {
@@ -41,7 +41,8 @@ struct SiteConfig {
   std::map<std::string, std::string> environment;
   std::vector<std::string> papi_events;
   int max_nodes = 1;
-  std::string dlscale = "self";  // the binary on the site's compute nodes ("self": the one running the harness)
+  std::string dlscale =
+      "self";  // the binary on the site's compute nodes ("self": the one running the harness)
 };
 
 // `name_or_path`: a shipped site ("localhost" -> <root>/site_configs/localhost.yaml) or a file.

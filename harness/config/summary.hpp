@@ -18,6 +18,7 @@ struct SummaryRow {
 };
 
 std::vector<SummaryRow> summarize_campaign(const Campaign& campaign);
-void write_summary(const std::string& dir, const std::vector<SummaryRow>& rows);  // DIR/summary.json, atomically
+void write_summary(const std::string& dir,
+                   const std::vector<SummaryRow>& rows);  // DIR/summary.json, atomically
 
 }  // namespace dls

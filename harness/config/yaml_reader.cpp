@@ -1,13 +1,13 @@
 // Strict YAML reading (see yaml_reader.hpp).
 #include "harness/config/yaml_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "harness/config/safe_text.hpp"
 #include "kernels/core/check.hpp"
@@ -37,7 +37,11 @@ std::string line_of(const YAML::Node& n, const std::string& path) {
 bool valid_utf8(const std::string& s) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
+    const int n = c < 0x80           ? 0
+                  : (c >> 5) == 0x6  ? 1
+                  : (c >> 4) == 0xe  ? 2
+                  : (c >> 3) == 0x1e ? 3
+                                     : -1;
     if (n < 0 || i + std::size_t(n) >= s.size()) return false;
     unsigned long cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
     for (int k = 1; k <= n; ++k) {
@@ -57,19 +61,24 @@ bool valid_utf8(const std::string& s) {
 // an alias bomb.
 void check_document(const YAML::Node& n, const std::string& path, long& visited) {
   if (++visited > kMaxNodes)
-    throw ConfigError(fmt::format("{}: more than {} YAML nodes (aliases expanding?); not a plan or site", path, kMaxNodes));
+    throw ConfigError(fmt::format(
+        "{}: more than {} YAML nodes (aliases expanding?); not a plan or site", path, kMaxNodes));
   if (n.IsScalar() && !valid_utf8(n.Scalar()))
     throw ConfigError(fmt::format("{}: a value that is not valid UTF-8", line_of(n, path)));
   if (n.IsMap()) {
     std::map<std::string, int> seen;
     for (const auto& kv : n) {
       if (!kv.first.IsScalar())
-        throw ConfigError(fmt::format("{}: a key must be a plain string, not a list or a mapping", line_of(kv.first, path)));
+        throw ConfigError(fmt::format("{}: a key must be a plain string, not a list or a mapping",
+                                      line_of(kv.first, path)));
       const std::string k = kv.first.as<std::string>();
-      if (!valid_utf8(k)) throw ConfigError(fmt::format("{}: a key that is not valid UTF-8", line_of(kv.first, path)));
+      if (!valid_utf8(k))
+        throw ConfigError(
+            fmt::format("{}: a key that is not valid UTF-8", line_of(kv.first, path)));
       const int line = kv.first.Mark().line + 1;
       if (const auto it = seen.find(k); it != seen.end())
-        throw ConfigError(fmt::format("{}: key '{}' appears twice (first at line {})", line_of(kv.first, path), k, it->second));
+        throw ConfigError(fmt::format("{}: key '{}' appears twice (first at line {})",
+                                      line_of(kv.first, path), k, it->second));
       seen[k] = line;
       check_document(kv.second, path, visited);
     }
@@ -81,7 +90,8 @@ void check_document(const YAML::Node& n, const std::string& path, long& visited)
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) throw ConfigError(fmt::format("{}: no such file", path));
+  if (!std::filesystem::is_regular_file(path))
+    throw ConfigError(fmt::format("{}: no such file", path));
   YAML::Node doc;
   try {
     doc = YAML::LoadFile(path);
@@ -95,7 +105,8 @@ YAML::Node load_yaml_file(const std::string& path) {
 
 YamlMap::YamlMap(YAML::Node node, std::string file, std::string where)
     : n_(std::move(node)), file_(std::move(file)), where_(std::move(where)) {
-  if (!n_.IsMap()) throw ConfigError(fmt::format("{}: {}: expected a mapping of keys", at(n_), where_));
+  if (!n_.IsMap())
+    throw ConfigError(fmt::format("{}: {}: expected a mapping of keys", at(n_), where_));
 }
 
 std::string YamlMap::at(const YAML::Node& n) const {
@@ -152,7 +163,8 @@ long YamlMap::integer(const std::string& key, long dflt, long min, long max) {
     if (!v.IsScalar()) throw std::invalid_argument("not a scalar");
     x = v.as<long>();
   } catch (const std::exception&) {
-    fail(key, fmt::format("expected an integer, got '{}'", v.IsScalar() ? v.as<std::string>() : "a collection"));
+    fail(key, fmt::format("expected an integer, got '{}'",
+                          v.IsScalar() ? v.as<std::string>() : "a collection"));
   }
   if (x < min || x > max) fail(key, fmt::format("{} is out of range [{}, {}]", x, min, max));
   return x;
@@ -166,7 +178,8 @@ double YamlMap::number(const std::string& key, double dflt, double min, double m
     if (!v.IsScalar()) throw std::invalid_argument("not a scalar");
     x = v.as<double>();
   } catch (const std::exception&) {
-    fail(key, fmt::format("expected a number, got '{}'", v.IsScalar() ? v.as<std::string>() : "a collection"));
+    fail(key, fmt::format("expected a number, got '{}'",
+                          v.IsScalar() ? v.as<std::string>() : "a collection"));
   }
   if (!(x >= min && x <= max)) fail(key, fmt::format("{} is out of range [{}, {}]", x, min, max));
   return x;
@@ -186,7 +199,8 @@ bool YamlMap::boolean(const std::string& key, bool dflt) {
 double YamlMap::quantity(const std::string& key, const std::string& unit) {
   const YAML::Node v = node(key);
   if (!v) return 0;
-  if (!v.IsScalar()) fail(key, fmt::format("expected a quantity in {} (e.g. '12 G{}')", unit, unit));
+  if (!v.IsScalar())
+    fail(key, fmt::format("expected a quantity in {} (e.g. '12 G{}')", unit, unit));
   try {
     return parse_quantity(v.as<std::string>(), unit);
   } catch (const std::invalid_argument& e) {
@@ -223,7 +237,8 @@ void YamlMap::done(const std::vector<std::string>& also_allowed) {
     known.insert(known.end(), also_allowed.begin(), also_allowed.end());
     std::sort(known.begin(), known.end());
     known.erase(std::unique(known.begin(), known.end()), known.end());
-    throw ConfigError(fmt::format("{}: {}: unknown key '{}' (known here: {})", at(kv.first), where_, k, fmt::join(known, ", ")));
+    throw ConfigError(fmt::format("{}: {}: unknown key '{}' (known here: {})", at(kv.first), where_,
+                                  k, fmt::join(known, ", ")));
   }
 }
 
@@ -233,20 +248,25 @@ double parse_quantity(const std::string& text, const std::string& unit) {
   try {
     v = std::stod(text, &used);
   } catch (const std::exception&) {
-    throw std::invalid_argument(fmt::format("'{}' is not a quantity in {} (e.g. '12 G{}')", text, unit, unit));
+    throw std::invalid_argument(
+        fmt::format("'{}' is not a quantity in {} (e.g. '12 G{}')", text, unit, unit));
   }
   std::string rest = text.substr(used);
   rest.erase(std::remove(rest.begin(), rest.end(), ' '), rest.end());
   if (rest.empty()) return v;  // a plain number: already SI
   static const std::vector<std::pair<std::string, double>> prefixes = {
       {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-      {"n", 1e-9}, {"u", 1e-6}, {"m", 1e-3}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"", 1.0}};
+      {"n", 1e-9},    {"u", 1e-6},       {"m", 1e-3},          {"k", 1e3},
+      {"K", 1e3},     {"M", 1e6},        {"G", 1e9},           {"T", 1e12},
+      {"P", 1e15},    {"", 1.0}};
   for (const auto& [p, f] : prefixes)
     if (rest == p + unit) {
-      if (!std::isfinite(v) || v < 0) throw std::invalid_argument(fmt::format("'{}' must be a non-negative quantity", text));
+      if (!std::isfinite(v) || v < 0)
+        throw std::invalid_argument(fmt::format("'{}' must be a non-negative quantity", text));
       return v * f;
     }
-  throw std::invalid_argument(fmt::format("'{}': expected a number with unit {} (prefixes n u m k M G T P Ki Mi Gi Ti)", text, unit));
+  throw std::invalid_argument(fmt::format(
+      "'{}': expected a number with unit {} (prefixes n u m k M G T P Ki Mi Gi Ti)", text, unit));
 }
 
 }  // namespace dls

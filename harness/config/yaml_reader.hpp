@@ -6,10 +6,10 @@
 // numbers in the key's SI unit; parse_quantity converts to SI (seconds, bytes, bytes/s, FLOP/s).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 namespace dls {
 
@@ -40,7 +40,7 @@ class YamlMap {
   // a quantity in `unit` ("s", "B", "B/s", "FLOP/s"); 0 if absent
   double quantity(const std::string& key, const std::string& unit);
   std::vector<std::string> strings(const std::string& key);  // a scalar or a sequence of scalars
-  YamlMap map(const std::string& key);                      // required nested mapping
+  YamlMap map(const std::string& key);                       // required nested mapping
   // After reading: any key not taken is an error listing the keys this mapping accepts.
   void done(const std::vector<std::string>& also_allowed = {});
 

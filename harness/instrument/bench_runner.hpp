@@ -11,11 +11,11 @@
 namespace dls {
 
 struct BenchOptions {
-  int warmup = 1;            // untimed calls before the first sample
-  int iters = 0;             // > 0: exactly this many samples (never adaptive)
-  double min_time_s = 0.2;   // iters == 0: sample until this much time is spent ...
-  int min_iters = 3;         // ... but at least this many samples
-  int max_iters = 100000;    // ... and at most this many
+  int warmup = 1;           // untimed calls before the first sample
+  int iters = 0;            // > 0: exactly this many samples (never adaptive)
+  double min_time_s = 0.2;  // iters == 0: sample until this much time is spent ...
+  int min_iters = 3;        // ... but at least this many samples
+  int max_iters = 100000;   // ... and at most this many
 };
 
 struct BenchResult {

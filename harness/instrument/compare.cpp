@@ -1,10 +1,10 @@
 // The comparator (see compare.hpp).
 #include "harness/instrument/compare.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
 
@@ -41,8 +41,10 @@ CompareReport compare(std::span<const double> ref, std::span<const double> scale
     if (finite) {
       r.max_abs_err = std::max(r.max_abs_err, err);
       if (s > 0) r.max_rel_err = std::max(r.max_rel_err, err / s);
-      if (limit > 0) r.max_err_over_bound = std::max(r.max_err_over_bound, err / limit);
-      else if (err > 0) r.max_err_over_bound = INFINITY;
+      if (limit > 0)
+        r.max_err_over_bound = std::max(r.max_err_over_bound, err / limit);
+      else if (err > 0)
+        r.max_err_over_bound = INFINITY;
     }
     if (!(err <= limit)) {
       ++r.bad;
@@ -59,10 +61,10 @@ CompareReport compare(std::span<const float> ref, std::span<const float> got, co
 }
 
 std::string CompareReport::summary() const {
-  std::string s = fmt::format("{} of {} wrong, {} non-finite, max abs err {:.3g}, max rel err {:.3g}, "
-                              "max err/bound {:.3g}, zeros in ref {:.1f}%",
-                              bad, count, nonfinite, max_abs_err, max_rel_err, max_err_over_bound,
-                              100.0 * zero_fraction);
+  std::string s = fmt::format(
+      "{} of {} wrong, {} non-finite, max abs err {:.3g}, max rel err {:.3g}, "
+      "max err/bound {:.3g}, zeros in ref {:.1f}%",
+      bad, count, nonfinite, max_abs_err, max_rel_err, max_err_over_bound, 100.0 * zero_fraction);
   for (const auto& b : first_bad)
     s += fmt::format("; [{}] ref={:.9g} got={:.9g} limit={:.3g}", b.index, b.ref, b.got, b.limit);
   return s;

@@ -23,9 +23,9 @@ inline constexpr double kTf32Roundoff = 1.0 / 2048.0;      // 2^-11
 inline constexpr double kBf16Roundoff = 1.0 / 256.0;       // 2^-8
 
 struct Bound {
-  double coef = 0;   // multiplies the per-element error scale
-  double tiny = 0;   // absolute floor, for elements whose scale is 0
-  std::string why;   // one line, recorded with the check
+  double coef = 0;  // multiplies the per-element error scale
+  double tiny = 0;  // absolute floor, for elements whose scale is 0
+  std::string why;  // one line, recorded with the check
 };
 
 Bound dot_bound(double reduction_length, double u = kFp32Roundoff);
@@ -40,15 +40,15 @@ struct BadElement {
 struct CompareReport {
   std::size_t count = 0;
   std::size_t bad = 0;
-  std::size_t nonfinite = 0;      // NaN or Inf in got where ref is finite
+  std::size_t nonfinite = 0;  // NaN or Inf in got where ref is finite
   double max_abs_err = 0;
-  double max_rel_err = 0;         // max |got-ref| / scale over elements with scale > 0
-  double max_err_over_bound = 0;  // max |got-ref| / limit: <= 1 passes
-  double zero_fraction = 0;       // of the reference
+  double max_rel_err = 0;             // max |got-ref| / scale over elements with scale > 0
+  double max_err_over_bound = 0;      // max |got-ref| / limit: <= 1 passes
+  double zero_fraction = 0;           // of the reference
   std::vector<BadElement> first_bad;  // up to 5
   bool mistrusted() const { return count > 0 && zero_fraction > 0.99; }
   bool ok() const { return bad == 0 && nonfinite == 0; }
-  std::string summary() const;    // one line: counts, errors, first bad elements
+  std::string summary() const;  // one line: counts, errors, first bad elements
 };
 
 // ref, scale and got have the same length. scale may be empty: then |ref_i| is the scale.

@@ -1,9 +1,9 @@
 // The comparator on hand-made cases: each bound passes what it should and fails what it should.
+#include "harness/instrument/compare.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "harness/instrument/compare.hpp"
 
 namespace dls {
 namespace {
@@ -42,7 +42,8 @@ TEST(Compare, NonFiniteAndMistrusted) {
 }
 
 TEST(Compare, SizeMismatchThrows) {
-  EXPECT_ANY_THROW(compare(std::vector<double>{1.0}, {}, std::vector<float>{1.0f, 2.0f}, exact_bound()));
+  EXPECT_ANY_THROW(
+      compare(std::vector<double>{1.0}, {}, std::vector<float>{1.0f, 2.0f}, exact_bound()));
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ std::vector<std::string> resolve_event_set(std::string_view spec) {
   if (spec == "default") return {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_FP_OPS", "PAPI_L1_DCM"};
   if (spec == "flops") return {"PAPI_FP_OPS", "PAPI_SP_OPS", "PAPI_VEC_SP"};
   if (spec == "cache") return {"PAPI_L1_DCM", "PAPI_L2_DCM", "PAPI_L2_TCM", "PAPI_L3_TCM"};
-  if (spec == "software") return {"perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::CONTEXT-SWITCHES"};
+  if (spec == "software")
+    return {"perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::CONTEXT-SWITCHES"};
   if (spec == "none") return {};
   std::vector<std::string> out;
   std::size_t pos = 0;
@@ -20,9 +21,10 @@ std::vector<std::string> resolve_event_set(std::string_view spec) {
     const auto comma = spec.find(',', pos);
     const auto name = spec.substr(pos, comma == std::string_view::npos ? spec.npos : comma - pos);
     if (name.empty())
-      throw ConfigError(fmt::format("--counters '{}': empty event name; expected default, flops, "
-                                    "cache, software, none or a comma list of PAPI event names",
-                                    spec));
+      throw ConfigError(
+          fmt::format("--counters '{}': empty event name; expected default, flops, "
+                      "cache, software, none or a comma list of PAPI event names",
+                      spec));
     out.emplace_back(name);
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

@@ -1,8 +1,9 @@
 // Ctrl-C / SIGTERM handling (see interrupt.hpp). Only async-signal-safe calls in the handler.
 #include "harness/instrument/interrupt.hpp"
 
-#include <csignal>
 #include <unistd.h>
+
+#include <csignal>
 
 namespace dls {
 namespace {
@@ -18,7 +19,9 @@ void say(const char* msg, unsigned long n) {
 extern "C" void on_interrupt(int sig) {
   if (g_graceful && g_signal == 0) {
     g_signal = sig;
-    const char msg[] = "\ndlscale: interrupted; finishing the step and writing the record (again to quit at once)\n";
+    const char msg[] =
+        "\ndlscale: interrupted; finishing the step and writing the record (again to quit at "
+        "once)\n";
     say(msg, sizeof msg - 1);
     return;
   }

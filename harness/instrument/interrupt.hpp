@@ -14,9 +14,9 @@
 
 namespace dls {
 
-void install_interrupt_handlers();      // immediate mode
-void set_graceful_interrupt(bool on);   // switch modes (from the command that can stop cleanly)
-int interrupt_signal();                 // 0, or the signal that asked the graceful stop
+void install_interrupt_handlers();     // immediate mode
+void set_graceful_interrupt(bool on);  // switch modes (from the command that can stop cleanly)
+int interrupt_signal();                // 0, or the signal that asked the graceful stop
 inline bool interrupt_requested() { return interrupt_signal() != 0; }
 
 }  // namespace dls

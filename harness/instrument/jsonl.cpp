@@ -2,6 +2,7 @@
 #include "harness/instrument/jsonl.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
 
@@ -82,7 +81,8 @@ JsonlContents read_jsonl(const std::string& path) {
     if (l.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto j = nlohmann::json::parse(l, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      c.torn.push_back(fmt::format("{}:{}: torn or unreadable line ({} bytes) skipped", path, no, l.size()));
+      c.torn.push_back(
+          fmt::format("{}:{}: torn or unreadable line ({} bytes) skipped", path, no, l.size()));
       continue;
     }
     c.lines.push_back({no, std::move(j)});
@@ -105,10 +105,13 @@ std::string repair_torn_tail(int fd, const std::string& path, bool move_aside) {
   const std::string tail = read_at(fd, keep, std::size_t(st.st_size - keep), path);
   const bool whole = is_object(tail);
   if (whole || !move_aside) {  // a newline after it: whole, or a line of its own that readers skip
-    if (::pwrite(fd, "\n", 1, st.st_size) != 1 || ::fdatasync(fd) != 0) fail_errno("cannot repair", path);
+    if (::pwrite(fd, "\n", 1, st.st_size) != 1 || ::fdatasync(fd) != 0)
+      fail_errno("cannot repair", path);
     return whole ? fmt::format("{}: its last line lacked a newline; added one", path)
-                 : fmt::format("{}: a torn last line ({} bytes, a write cut short) was ended with a newline; readers skip it", path,
-                               tail.size());
+                 : fmt::format(
+                       "{}: a torn last line ({} bytes, a write cut short) was ended with a "
+                       "newline; readers skip it",
+                       path, tail.size());
   }
   const std::string aside = path + ".torn";
   const int t = ::open(aside.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -118,8 +121,10 @@ std::string repair_torn_tail(int fd, const std::string& path, bool move_aside) {
   const int rc = ::fsync(t);
   ::close(t);
   if (rc != 0) fail_errno("cannot fsync", aside);
-  if (::ftruncate(fd, keep) != 0 || ::fdatasync(fd) != 0) fail_errno("cannot cut the torn line off", path);
-  return fmt::format("{}: a torn last line ({} bytes, a write cut short) was moved to {}", path, tail.size(), aside);
+  if (::ftruncate(fd, keep) != 0 || ::fdatasync(fd) != 0)
+    fail_errno("cannot cut the torn line off", path);
+  return fmt::format("{}: a torn last line ({} bytes, a write cut short) was moved to {}", path,
+                     tail.size(), aside);
 }
 
 void write_file_atomic(const std::string& path, const std::string& content) {

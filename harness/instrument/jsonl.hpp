@@ -13,10 +13,9 @@
 //     fsynced; a failed write is an Error and leaves the old file as it was.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace dls {
 
@@ -26,8 +25,8 @@ struct JsonlLine {
 };
 
 struct JsonlContents {
-  std::vector<JsonlLine> lines;    // the JSON objects, in file order
-  std::vector<std::string> torn;   // "FILE:LINE: torn or unreadable line (N bytes) skipped"
+  std::vector<JsonlLine> lines;   // the JSON objects, in file order
+  std::vector<std::string> torn;  // "FILE:LINE: torn or unreadable line (N bytes) skipped"
 };
 
 // The objects of a JSON Lines file (none when it does not exist); Error when it cannot be read.

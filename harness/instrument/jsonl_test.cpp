@@ -1,15 +1,15 @@
 // The JSON Lines policy (jsonl.hpp): torn lines skipped and named, a torn tail moved aside and cut
 // off on open, a whole last line only given its newline, whole files replaced atomically.
-#include <gtest/gtest.h>
+#include "harness/instrument/jsonl.hpp"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "harness/instrument/jsonl.hpp"
 #include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"
 
@@ -17,7 +17,8 @@ namespace dls {
 namespace {
 
 std::string fresh(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dls_jsonl_test_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dls_jsonl_test_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const std::string p = (dir / name).string();
   std::filesystem::remove(p);
@@ -25,7 +26,9 @@ std::string fresh(const std::string& name) {
   return p;
 }
 
-void put(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+void put(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
 
 std::string get(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -54,7 +57,8 @@ TEST(Jsonl, TheOnlyWriterMovesATornTailAsideAndCutsIt) {
   put(p, "{\"a\":1}\n{\"a\":2}\n{\"sch");
   {
     RecordWriter w(p, true);
-    EXPECT_EQ(w.repaired(), p + ": a torn last line (5 bytes, a write cut short) was moved to " + p + ".torn");
+    EXPECT_EQ(w.repaired(),
+              p + ": a torn last line (5 bytes, a write cut short) was moved to " + p + ".torn");
     w.append_json({{"a", 3}});
   }
   EXPECT_EQ(get(p), "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
@@ -67,7 +71,8 @@ TEST(Jsonl, AnyOtherWriterEndsATornTailWithANewlineAndCutsNothing) {
   put(p, "{\"a\":1}\n{\"sch");
   {
     RecordWriter w(p);
-    EXPECT_EQ(w.repaired(), p + ": a torn last line (5 bytes, a write cut short) was ended with a newline; readers skip it");
+    EXPECT_EQ(w.repaired(), p + ": a torn last line (5 bytes, a write cut short) was ended with a "
+                                "newline; readers skip it");
     w.append_json({{"a", 3}});
   }
   EXPECT_EQ(get(p), "{\"a\":1}\n{\"sch\n{\"a\":3}\n");
@@ -111,7 +116,8 @@ TEST(Jsonl, WholeFilesAreReplacedAtomically) {
   write_file_atomic(p, "two\n");
   EXPECT_EQ(get(p), "two\n");
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(p).parent_path()))
-    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << "a temporary file was left: " << e.path();
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos)
+        << "a temporary file was left: " << e.path();
   // a folder that does not exist: an Error naming the file, and nothing written
   const std::string bad = fresh("m.json") + ".d/none/x.json";
   try {

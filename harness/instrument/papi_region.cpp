@@ -1,11 +1,11 @@
 // CounterSet over PAPI (see papi_region.hpp).
-#include <papi.h>
+#include "harness/instrument/papi_region.hpp"
 
 #include <fmt/format.h>
+#include <papi.h>
 
 #include <string_view>
 
-#include "harness/instrument/papi_region.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -16,7 +16,8 @@ const std::string& papi_init_error() {
   static const std::string err = [] {
     const int rc = PAPI_library_init(PAPI_VER_CURRENT);
     if (rc == PAPI_VER_CURRENT) return std::string();
-    return fmt::format("PAPI_library_init failed: {}", rc > 0 ? "version mismatch" : PAPI_strerror(rc));
+    return fmt::format("PAPI_library_init failed: {}",
+                       rc > 0 ? "version mismatch" : PAPI_strerror(rc));
   }();
   return err;
 }
@@ -51,7 +52,9 @@ std::string perf_events_unavailable() {
   for (int c = 0; c < PAPI_num_components(); ++c) {
     const PAPI_component_info_t* info = PAPI_get_component_info(c);
     if (info && std::string_view(info->name) == "perf_event")
-      return info->disabled ? fmt::format("PAPI's perf_event component is disabled here: {}", info->disabled_reason) : "";
+      return info->disabled ? fmt::format("PAPI's perf_event component is disabled here: {}",
+                                          info->disabled_reason)
+                            : "";
   }
   return "PAPI has no perf_event component";
 }
@@ -65,7 +68,9 @@ CounterSet::CounterSet(const std::vector<std::string>& requested, bool software_
   DLS_CHECK(PAPI_create_eventset(&eventset_) == PAPI_OK, "PAPI_create_eventset failed");
   auto try_add = [&](const std::string& name) {
     if (std::string why = probe_event(name); !why.empty()) {
-      if (const std::string off = perf_events_unavailable(); !off.empty() && name.rfind("perf::", 0) == 0) why += "; " + off;
+      if (const std::string off = perf_events_unavailable();
+          !off.empty() && name.rfind("perf::", 0) == 0)
+        why += "; " + off;
       unavailable_[name] = why;
       return;
     }

@@ -34,12 +34,12 @@ class CounterSet {
   CounterSet(const CounterSet&) = delete;
   CounterSet& operator=(const CounterSet&) = delete;
 
-  const std::vector<std::string>& events() const { return events_; }     // counted, in order
+  const std::vector<std::string>& events() const { return events_; }  // counted, in order
   const std::map<std::string, std::string>& unavailable() const { return unavailable_; }
   bool used_fallback() const { return used_fallback_; }
 
-  void start();                      // throws Error if PAPI fails to start a probed set
-  std::vector<long long> stop();     // one value per events(), for the interval since start()
+  void start();                   // throws Error if PAPI fails to start a probed set
+  std::vector<long long> stop();  // one value per events(), for the interval since start()
   bool running() const { return running_; }
 
  private:

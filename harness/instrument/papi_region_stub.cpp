@@ -4,10 +4,13 @@
 namespace dls {
 
 CounterSet::CounterSet(const std::vector<std::string>& requested, bool /*software_fallback*/) {
-  for (const auto& e : requested) unavailable_[e] = "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)";
+  for (const auto& e : requested)
+    unavailable_[e] = "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)";
 }
 CounterSet::~CounterSet() = default;
-std::string perf_events_unavailable() { return "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)"; }
+std::string perf_events_unavailable() {
+  return "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)";
+}
 void CounterSet::start() {}
 std::vector<long long> CounterSet::stop() { return {}; }
 

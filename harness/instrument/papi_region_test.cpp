@@ -4,11 +4,12 @@
 // Where PAPI's perf_event component is disabled (some VMs: libpfm4 finds no PMU), nothing can
 // be counted: there the tests check that every event is recorded unavailable with that reason,
 // and DLS_REQUIRE_PAPI=1 (a machine that must count) turns that into a failure.
+#include "harness/instrument/papi_region.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
-#include "harness/instrument/papi_region.hpp"
 #include "harness/instrument/timer.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/test_require.hpp"
@@ -41,8 +42,10 @@ bool uncountable_here(const std::vector<std::string>& events) {
       EXPECT_NE(set.unavailable().at(e).find(off), std::string::npos) << set.unavailable().at(e);
     }
   }
-  std::printf("counting is not possible here (%s): checked that %zu events are recorded unavailable with that reason\n", off.c_str(),
-              events.size());
+  std::printf(
+      "counting is not possible here (%s): checked that %zu events are recorded unavailable with "
+      "that reason\n",
+      off.c_str(), events.size());
   return true;
 }
 
@@ -50,7 +53,8 @@ TEST(PapiRegion, TaskClockCountsABusyLoop) {
   if (papi_version().empty()) DLS_SKIP_WITHOUT("PAPI", "built without PAPI");
   if (uncountable_here({"perf::TASK-CLOCK"})) return;
   CounterSet set({"perf::TASK-CLOCK"});
-  ASSERT_EQ(set.events().size(), 1u) << (set.unavailable().empty() ? "" : set.unavailable().begin()->second);
+  ASSERT_EQ(set.events().size(), 1u)
+      << (set.unavailable().empty() ? "" : set.unavailable().begin()->second);
   const CpuTimer wall;
   std::vector<long long> v;
   {
@@ -69,7 +73,8 @@ TEST(PapiRegion, MissingEventIsUnavailableWithReasonAndFallsBack) {
   if (papi_version().empty()) DLS_SKIP_WITHOUT("PAPI", "built without PAPI");
   CounterSet set({"DLS_NO_SUCH_EVENT"});
   ASSERT_EQ(set.unavailable().count("DLS_NO_SUCH_EVENT"), 1u);
-  EXPECT_NE(set.unavailable().at("DLS_NO_SUCH_EVENT").find("PAPI_add_named_event"), std::string::npos);
+  EXPECT_NE(set.unavailable().at("DLS_NO_SUCH_EVENT").find("PAPI_add_named_event"),
+            std::string::npos);
   EXPECT_TRUE(set.used_fallback());
   for (const auto& e : set.events()) EXPECT_EQ(e.rfind("perf::", 0), 0u) << e;
   if (perf_events_unavailable().empty()) {

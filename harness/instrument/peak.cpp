@@ -1,11 +1,10 @@
 // Peak measurement (see peak.hpp).
 #include "harness/instrument/peak.hpp"
 
+#include <fmt/format.h>
 #include <omp.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "harness/instrument/timer.hpp"
@@ -21,7 +20,8 @@ struct Isa {
 Isa best_isa() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return {"avx512", &fma_loop_avx512};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2+fma", &fma_loop_avx2};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {"avx2+fma", &fma_loop_avx2};
   return {"scalar", &fma_loop_scalar};
 }
 
@@ -45,7 +45,8 @@ Peak measure_peak_sp(int threads, double seconds_per_trial, int trials) {
     isa.loop(iters, {});
     const double s = t.seconds();
     if (s > 0.02 || iters > (1L << 34)) {
-      iters = std::max(1L << 12, static_cast<long>(static_cast<double>(iters) * seconds_per_trial / s));
+      iters =
+          std::max(1L << 12, static_cast<long>(static_cast<double>(iters) * seconds_per_trial / s));
       break;
     }
     iters *= 4;
@@ -59,7 +60,10 @@ Peak measure_peak_sp(int threads, double seconds_per_trial, int trials) {
 }
 
 void to_json(nlohmann::json& j, const Peak& p) {
-  j = {{"flop_per_s", p.flop_per_s}, {"source", p.source}, {"method", p.method}, {"threads", p.threads}};
+  j = {{"flop_per_s", p.flop_per_s},
+       {"source", p.source},
+       {"method", p.method},
+       {"threads", p.threads}};
 }
 
 }  // namespace dls

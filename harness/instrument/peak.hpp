@@ -7,16 +7,15 @@
 // few trials. peak = threads x FMAs/s x lanes x 2.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace dls {
 
 struct Peak {
   double flop_per_s = 0;
-  std::string source;   // "measured" | "argument" | "site_config"
-  std::string method;   // e.g. "fma loop, avx512, 2 threads, best of 5 x 0.1 s"
+  std::string source;  // "measured" | "argument" | "site_config"
+  std::string method;  // e.g. "fma loop, avx512, 2 threads, best of 5 x 0.1 s"
   int threads = 0;
 };
 

@@ -1,11 +1,11 @@
 // Peak measurement: each FMA loop executes the FMAs it counts (checked against a scalar
 // reference), and the measured peak is positive and says how it was obtained.
+#include "harness/instrument/peak.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "harness/instrument/peak.hpp"
 
 namespace dls {
 namespace {
@@ -24,7 +24,8 @@ void check_loop(double (*loop)(long, const FmaLoopArgs&), int lanes, const char*
     for (int c = 0; c < kFmaChains; ++c) {
       float ref = 1.0f + static_cast<float>(c) * 1e-3f;
       for (long i = 0; i < iters; ++i) ref = std::fma(ref, args.a, args.b);
-      for (int l = 0; l < lanes; ++l) ASSERT_EQ(out[std::size_t(c * lanes + l)], ref) << isa << " chain " << c << " lane " << l;
+      for (int l = 0; l < lanes; ++l)
+        ASSERT_EQ(out[std::size_t(c * lanes + l)], ref) << isa << " chain " << c << " lane " << l;
     }
     EXPECT_EQ(flops, 2.0 * lanes * kFmaChains * double(iters)) << isa;
   }
@@ -37,7 +38,8 @@ void check_loop(double (*loop)(long, const FmaLoopArgs&), int lanes, const char*
 TEST(Peak, LoopsExecuteEveryFmaTheyCount) {
   check_loop(&fma_loop_scalar, 1, "scalar");
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) check_loop(&fma_loop_avx2, 8, "avx2");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    check_loop(&fma_loop_avx2, 8, "avx2");
   if (__builtin_cpu_supports("avx512f")) check_loop(&fma_loop_avx512, 16, "avx512");
 }
 

@@ -1,6 +1,7 @@
 // Provenance capture (see provenance.hpp).
 #include "harness/instrument/provenance.hpp"
 
+#include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "kernels/core/threads.hpp"
 #include "kernels/core/versions.hpp"
@@ -49,11 +48,17 @@ nlohmann::json cpu_info() {
     if (colon == std::string::npos) continue;
     std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
     std::string val = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "processor") ++logical;
-    else if (key == "model name") model = val;
-    else if (key == "physical id") { phys = val; sockets.insert(val); }
-    else if (key == "core id") cores.insert(phys + ":" + val);
-    else if (key == "flags" && flags.empty()) flags = " " + val + " ";
+    if (key == "processor")
+      ++logical;
+    else if (key == "model name")
+      model = val;
+    else if (key == "physical id") {
+      phys = val;
+      sockets.insert(val);
+    } else if (key == "core id")
+      cores.insert(phys + ":" + val);
+    else if (key == "flags" && flags.empty())
+      flags = " " + val + " ";
   }
   nlohmann::json isa = nlohmann::json::array();
   for (const char* f : {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile"})
@@ -92,13 +97,14 @@ std::string host_name() {
 
 bool is_relevant_env_var(const std::string& name) {
   static constexpr std::array<std::string_view, 21> kPrefixes = {
-      "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "GOTO_", "MKL_", "DNNL_", "ONEDNN_", "BLIS_",
-      "OMPI_MCA_", "I_MPI_", "MPICH_", "UCX_", "FI_", "NCCL_", "CUDA_", "CUDNN_", "NVIDIA_TF32",
-      "SLURM_", "PMI_", "DLS_"};
+      "OMP_",    "GOMP_", "KMP_",      "OPENBLAS_",   "GOTO_",  "MKL_", "DNNL_",
+      "ONEDNN_", "BLIS_", "OMPI_MCA_", "I_MPI_",      "MPICH_", "UCX_", "FI_",
+      "NCCL_",   "CUDA_", "CUDNN_",    "NVIDIA_TF32", "SLURM_", "PMI_", "DLS_"};
   // what the launcher sets per job (ids, URIs, session folders, step numbers) differs on every
   // run and explains nothing: left out, so comparing two campaigns' environments shows settings
   static constexpr std::array<std::string_view, 7> kPerJob = {
-      "OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir", "SLURM_JOB", "SLURM_STEP", "SLURM_TASK_PID"};
+      "OMPI_MCA_orte_", "OMPI_MCA_ess_", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
+      "SLURM_JOB",      "SLURM_STEP",    "SLURM_TASK_PID"};
   for (auto p : kPerJob)
     if (name.rfind(p, 0) == 0) return false;
   for (auto p : kPrefixes)
@@ -115,9 +121,10 @@ nlohmann::json capture_provenance(const ProvenanceOptions& options) {
                            {"corename", blas_corename()},
                            {"threads", blas_threads()},
                            {"parallel", blas_parallel_mode()}}}};
-  const std::pair<const char*, std::string> optional_libs[] = {
-      {"onednn", onednn_version()}, {"mpi", mpi_version()}, {"papi", papi_version()},
-      {"cuda", cuda_versions()}};
+  const std::pair<const char*, std::string> optional_libs[] = {{"onednn", onednn_version()},
+                                                               {"mpi", mpi_version()},
+                                                               {"papi", papi_version()},
+                                                               {"cuda", cuda_versions()}};
   for (const auto& [name, version] : optional_libs)
     libs[name] = version.empty() ? nlohmann::json(nullptr) : nlohmann::json(version);
   return {{"site", options.site},

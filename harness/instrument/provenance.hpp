@@ -6,9 +6,8 @@
 //   and the environment variables that change results.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace dls {
 

@@ -1,9 +1,8 @@
 // Records and their writer (see record.hpp).
 #include "harness/instrument/record.hpp"
 
-#include "harness/instrument/jsonl.hpp"
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -12,8 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include <fmt/format.h>
-
+#include "harness/instrument/jsonl.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -35,11 +33,11 @@ const nlohmann::json& require(const nlohmann::json& j, const char* key,
   if (!j.contains(key)) throw ConfigError(fmt::format("record: missing key '{}'", key));
   const auto& v = j.at(key);
   if (v.type() != type)
-    throw ConfigError(fmt::format("record: key '{}' has type {}, expected {}", key, v.type_name(),
-                                  nlohmann::json(type == nlohmann::json::value_t::object
-                                                     ? nlohmann::json::object()
-                                                     : nlohmann::json(""))
-                                      .type_name()));
+    throw ConfigError(fmt::format(
+        "record: key '{}' has type {}, expected {}", key, v.type_name(),
+        nlohmann::json(type == nlohmann::json::value_t::object ? nlohmann::json::object()
+                                                               : nlohmann::json(""))
+            .type_name()));
   return v;
 }
 
@@ -89,16 +87,18 @@ Record Record::from_json(const nlohmann::json& j) {
   r.check = require(j, "check", vt::object);
   const auto cs = require(r.check, "status", vt::string).get<std::string>();
   if (!one_of(cs, kCheckStatuses))
-    throw ConfigError(fmt::format("record: check.status '{}', expected passed|failed|sampled|skipped", cs));
+    throw ConfigError(
+        fmt::format("record: check.status '{}', expected passed|failed|sampled|skipped", cs));
   r.status = require(j, "status", vt::string).get<std::string>();
   if (!one_of(r.status, kStatuses))
-    throw ConfigError(fmt::format("record: status '{}', expected ok|failed|timeout|diverged|skipped", r.status));
+    throw ConfigError(
+        fmt::format("record: status '{}', expected ok|failed|timeout|diverged|skipped", r.status));
   r.error = require(j, "error", vt::string).get<std::string>();
   r.provenance = require(j, "provenance", vt::object);
   const auto id = require(j, "point_id", vt::string).get<std::string>();
   if (id != point_id(r.params))
-    throw ConfigError(fmt::format("record: point_id {} does not match its params ({})", id,
-                                  point_id(r.params)));
+    throw ConfigError(
+        fmt::format("record: point_id {} does not match its params ({})", id, point_id(r.params)));
   return r;
 }
 
@@ -109,8 +109,10 @@ RecordWriter::RecordWriter(std::string path, bool move_aside) : path_(std::move(
   if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
   // O_RDWR: the torn-tail repair reads the last line back
   fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(fmt::format("cannot open '{}' for appending: {}", path_, std::strerror(errno)));
-  if (::flock(fd_, LOCK_EX) != 0) throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
+  if (fd_ < 0)
+    throw Error(fmt::format("cannot open '{}' for appending: {}", path_, std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX) != 0)
+    throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
   try {
     repaired_ = repair_torn_tail(fd_, path_, move_aside);
   } catch (...) {
@@ -129,11 +131,13 @@ void RecordWriter::append(const Record& r) { append_json(r.to_json()); }
 
 void RecordWriter::append_json(const nlohmann::json& j) {
   std::string line = j.dump() + "\n";
-  if (::flock(fd_, LOCK_EX) != 0) throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX) != 0)
+    throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
   ssize_t n = -1;
   int write_errno = 0, sync_rc = 0;
   try {
-    if (!ends_whole(fd_, path_)) line = "\n" + line;  // a writer killed mid-line: do not glue onto it
+    if (!ends_whole(fd_, path_))
+      line = "\n" + line;  // a writer killed mid-line: do not glue onto it
     n = ::write(fd_, line.data(), line.size());
     write_errno = errno;
     sync_rc = ::fdatasync(fd_);

@@ -32,10 +32,9 @@
 //   provenance            where and with what it ran (provenance.hpp)
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace dls {
 

@@ -1,11 +1,12 @@
 // Records: round trip through JSON text and the schema check; the writer's appends.
+#include "harness/instrument/record.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "harness/instrument/provenance.hpp"
-#include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {
@@ -15,7 +16,8 @@ Record sample_record() {
   Record r;
   r.kind = "kernel";
   r.benchmark = "conv2d_fwd";
-  r.params = {{"shape", "g1mb2_ic3ih5iw5_oc4oh5ow5_kh3kw3_sh1sw1_ph1pw1_dh0dw0"}, {"backend", "openblas"}};
+  r.params = {{"shape", "g1mb2_ic3ih5iw5_oc4oh5ow5_kh3kw3_sh1sw1_ph1pw1_dh0dw0"},
+              {"backend", "openblas"}};
   r.metrics = {{"time_s", 1.5e-3}, {"gflop_per_s", 12.5}};
   r.counters = {{"perf::TASK-CLOCK", 1500000}};
   r.counters_unavailable = {{"PAPI_TOT_CYC", "PAPI_add_named_event: Event does not exist (-7)"}};
@@ -54,17 +56,32 @@ TEST(Record, SchemaViolationsAreRejectedWithTheKey) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
     }
   };
-  auto j = good; j.erase("metrics"); expect_bad(j, "metrics");
-  j = good; j["status"] = "great"; expect_bad(j, "status");
-  j = good; j["kind"] = "kernal"; expect_bad(j, "kind");
-  j = good; j["check"]["status"] = "ok"; expect_bad(j, "check.status");
-  j = good; j["schema"] = "dlscale.record/0"; expect_bad(j, "schema");
-  j = good; j["params"]["backend"] = "onednn"; expect_bad(j, "point_id");
-  j = good; j["counters"] = 3; expect_bad(j, "counters");
+  auto j = good;
+  j.erase("metrics");
+  expect_bad(j, "metrics");
+  j = good;
+  j["status"] = "great";
+  expect_bad(j, "status");
+  j = good;
+  j["kind"] = "kernal";
+  expect_bad(j, "kind");
+  j = good;
+  j["check"]["status"] = "ok";
+  expect_bad(j, "check.status");
+  j = good;
+  j["schema"] = "dlscale.record/0";
+  expect_bad(j, "schema");
+  j = good;
+  j["params"]["backend"] = "onednn";
+  expect_bad(j, "point_id");
+  j = good;
+  j["counters"] = 3;
+  expect_bad(j, "counters");
 }
 
 TEST(RecordWriter, AppendsWholeLinesAcrossWriters) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dls_record_test_" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("dls_record_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   const auto path = (dir / "sub" / "records.jsonl").string();
   {
@@ -101,7 +118,7 @@ TEST(Provenance, HasTheKeysAnalysisNeeds) {
   EXPECT_TRUE(is_relevant_env_var("OPENBLAS_NUM_THREADS"));
   EXPECT_FALSE(is_relevant_env_var("HOME"));
   EXPECT_TRUE(is_relevant_env_var("OMPI_MCA_mpi_yield_when_idle"));  // a setting
-  EXPECT_FALSE(is_relevant_env_var("OMPI_MCA_orte_hnp_uri"));         // a per-job value
+  EXPECT_FALSE(is_relevant_env_var("OMPI_MCA_orte_hnp_uri"));        // a per-job value
   EXPECT_FALSE(is_relevant_env_var("SLURM_JOB_ID"));
 }
 

@@ -3,9 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 namespace dls {
 
@@ -29,7 +28,7 @@ Summary summarize(std::vector<double> samples) {
 }
 
 void to_json(nlohmann::json& j, const Summary& s) {
-  j = nlohmann::json{{"count", s.count}, {"min", s.min},       {"max", s.max}, {"mean", s.mean},
+  j = nlohmann::json{{"count", s.count},   {"min", s.min},       {"max", s.max}, {"mean", s.mean},
                      {"median", s.median}, {"stddev", s.stddev}, {"cv", s.cv}};
 }
 

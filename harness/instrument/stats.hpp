@@ -3,9 +3,8 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
-
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
 namespace dls {
 

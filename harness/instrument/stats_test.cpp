@@ -1,10 +1,11 @@
 // Summary statistics on a hand-worked sample, and the bench runner's iteration policy.
+#include "harness/instrument/stats.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "harness/instrument/bench_runner.hpp"
-#include "harness/instrument/stats.hpp"
 
 namespace dls {
 namespace {
@@ -33,7 +34,8 @@ TEST(BenchRunner, FixedIterationsCallsExactlyWarmupPlusIters) {
 
 TEST(BenchRunner, MinTimeHonoursMinAndMaxIterations) {
   int calls = 0;
-  auto r = run_bench({.warmup = 0, .iters = 0, .min_time_s = 0.0, .min_iters = 4}, [&] { ++calls; });
+  auto r =
+      run_bench({.warmup = 0, .iters = 0, .min_time_s = 0.0, .min_iters = 4}, [&] { ++calls; });
   EXPECT_EQ(calls, 4);
   calls = 0;
   r = run_bench({.warmup = 0, .iters = 0, .min_time_s = 1e9, .min_iters = 1, .max_iters = 11},

@@ -94,7 +94,8 @@ std::vector<CaseEntry> build_cases(const CaseRequest& req) {
             out.push_back(std::move(e));
           }
   }
-  if (out.empty()) throw ConfigError("no cases left: --op matched none of the ops in the shape files");
+  if (out.empty())
+    throw ConfigError("no cases left: --op matched none of the ops in the shape files");
   return out;
 }
 

@@ -5,10 +5,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/instrument/papi_region.hpp"
 #include "kernels/bench/kernel_case.hpp"
@@ -25,11 +24,11 @@ struct CaseRequest {
 };
 
 struct CaseEntry {
-  std::string op, descriptor, source;    // source: "--shape" or "file:line"
+  std::string op, descriptor, source;  // source: "--shape" or "file:line"
   Backend backend = Backend::kOpenBlas;
   int threads = 1, mb = 0;
   std::unique_ptr<KernelCase> kcase;
-  std::string unsupported;               // non-empty: skipped, with this reason
+  std::string unsupported;  // non-empty: skipped, with this reason
   // filled while running
   bool prepared = false;
   std::string error;
@@ -37,7 +36,7 @@ struct CaseEntry {
   std::vector<double> samples_s;
   long iterations = 0;
   CounterTotals counters;
-  std::string name() const;              // "<op>/<backend>/t<threads>/<canonical shape>"
+  std::string name() const;  // "<op>/<backend>/t<threads>/<canonical shape>"
 };
 
 std::vector<CaseEntry> build_cases(const CaseRequest& req);  // throws ConfigError

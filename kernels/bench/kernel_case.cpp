@@ -1,10 +1,10 @@
 // Common case logic (see kernel_case.hpp).
 #include "kernels/bench/kernel_case.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/check.hpp"
@@ -45,13 +45,17 @@ std::vector<float> case_input(std::size_t count, std::uint64_t seed) {
 }
 
 void TensorCase::run() {
-  if (backend_ == Backend::kRef) write_ref_outputs();
-  else if (gpu_) gpu_->run();
-  else run_backend();
+  if (backend_ == Backend::kRef)
+    write_ref_outputs();
+  else if (gpu_)
+    gpu_->run();
+  else
+    run_backend();
 }
 
-void TensorCase::gpu_start(std::unique_ptr<GpuOp> op,
-                           std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs) {
+void TensorCase::gpu_start(
+    std::unique_ptr<GpuOp> op,
+    std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs) {
   gpu_ = std::move(op);
   for (const auto& [name, host] : inputs) gpu_->set(name, host->data());
 }
@@ -62,8 +66,10 @@ void TensorCase::write_ref_outputs() {
     std::vector<double> ref, scale;
     ref_full(o, ref, scale);
     auto dst = mutable_output(o);
-    DLS_ASSERT(dst.size() == ref.size(), "{}: reference size {} != output size {}", op(), ref.size(), dst.size());
-    std::transform(ref.begin(), ref.end(), dst.begin(), [](double v) { return static_cast<float>(v); });
+    DLS_ASSERT(dst.size() == ref.size(), "{}: reference size {} != output size {}", op(),
+               ref.size(), dst.size());
+    std::transform(ref.begin(), ref.end(), dst.begin(),
+                   [](double v) { return static_cast<float>(v); });
   }
 }
 
@@ -76,7 +82,8 @@ CheckOutcome TensorCase::check(double full_ref_limit) {
   const bool sampled = has_ref_point() && ref_cost() > full_ref_limit;
   const auto outs = outputs();
   if (gpu_)  // device to host, untimed
-    for (int o = 0; o < static_cast<int>(outs.size()); ++o) gpu_->get(outs[o].name, mutable_output(o).data());
+    for (int o = 0; o < static_cast<int>(outs.size()); ++o)
+      gpu_->get(outs[o].name, mutable_output(o).data());
   std::vector<std::string> failures;
   for (int o = 0; o < static_cast<int>(outs.size()); ++o) {
     const auto& out = outs[o];

@@ -9,22 +9,19 @@
 // per-element function so a sampled check is the same maths as a full one.
 #pragma once
 
-#include "kernels/core/backend.hpp"
-
 #include <cstddef>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "harness/instrument/compare.hpp"
+#include "kernels/core/backend.hpp"
 #include "kernels/gpu/gpu_ops.hpp"
 
 namespace dls {
-
 
 struct CheckOutcome {
   std::string status = "skipped";  // passed | failed | sampled | skipped
@@ -41,11 +38,11 @@ class KernelCase {
  public:
   virtual ~KernelCase() = default;
   virtual std::string op() const = 0;
-  virtual std::string shape() const = 0;          // canonical descriptor (the repro line)
+  virtual std::string shape() const = 0;  // canonical descriptor (the repro line)
   virtual nlohmann::json shape_params() const = 0;
-  virtual double flop() const { return 0; }        // 0 for memory-bound ops
+  virtual double flop() const { return 0; }  // 0 for memory-bound ops
   virtual std::string flop_convention() const { return ""; }
-  virtual double bytes() const = 0;               // compulsory memory traffic of one call
+  virtual double bytes() const = 0;  // compulsory memory traffic of one call
   // "" when the backend can run this case, else why not (recorded as status skipped).
   // The default: ref and openblas always; another backend when the op table lists it for this
   // op and the build and machine have it (oneDNN built; a usable GPU). Cases add their own
@@ -76,10 +73,11 @@ class TensorCase : public KernelCase {
   std::unique_ptr<GpuOp> gpu_;
 
   // Takes the op and uploads the named host inputs (untimed).
-  void gpu_start(std::unique_ptr<GpuOp> op, std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs);
-  virtual void run_backend() = 0;                   // the timed call for backend_ != kRef
-  virtual std::vector<OutputView> outputs() = 0;    // results of the last run()
-  virtual double ref_cost() const = 0;             // multiply-adds of the whole reference
+  void gpu_start(std::unique_ptr<GpuOp> op,
+                 std::initializer_list<std::pair<const char*, const std::vector<float>*>> inputs);
+  virtual void run_backend() = 0;                 // the timed call for backend_ != kRef
+  virtual std::vector<OutputView> outputs() = 0;  // results of the last run()
+  virtual double ref_cost() const = 0;            // multiply-adds of the whole reference
   // Whole reference for output `out`: values and error scales (scale may stay empty: |ref|).
   virtual void ref_full(int out, std::vector<double>& ref, std::vector<double>& scale) = 0;
   // One element of the reference, for sampled checks; ops with cheap references need not.

@@ -6,15 +6,14 @@
 #include "kernels/bench/kernels_main.hpp"
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "harness/instrument/papi_region.hpp"
 #include "harness/instrument/peak.hpp"
@@ -26,8 +25,8 @@
 #include "kernels/bench/op_table.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/descriptor.hpp"
-#include "kernels/gpu/gpu.hpp"
 #include "kernels/core/threads.hpp"
+#include "kernels/gpu/gpu.hpp"
 
 namespace dls {
 namespace {
@@ -38,14 +37,14 @@ struct Options {
   std::string out;
   std::string counters = "default";
   std::string site = "localhost";
-  double peak_gflops = 0;         // > 0: given, not measured
-  double full_ref_limit = 2e8;    // multiply-adds above which the check is sampled
+  double peak_gflops = 0;       // > 0: given, not measured
+  double full_ref_limit = 2e8;  // multiply-adds above which the check is sampled
 };
 
 struct Session {
   Options opt;
   std::vector<CaseEntry> cases;
-  std::map<int, Peak> peaks;      // by thread count
+  std::map<int, Peak> peaks;  // by thread count
   std::optional<RecordWriter> writer;
   std::optional<CounterSet> counter_set;
   nlohmann::json provenance;
@@ -63,12 +62,20 @@ Record make_record(const Session& run, const CaseEntry& e) {
   Record r;
   r.kind = "kernel";
   r.benchmark = e.op;
-  r.params = {{"op", e.op}, {"backend", backend_name(e.backend)}, {"shape", k.shape()},
-              {"threads", e.threads}, {"mode", run.opt.mode}};
+  r.params = {{"op", e.op},
+              {"backend", backend_name(e.backend)},
+              {"shape", k.shape()},
+              {"threads", e.threads},
+              {"mode", run.opt.mode}};
   r.params["shape_params"] = k.shape_params();
-  r.metrics = {{"op", e.op}, {"backend", backend_name(e.backend)}, {"shape", k.shape()},
-               {"threads", e.threads}, {"flop", k.flop()}, {"bytes", k.bytes()},
-               {"flop_convention", k.flop_convention()}, {"source", e.source}};
+  r.metrics = {{"op", e.op},
+               {"backend", backend_name(e.backend)},
+               {"shape", k.shape()},
+               {"threads", e.threads},
+               {"flop", k.flop()},
+               {"bytes", k.bytes()},
+               {"flop_convention", k.flop_convention()},
+               {"source", e.source}};
   r.check = e.check.to_json();
   r.provenance = run.provenance;
   if (!e.unsupported.empty()) {
@@ -120,7 +127,8 @@ void finish_case(Session& run, CaseEntry& e) {
   if (r.status == "failed") ++run.failures;
   const auto& m = r.metrics;
   auto num = [&](const char* key, double scale, const char* f) {
-    return m.contains(key) ? fmt::format(fmt::runtime(f), m[key].get<double>() * scale) : std::string("-");
+    return m.contains(key) ? fmt::format(fmt::runtime(f), m[key].get<double>() * scale)
+                           : std::string("-");
   };
   const std::string check = r.status == "skipped" ? "skipped" : e.check.status;
   fmt::print("{:<22} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", e.op,
@@ -201,7 +209,8 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
   if (cs) e->counters.add(*cs, counts);
   e->iterations += st.iterations();
   if (e->kcase->flop() > 0)
-    st.counters["GFLOP/s"] = benchmark::Counter(e->kcase->flop() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    st.counters["GFLOP/s"] =
+        benchmark::Counter(e->kcase->flop() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void run_perf(Session& run, int gb_argc, char** gb_argv) {
@@ -231,9 +240,11 @@ void parse_int_list(const std::vector<std::string>& in, std::vector<int>& out, c
 
 std::string op_help() {
   std::string s = "Ops (--op, or a prefix on a shapes-file line):\n";
-  for (const auto& e : op_table()) s += fmt::format("  {:<22} [{}]  {}\n", e.op, e.backends, e.syntax);
+  for (const auto& e : op_table())
+    s += fmt::format("  {:<22} [{}]  {}\n", e.op, e.backends, e.syntax);
   s += "Groups (expand to their ops):\n";
-  for (const auto& [name, ops] : op_groups()) s += fmt::format("  {:<22} = {}\n", name, fmt::join(ops, ","));
+  for (const auto& [name, ops] : op_groups())
+    s += fmt::format("  {:<22} = {}\n", name, fmt::join(ops, ","));
   return s;
 }
 
@@ -242,7 +253,8 @@ std::string op_help() {
 int kernels_main(int argc, char** argv) {
   // Google Benchmark's flags (--benchmark_*) go to it; the rest to our parser.
   std::vector<char*> ours = {argv[0]}, gb = {argv[0]};
-  for (int i = 1; i < argc; ++i) (std::string_view(argv[i]).rfind("--benchmark_", 0) == 0 ? gb : ours).push_back(argv[i]);
+  for (int i = 1; i < argc; ++i)
+    (std::string_view(argv[i]).rfind("--benchmark_", 0) == 0 ? gb : ours).push_back(argv[i]);
 
   Session run;
   Options& o = run.opt;
@@ -255,17 +267,29 @@ int kernels_main(int argc, char** argv) {
              "Exit codes: 0 ok, 1 a check or case failed, 2 bad arguments, 3 runtime error.");
   std::vector<std::string> ops, backends, threads, mbs;
   app.add_option("--shape", o.req.shapes, "descriptor, optionally prefixed by its op (repeatable)");
-  app.add_option("--shapes", o.req.shape_files, "file of descriptors, one per line, '#' comments (repeatable)")
+  app.add_option("--shapes", o.req.shape_files,
+                 "file of descriptors, one per line, '#' comments (repeatable)")
       ->check(CLI::ExistingFile);
   app.add_option("--op", ops, "op or comma list of ops (see below)");
-  app.add_option("--backend", backends, "ref, openblas, onednn (comma list for side by side)")->default_str("openblas");
-  app.add_option("--mode", o.mode, "list | check | perf")->check(CLI::IsMember({"list", "check", "perf"}))->default_str("perf");
-  app.add_option("--threads", threads, "thread counts, comma list (a thread sweep); default: OMP_NUM_THREADS or all cores");
+  app.add_option("--backend", backends, "ref, openblas, onednn (comma list for side by side)")
+      ->default_str("openblas");
+  app.add_option("--mode", o.mode, "list | check | perf")
+      ->check(CLI::IsMember({"list", "check", "perf"}))
+      ->default_str("perf");
+  app.add_option(
+      "--threads", threads,
+      "thread counts, comma list (a thread sweep); default: OMP_NUM_THREADS or all cores");
   app.add_option("--mb", mbs, "batch sizes, comma list (a batch sweep); default: the descriptor's");
   app.add_option("--out", o.out, "append one record per case to this JSON Lines file");
-  app.add_option("--counters", o.counters, "PAPI events: default | flops | cache | software | none | comma list")->default_str("default");
-  app.add_option("--peak-gflops", o.peak_gflops, "node single-precision peak in GFLOP/s (else measured)")->check(CLI::PositiveNumber);
-  app.add_option("--check-limit", o.full_ref_limit, "multiply-adds above which the reference check is sampled")->default_str("2e8");
+  app.add_option("--counters", o.counters,
+                 "PAPI events: default | flops | cache | software | none | comma list")
+      ->default_str("default");
+  app.add_option("--peak-gflops", o.peak_gflops,
+                 "node single-precision peak in GFLOP/s (else measured)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--check-limit", o.full_ref_limit,
+                 "multiply-adds above which the reference check is sampled")
+      ->default_str("2e8");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
@@ -290,8 +314,9 @@ int kernels_main(int argc, char** argv) {
 
   if (o.mode == "list") {
     for (const auto& e : run.cases)
-      fmt::print("{:<22} {:<8} t{:<3} {:>12.4g} flop  {}{}\n", e.op, backend_name(e.backend), e.threads,
-                 e.kcase->flop(), e.kcase->shape(), e.unsupported.empty() ? "" : "  (skipped: " + e.unsupported + ")");
+      fmt::print("{:<22} {:<8} t{:<3} {:>12.4g} flop  {}{}\n", e.op, backend_name(e.backend),
+                 e.threads, e.kcase->flop(), e.kcase->shape(),
+                 e.unsupported.empty() ? "" : "  (skipped: " + e.unsupported + ")");
     return kExitOk;
   }
 
@@ -307,7 +332,8 @@ int kernels_main(int argc, char** argv) {
         run.peaks[e.threads] = {o.peak_gflops * 1e9, "argument", "--peak-gflops", e.threads};
       } else {
         run.peaks[e.threads] = measure_peak_sp(e.threads);
-        fmt::print("# peak: {:.1f} GFLOP/s ({})\n", run.peaks[e.threads].flop_per_s * 1e-9, run.peaks[e.threads].method);
+        fmt::print("# peak: {:.1f} GFLOP/s ({})\n", run.peaks[e.threads].flop_per_s * 1e-9,
+                   run.peaks[e.threads].method);
       }
     }
   }

@@ -17,8 +17,8 @@ using CaseFactory = std::unique_ptr<KernelCase> (*)(std::string_view descriptor,
 
 struct OpEntry {
   const char* op;
-  const char* syntax;      // documented descriptor syntax, with an example
-  const char* backends;    // backends with an implementation
+  const char* syntax;    // documented descriptor syntax, with an example
+  const char* backends;  // backends with an implementation
   CaseFactory make;
 };
 

@@ -21,22 +21,22 @@
 namespace dls {
 
 struct Conv2dShape {
-  int g = 1, n = 2, c = 1, h = 1, w = 1;   // groups, batch, input channels and size
-  int k = 1, r = 1, s = 1;                 // output channels, filter size
+  int g = 1, n = 2, c = 1, h = 1, w = 1;  // groups, batch, input channels and size
+  int k = 1, r = 1, s = 1;                // output channels, filter size
   int pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dil_h = 0, dil_w = 0;
   std::string name;
 
   int p() const;
   int q() const;
-  int cg() const { return c / g; }         // input channels per group
-  int kg() const { return k / g; }         // output channels per group
-  int crs() const { return cg() * r * s; } // GEMM reduction length of forward
+  int cg() const { return c / g; }          // input channels per group
+  int kg() const { return k / g; }          // output channels per group
+  int crs() const { return cg() * r * s; }  // GEMM reduction length of forward
   long x_count() const { return static_cast<long>(n) * c * h * w; }
   long w_count() const { return static_cast<long>(k) * cg() * r * s; }
   long y_count() const { return static_cast<long>(n) * k * p() * q(); }
-  bool pointwise() const;                  // 1x1, stride 1, pad 0: im2col is the identity
+  bool pointwise() const;  // 1x1, stride 1, pad 0: im2col is the identity
   double flop() const;
-  std::string str() const;                 // canonical, fully explicit descriptor
+  std::string str() const;                          // canonical, fully explicit descriptor
   static Conv2dShape parse(std::string_view text);  // throws ConfigError
 };
 
@@ -54,9 +54,11 @@ double conv2d_bwd_filter_ref_point(const Conv2dShape& sh, const T* x, const T* d
 template <class T>
 void conv2d_fwd_ref(const Conv2dShape& sh, const T* x, const T* w, double* y, double* y_abs);
 template <class T>
-void conv2d_bwd_data_ref(const Conv2dShape& sh, const T* dy, const T* w, double* dx, double* dx_abs);
+void conv2d_bwd_data_ref(const Conv2dShape& sh, const T* dy, const T* w, double* dx,
+                         double* dx_abs);
 template <class T>
-void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, double* dw, double* dw_abs);
+void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, double* dw,
+                           double* dw_abs);
 
 // ---- im2col + OpenBLAS ----
 // Per-thread scratch, grown on first use and kept, so steady-state calls do not allocate.
@@ -73,7 +75,8 @@ struct ConvWorkspace {
   long max_image_col_bytes = 16L << 20;
   std::vector<float> wino_u, wino_v, wino_m, wino_hx, wino_hy, wino_acc;
   long max_winograd_block_bytes = 4L << 20;
-  long min_winograd_block_tiles = 128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
+  long min_winograd_block_tiles =
+      128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
 };
 // y = conv(x, w).  Overwrites y.
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
@@ -92,7 +95,8 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
 // error: winograd_amplification() is the factor on dot_bound's coefficient that covers it.
 bool winograd_applicable(const Conv2dShape& sh);
 double winograd_amplification(bool backward_filter);
-void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws);
+void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                         ConvWorkspace& ws);
 void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                               ConvWorkspace& ws);
 void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
@@ -105,8 +109,8 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 //             tile transforms cost more than the multiplies they save), else gemm
 // (ConvAlgo, its names and parse_conv_algo are in kernels/core/backend.hpp.)
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested);  // kGemm or kWinograd
-void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws,
-                    ConvAlgo algo);
+void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                    ConvWorkspace& ws, ConvAlgo algo);
 // beta as conv2d_bwd_data_openblas's (Winograd: computed into ws.wino_acc, then added)
 void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                          ConvWorkspace& ws, ConvAlgo algo, float beta = 0.0f);

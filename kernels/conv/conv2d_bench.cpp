@@ -17,18 +17,22 @@ class ConvCase final : public TensorCase {
   ConvCase(Conv2dShape sh, ConvDir dir, bool wino) : sh_(std::move(sh)), dir_(dir), wino_(wino) {}
   std::string op() const override {
     const std::string base = wino_ ? "conv2d_wino_" : "conv2d_";
-    return base + (dir_ == ConvDir::kFwd ? "fwd" : dir_ == ConvDir::kBwdData ? "bwd_data" : "bwd_filter");
+    return base + (dir_ == ConvDir::kFwd       ? "fwd"
+                   : dir_ == ConvDir::kBwdData ? "bwd_data"
+                                               : "bwd_filter");
   }
   std::string shape() const override { return sh_.str(); }
   nlohmann::json shape_params() const override {
-    return {{"g", sh_.g}, {"mb", sh_.n}, {"ic", sh_.c}, {"ih", sh_.h}, {"iw", sh_.w},
-            {"oc", sh_.k}, {"oh", sh_.p()}, {"ow", sh_.q()}, {"kh", sh_.r}, {"kw", sh_.s},
-            {"sh", sh_.stride_h}, {"sw", sh_.stride_w}, {"ph", sh_.pad_h}, {"pw", sh_.pad_w},
-            {"dh", sh_.dil_h}, {"dw", sh_.dil_w}, {"name", sh_.name}};
+    return {{"g", sh_.g},      {"mb", sh_.n},     {"ic", sh_.c},        {"ih", sh_.h},
+            {"iw", sh_.w},     {"oc", sh_.k},     {"oh", sh_.p()},      {"ow", sh_.q()},
+            {"kh", sh_.r},     {"kw", sh_.s},     {"sh", sh_.stride_h}, {"sw", sh_.stride_w},
+            {"ph", sh_.pad_h}, {"pw", sh_.pad_w}, {"dh", sh_.dil_h},    {"dw", sh_.dil_w},
+            {"name", sh_.name}};
   }
   double flop() const override { return sh_.flop(); }
   std::string flop_convention() const override {
-    return wino_ ? "2*N*K*(C/G)*R*S*P*Q of the direct method (an effective rate: Winograd multiplies less)"
+    return wino_ ? "2*N*K*(C/G)*R*S*P*Q of the direct method (an effective rate: Winograd "
+                   "multiplies less)"
                  : "2*N*K*(C/G)*R*S*P*Q (padding taps counted, DeepBench)";
   }
   double bytes() const override {
@@ -37,7 +41,8 @@ class ConvCase final : public TensorCase {
   std::string supports(Backend b) const override {
     if (wino_) {
       if (b != Backend::kOpenBlas) return "Winograd is a CPU kernel of the openblas backend";
-      if (!winograd_applicable(sh_)) return "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2";
+      if (!winograd_applicable(sh_))
+        return "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2";
       return "";
     }
     return KernelCase::supports(b);
@@ -48,7 +53,10 @@ class ConvCase final : public TensorCase {
     if (dir_ != ConvDir::kBwdData) x_ = case_input(sh_.x_count(), 1);
     if (dir_ != ConvDir::kBwdFilter) w_ = case_input(sh_.w_count(), 2);
     if (dir_ != ConvDir::kFwd) dy_ = case_input(sh_.y_count(), 3);
-    out_.assign(dir_ == ConvDir::kFwd ? sh_.y_count() : dir_ == ConvDir::kBwdData ? sh_.x_count() : sh_.w_count(), 0.0f);
+    out_.assign(dir_ == ConvDir::kFwd       ? sh_.y_count()
+                : dir_ == ConvDir::kBwdData ? sh_.x_count()
+                                            : sh_.w_count(),
+                0.0f);
     if (b == Backend::kOneDnn) {
       dnn_ = std::make_unique<Conv2dOnednn>(sh_);
       if (!x_.empty()) dnn_->set_x(x_.data());
@@ -72,57 +80,84 @@ class ConvCase final : public TensorCase {
  protected:
   void run_backend() override {
     if (backend_ == Backend::kCudnn) {
-      if (dir_ == ConvDir::kFwd) cudnn_->forward();
-      else if (dir_ == ConvDir::kBwdData) cudnn_->backward_data();
-      else cudnn_->backward_filter();
+      if (dir_ == ConvDir::kFwd)
+        cudnn_->forward();
+      else if (dir_ == ConvDir::kBwdData)
+        cudnn_->backward_data();
+      else
+        cudnn_->backward_filter();
       return;
     }
     if (backend_ == Backend::kOneDnn) {
-      if (dir_ == ConvDir::kFwd) dnn_->forward();
-      else if (dir_ == ConvDir::kBwdData) dnn_->backward_data();
-      else dnn_->backward_filter();
+      if (dir_ == ConvDir::kFwd)
+        dnn_->forward();
+      else if (dir_ == ConvDir::kBwdData)
+        dnn_->backward_data();
+      else
+        dnn_->backward_filter();
       return;
     }
     if (wino_) {
-      if (dir_ == ConvDir::kFwd) conv2d_fwd_winograd(sh_, x_.data(), w_.data(), out_.data(), ws_);
-      else if (dir_ == ConvDir::kBwdData) conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
-      else conv2d_bwd_filter_winograd(sh_, x_.data(), dy_.data(), out_.data(), ws_);
+      if (dir_ == ConvDir::kFwd)
+        conv2d_fwd_winograd(sh_, x_.data(), w_.data(), out_.data(), ws_);
+      else if (dir_ == ConvDir::kBwdData)
+        conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+      else
+        conv2d_bwd_filter_winograd(sh_, x_.data(), dy_.data(), out_.data(), ws_);
       return;
     }
-    if (dir_ == ConvDir::kFwd) conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
-    else if (dir_ == ConvDir::kBwdData) conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
-    else conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
+    if (dir_ == ConvDir::kFwd)
+      conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
+    else if (dir_ == ConvDir::kBwdData)
+      conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+    else
+      conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
   }
   std::vector<OutputView> outputs() override {
     if (backend_ == Backend::kCudnn) {  // device to host (untimed)
-      if (dir_ == ConvDir::kFwd) cudnn_->get_y(out_.data());
-      else if (dir_ == ConvDir::kBwdData) cudnn_->get_dx(out_.data());
-      else cudnn_->get_dw(out_.data());
+      if (dir_ == ConvDir::kFwd)
+        cudnn_->get_y(out_.data());
+      else if (dir_ == ConvDir::kBwdData)
+        cudnn_->get_dx(out_.data());
+      else
+        cudnn_->get_dw(out_.data());
     }
     if (backend_ == Backend::kOneDnn) {  // reorder oneDNN's layout back to NCHW (untimed)
-      if (dir_ == ConvDir::kFwd) dnn_->get_y(out_.data());
-      else if (dir_ == ConvDir::kBwdData) dnn_->get_dx(out_.data());
-      else dnn_->get_dw(out_.data());
+      if (dir_ == ConvDir::kFwd)
+        dnn_->get_y(out_.data());
+      else if (dir_ == ConvDir::kBwdData)
+        dnn_->get_dx(out_.data());
+      else
+        dnn_->get_dw(out_.data());
     }
-    return {{dir_ == ConvDir::kFwd ? "y" : dir_ == ConvDir::kBwdData ? "dx" : "dw", out_, conv2d_bound(sh_, dir_, wino_)}};
+    return {{dir_ == ConvDir::kFwd       ? "y"
+             : dir_ == ConvDir::kBwdData ? "dx"
+                                         : "dw",
+             out_, conv2d_bound(sh_, dir_, wino_)}};
   }
   std::span<float> mutable_output(int) override { return out_; }
   double ref_cost() const override { return sh_.flop() / 2; }
   void ref_full(int, std::vector<double>& ref, std::vector<double>& scale) override {
     ref.resize(out_.size());
     scale.resize(out_.size());
-    if (dir_ == ConvDir::kFwd) conv2d_fwd_ref(sh_, x_.data(), w_.data(), ref.data(), scale.data());
-    else if (dir_ == ConvDir::kBwdData) conv2d_bwd_data_ref(sh_, dy_.data(), w_.data(), ref.data(), scale.data());
-    else conv2d_bwd_filter_ref(sh_, x_.data(), dy_.data(), ref.data(), scale.data());
+    if (dir_ == ConvDir::kFwd)
+      conv2d_fwd_ref(sh_, x_.data(), w_.data(), ref.data(), scale.data());
+    else if (dir_ == ConvDir::kBwdData)
+      conv2d_bwd_data_ref(sh_, dy_.data(), w_.data(), ref.data(), scale.data());
+    else
+      conv2d_bwd_filter_ref(sh_, x_.data(), dy_.data(), ref.data(), scale.data());
   }
   bool has_ref_point() const override { return true; }
   double ref_point(int, std::size_t i, double* scale) override {
     // Decompose the flat NCHW / NKPQ / KCRS index of the output.
     auto split = [&](long d1, long d2, long d3, int* a, int* b, int* c, int* d) {
       long v = static_cast<long>(i);
-      *d = int(v % d3); v /= d3;
-      *c = int(v % d2); v /= d2;
-      *b = int(v % d1); v /= d1;
+      *d = int(v % d3);
+      v /= d3;
+      *c = int(v % d2);
+      v /= d2;
+      *b = int(v % d1);
+      v /= d1;
       *a = int(v);
     };
     int a, b, c, d;

@@ -17,8 +17,8 @@ struct ConvRefResults {
 };
 
 // y = conv(x, w), dx and dw for dy, in double by the conv2d_*_ref loops.
-inline ConvRefResults conv2d_ref_all(const Conv2dShape& sh, const std::vector<float>& x, const std::vector<float>& w,
-                                     const std::vector<float>& dy) {
+inline ConvRefResults conv2d_ref_all(const Conv2dShape& sh, const std::vector<float>& x,
+                                     const std::vector<float>& w, const std::vector<float>& dy) {
   ConvRefResults r{std::vector<double>(sh.y_count()), std::vector<double>(sh.y_count()),
                    std::vector<double>(sh.x_count()), std::vector<double>(sh.x_count()),
                    std::vector<double>(sh.w_count()), std::vector<double>(sh.w_count())};
@@ -60,8 +60,9 @@ struct ConvReports {
 // The three directions of a convolution object that owns its buffers (Conv2dOnednn,
 // Conv2dCudnn: set_*, forward, backward_data, backward_filter, get_*), into y, dx and dw.
 template <class Conv>
-void conv2d_run_object(Conv& c, const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& dy,
-                       std::vector<float>& y, std::vector<float>& dx, std::vector<float>& dw) {
+void conv2d_run_object(Conv& c, const std::vector<float>& x, const std::vector<float>& w,
+                       const std::vector<float>& dy, std::vector<float>& y, std::vector<float>& dx,
+                       std::vector<float>& dw) {
   c.set_x(x.data());
   c.set_w(w.data());
   c.set_dy(dy.data());
@@ -74,9 +75,9 @@ void conv2d_run_object(Conv& c, const std::vector<float>& x, const std::vector<f
 }
 
 // y, dx and dw against the reference, each within its direction's bound.
-inline ConvReports conv2d_compare_all(const Conv2dShape& sh, const ConvRefResults& r, const std::vector<float>& y,
-                                      const std::vector<float>& dx, const std::vector<float>& dw,
-                                      bool winograd = false) {
+inline ConvReports conv2d_compare_all(const Conv2dShape& sh, const ConvRefResults& r,
+                                      const std::vector<float>& y, const std::vector<float>& dx,
+                                      const std::vector<float>& dw, bool winograd = false) {
   return {compare(r.y, r.y_abs, y, conv2d_bound(sh, ConvDir::kFwd, winograd)),
           compare(r.dx, r.dx_abs, dx, conv2d_bound(sh, ConvDir::kBwdData, winograd)),
           compare(r.dw, r.dw_abs, dw, conv2d_bound(sh, ConvDir::kBwdFilter, winograd))};

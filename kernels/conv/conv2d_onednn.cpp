@@ -1,9 +1,9 @@
 // Convolution on oneDNN 2.x (see conv2d_onednn.hpp).
 #include "kernels/conv/conv2d_onednn.hpp"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <fmt/format.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/core/check.hpp"
 
@@ -100,17 +100,23 @@ void Conv2dOnednn::set_dy(const float* dy) {
 
 void Conv2dOnednn::forward() {
   auto& m = *impl_;
-  m.fwd.execute(m.strm, {{DNNL_ARG_SRC, m.fwd_src}, {DNNL_ARG_WEIGHTS, m.fwd_wei}, {DNNL_ARG_DST, m.fwd_dst}});
+  m.fwd.execute(
+      m.strm,
+      {{DNNL_ARG_SRC, m.fwd_src}, {DNNL_ARG_WEIGHTS, m.fwd_wei}, {DNNL_ARG_DST, m.fwd_dst}});
   m.strm.wait();
 }
 void Conv2dOnednn::backward_data() {
   auto& m = *impl_;
-  m.bwd_d.execute(m.strm, {{DNNL_ARG_DIFF_DST, m.bd_dst}, {DNNL_ARG_WEIGHTS, m.bd_wei}, {DNNL_ARG_DIFF_SRC, m.bd_src}});
+  m.bwd_d.execute(
+      m.strm,
+      {{DNNL_ARG_DIFF_DST, m.bd_dst}, {DNNL_ARG_WEIGHTS, m.bd_wei}, {DNNL_ARG_DIFF_SRC, m.bd_src}});
   m.strm.wait();
 }
 void Conv2dOnednn::backward_filter() {
   auto& m = *impl_;
-  m.bwd_w.execute(m.strm, {{DNNL_ARG_SRC, m.bw_src}, {DNNL_ARG_DIFF_DST, m.bw_dst}, {DNNL_ARG_DIFF_WEIGHTS, m.bw_wei}});
+  m.bwd_w.execute(
+      m.strm,
+      {{DNNL_ARG_SRC, m.bw_src}, {DNNL_ARG_DIFF_DST, m.bw_dst}, {DNNL_ARG_DIFF_WEIGHTS, m.bw_wei}});
   m.strm.wait();
 }
 

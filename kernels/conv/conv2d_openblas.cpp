@@ -22,14 +22,14 @@
 namespace dls {
 namespace {
 
-constexpr long kTargetCols = 192;  // GEMM width below which images are batched (see above)
-constexpr long kMaxColBytes = 64L << 20;      // cap on one thread's column buffer
+constexpr long kTargetCols = 192;         // GEMM width below which images are batched (see above)
+constexpr long kMaxColBytes = 64L << 20;  // cap on one thread's column buffer
 
 struct ChunkPlan {
-  int nb = 1;              // images per chunk
-  int pb = 0;              // nb == 1 only: output rows per block (P: the whole image at once)
+  int nb = 1;  // images per chunk
+  int pb = 0;  // nb == 1 only: output rows per block (P: the whole image at once)
   int chunks = 1;
-  bool parallel = false;   // chunks in parallel (OpenBLAS single-threaded) or in turn
+  bool parallel = false;  // chunks in parallel (OpenBLAS single-threaded) or in turn
   int threads = 1;
 };
 
@@ -68,7 +68,8 @@ void ensure(std::vector<std::vector<float>>& bufs, int threads, long count) {
 
 // Columns of the column buffer: a chunk of images, or a block of one image's output rows.
 long col_width(const Conv2dShape& sh, const ChunkPlan& pl) {
-  return pl.pb < sh.p() ? static_cast<long>(pl.pb) * sh.q() : pl.nb * static_cast<long>(sh.p()) * sh.q();
+  return pl.pb < sh.p() ? static_cast<long>(pl.pb) * sh.q()
+                        : pl.nb * static_cast<long>(sh.p()) * sh.q();
 }
 
 // Runs body(p0, p1, cols) over the blocks of output rows [p0, p1) of one image (cols = their
@@ -121,7 +122,8 @@ const float* gathered_dy(const Conv2dShape& sh, const float* dy, int n0, int nb,
 
 // p = beta p over n values (beta 0: zeroed, whatever p held).
 void scale_or_zero(float* p, long n, float beta) {
-  if (beta == 0.0f) std::memset(p, 0, sizeof(float) * n);
+  if (beta == 0.0f)
+    std::memset(p, 0, sizeof(float) * n);
   else if (beta != 1.0f)
     for (long i = 0; i < n; ++i) p[i] *= beta;
 }
@@ -142,9 +144,11 @@ void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, 
       for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         im2col_rows_cpu(sh, x + n0 * x_img, col, bc, p0, p1);
         for (int g = 0; g < sh.g; ++g)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.kg(), static_cast<int>(bc), static_cast<int>(crs),
-                      1.0f, w + g * sh.kg() * crs, static_cast<int>(crs), col + g * crs * bc, static_cast<int>(bc), 0.0f,
-                      y + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq));
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, sh.kg(), static_cast<int>(bc),
+                      static_cast<int>(crs), 1.0f, w + g * sh.kg() * crs, static_cast<int>(crs),
+                      col + g * crs * bc, static_cast<int>(bc), 0.0f,
+                      y + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(),
+                      static_cast<int>(pq));
       });
       return;
     }
@@ -178,10 +182,11 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
       scale_or_zero(dxi, x_img, beta);
       for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         for (int g = 0; g < sh.g; ++g)
-          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs), static_cast<int>(bc), sh.kg(), 1.0f,
-                      w + g * sh.kg() * crs, static_cast<int>(crs),
-                      dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq), 0.0f,
-                      dcol + g * crs * bc, static_cast<int>(bc));
+          cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs),
+                      static_cast<int>(bc), sh.kg(), 1.0f, w + g * sh.kg() * crs,
+                      static_cast<int>(crs),
+                      dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(),
+                      static_cast<int>(pq), 0.0f, dcol + g * crs * bc, static_cast<int>(bc));
         col2im_rows_cpu(sh, dcol, bc, dxi, p0, p1);
       });
       return;
@@ -192,8 +197,8 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
     float* dcol = direct ? dx + n0 * x_img : ws.col[tid].data();
     for (int g = 0; g < sh.g; ++g)
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(crs),
-                  static_cast<int>(ld), sh.kg(), 1.0f, w + g * sh.kg() * crs,
-                  static_cast<int>(crs), a + g * sh.kg() * ld, static_cast<int>(ld), direct ? beta : 0.0f,
+                  static_cast<int>(ld), sh.kg(), 1.0f, w + g * sh.kg() * crs, static_cast<int>(crs),
+                  a + g * sh.kg() * ld, static_cast<int>(ld), direct ? beta : 0.0f,
                   dcol + g * crs * ld, static_cast<int>(ld));
     if (!direct)
       for (int i = 0; i < nb; ++i) {
@@ -224,9 +229,11 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
       for_each_row_block(sh, pl, [&](int p0, int p1, long bc) {
         im2col_rows_cpu(sh, x + n0 * x_img, col, bc, p0, p1);
         for (int g = 0; g < sh.g; ++g)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sh.kg(), static_cast<int>(crs), static_cast<int>(bc), 1.0f,
-                      dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(), static_cast<int>(pq),
-                      col + g * crs * bc, static_cast<int>(bc), 1.0f, acc + g * sh.kg() * crs, static_cast<int>(crs));
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sh.kg(), static_cast<int>(crs),
+                      static_cast<int>(bc), 1.0f,
+                      dy + n0 * y_img + g * sh.kg() * pq + static_cast<long>(p0) * sh.q(),
+                      static_cast<int>(pq), col + g * crs * bc, static_cast<int>(bc), 1.0f,
+                      acc + g * sh.kg() * crs, static_cast<int>(crs));
       });
       return;
     }

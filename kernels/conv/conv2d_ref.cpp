@@ -51,8 +51,9 @@ double conv2d_bwd_data_ref_point(const Conv2dShape& sh, const T* dy, const T* w,
       for (int s = 0; s < sh.s; ++s) {
         const int wq = wi + sh.pad_w - s * (sh.dil_w + 1);
         if (wq < 0 || wq % sh.stride_w != 0 || wq / sh.stride_w >= Q) continue;
-        const double t = static_cast<double>(dy[idx4(n, k, hp / sh.stride_h, wq / sh.stride_w, sh.k, P, Q)]) *
-                         static_cast<double>(w[idx4(k, cl, r, s, sh.cg(), sh.r, sh.s)]);
+        const double t =
+            static_cast<double>(dy[idx4(n, k, hp / sh.stride_h, wq / sh.stride_w, sh.k, P, Q)]) *
+            static_cast<double>(w[idx4(k, cl, r, s, sh.cg(), sh.r, sh.s)]);
         acc += t;
         acc_abs += std::fabs(t);
       }
@@ -98,7 +99,8 @@ void conv2d_fwd_ref(const Conv2dShape& sh, const T* x, const T* w, double* y, do
 }
 
 template <class T>
-void conv2d_bwd_data_ref(const Conv2dShape& sh, const T* dy, const T* w, double* dx, double* dx_abs) {
+void conv2d_bwd_data_ref(const Conv2dShape& sh, const T* dy, const T* w, double* dx,
+                         double* dx_abs) {
   for (int n = 0; n < sh.n; ++n)
     for (int c = 0; c < sh.c; ++c)
       for (int h = 0; h < sh.h; ++h)
@@ -109,7 +111,8 @@ void conv2d_bwd_data_ref(const Conv2dShape& sh, const T* dy, const T* w, double*
 }
 
 template <class T>
-void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, double* dw, double* dw_abs) {
+void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, double* dw,
+                           double* dw_abs) {
   for (int k = 0; k < sh.k; ++k)
     for (int c = 0; c < sh.cg(); ++c)
       for (int r = 0; r < sh.r; ++r)
@@ -119,10 +122,13 @@ void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, doubl
         }
 }
 
-#define DLS_CONV_REF_INSTANTIATE(T)                                                                  \
-  template double conv2d_fwd_ref_point<T>(const Conv2dShape&, const T*, const T*, int, int, int, int, double*); \
-  template double conv2d_bwd_data_ref_point<T>(const Conv2dShape&, const T*, const T*, int, int, int, int, double*); \
-  template double conv2d_bwd_filter_ref_point<T>(const Conv2dShape&, const T*, const T*, int, int, int, int, double*); \
+#define DLS_CONV_REF_INSTANTIATE(T)                                                                \
+  template double conv2d_fwd_ref_point<T>(const Conv2dShape&, const T*, const T*, int, int, int,   \
+                                          int, double*);                                           \
+  template double conv2d_bwd_data_ref_point<T>(const Conv2dShape&, const T*, const T*, int, int,   \
+                                               int, int, double*);                                 \
+  template double conv2d_bwd_filter_ref_point<T>(const Conv2dShape&, const T*, const T*, int, int, \
+                                                 int, int, double*);                               \
   template void conv2d_fwd_ref<T>(const Conv2dShape&, const T*, const T*, double*, double*);       \
   template void conv2d_bwd_data_ref<T>(const Conv2dShape&, const T*, const T*, double*, double*);  \
   template void conv2d_bwd_filter_ref<T>(const Conv2dShape&, const T*, const T*, double*, double*);

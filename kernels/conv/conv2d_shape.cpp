@@ -21,8 +21,8 @@ double Conv2dShape::flop() const {
 }
 
 std::string Conv2dShape::str() const {
-  return fmt::format("g{}mb{}_ic{}ih{}iw{}_oc{}oh{}ow{}_kh{}kw{}_sh{}sw{}_ph{}pw{}_dh{}dw{}{}", g, n,
-                     c, h, w, k, p(), q(), r, s, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w,
+  return fmt::format("g{}mb{}_ic{}ih{}iw{}_oc{}oh{}ow{}_kh{}kw{}_sh{}sw{}_ph{}pw{}_dh{}dw{}{}", g,
+                     n, c, h, w, k, p(), q(), r, s, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w,
                      name.empty() ? "" : "_n" + name);
 }
 
@@ -58,8 +58,9 @@ Conv2dShape Conv2dShape::parse(std::string_view text) {
   const int oh_given = d.integer("oh", 0, 0);
   const int ow_given = d.integer("ow", oh_given, 0);
   s.pad_w = d.has("pw") ? d.integer("pw", 0, 0)
-            : d.has("ph") || !(d.has("ow") || d.has("oh")) ? s.pad_h
-                                                           : deduce_pad(s.w, ow_given, ext_w, s.stride_w);
+            : d.has("ph") || !(d.has("ow") || d.has("oh"))
+                ? s.pad_h
+                : deduce_pad(s.w, ow_given, ext_w, s.stride_w);
   if (s.c % s.g != 0 || s.k % s.g != 0)
     d.fail(fmt::format("ic {} and oc {} must both be divisible by g {}", s.c, s.k, s.g));
   if (s.h + 2 * s.pad_h < ext_h || s.w + 2 * s.pad_w < ext_w)

@@ -15,7 +15,8 @@ namespace {
 
 std::vector<Conv2dShape> small_shapes() {
   std::vector<Conv2dShape> out;
-  for (const auto& [line, text] : read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt")))
+  for (const auto& [line, text] :
+       read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt")))
     out.push_back(Conv2dShape::parse(text));
   return out;
 }
@@ -68,7 +69,8 @@ void check_backend(Which which) {
     std::vector<float> y(sh.y_count(), NAN), dx(sh.x_count(), NAN), dw(sh.w_count(), NAN);
     if (which != Which::kOneDnn) {
       ConvWorkspace ws;
-      if (which == Which::kOpenBlasRowBlocks) ws.max_image_col_bytes = 2 * 4 * sh.crs() * sh.q();  // two output rows a block
+      if (which == Which::kOpenBlasRowBlocks)
+        ws.max_image_col_bytes = 2 * 4 * sh.crs() * sh.q();  // two output rows a block
       conv2d_fwd_openblas(sh, x.data(), w.data(), y.data(), ws);
       conv2d_bwd_data_openblas(sh, dy.data(), w.data(), dx.data(), ws);
       conv2d_bwd_filter_openblas(sh, x.data(), dy.data(), dw.data(), ws);
@@ -129,7 +131,7 @@ TEST(Conv2dShape, BenchdnnDefaultsSquareRuleAndErrors) {
   EXPECT_EQ(s.pad_w, 1);
   EXPECT_EQ(s.p(), 56);
   EXPECT_EQ(Conv2dShape::parse("ic3ih224oc64oh112kh7sh2").pad_h, 3);  // deduced padding
-  EXPECT_EQ(Conv2dShape::parse("ic3ih8oc4kh3").n, 2);                // benchdnn's default mb
+  EXPECT_EQ(Conv2dShape::parse("ic3ih8oc4kh3").n, 2);                 // benchdnn's default mb
   EXPECT_EQ(Conv2dShape::parse(s.str()).str(), s.str());
   // 2*N*K*C*R*S*P*Q
   EXPECT_DOUBLE_EQ(s.flop(), 2.0 * 16 * 64 * 64 * 9 * 56 * 56);

@@ -50,7 +50,8 @@ struct TilePos {
 inline TilePos tile_pos(const Geom& g, int r0, long t) {
   const int tw = g.tw();
   const long row = r0 + t / tw;
-  return {static_cast<int>(row / g.th()), kM * static_cast<int>(row % g.th()), kM * static_cast<int>(t % tw)};
+  return {static_cast<int>(row / g.th()), kM * static_cast<int>(row % g.th()),
+          kM * static_cast<int>(t % tw)};
 }
 
 // The lanes are 16 channels: n of them real at channel c0 of ch.
@@ -95,8 +96,8 @@ inline void load_xi(float (&m)[kXi][L], const float* src, long stride, int n) {
 // its `rows` source rows from 4*trow - top, shifted right by `left`, channels innermost and 0
 // outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows make the tile transforms'
 // loads 16 contiguous channels. Work-shared over the calling OpenMP team (orphaned omp for).
-void build_halo(const Geom& g, const float* src, int ch, int h, int w, int top, int left, int rows, int r0,
-                int nr, float* halo) {
+void build_halo(const Geom& g, const float* src, int ch, int h, int w, int top, int left, int rows,
+                int r0, int nr, float* halo) {
   const int wp = g.wp(), th = g.th();
   const long row_len = static_cast<long>(wp) * ch;
 #pragma omp for schedule(static)
@@ -114,7 +115,8 @@ void build_halo(const Geom& g, const float* src, int ch, int h, int w, int top, 
     const float* img = src + (static_cast<long>(n) * ch * h + y) * w;
     const long plane = static_cast<long>(h) * w;
     alignas(64) float blk[L][L];
-    for (int x0 = 0; x0 < x1; x0 += L)  // 16 x 16 transposes through L1: whole-line loads and stores
+    for (int x0 = 0; x0 < x1;
+         x0 += L)  // 16 x 16 transposes through L1: whole-line loads and stores
       for (int c0 = 0; c0 < ch; c0 += L) {
         const int xb = std::min(L, x1 - x0), cb = std::min(L, ch - c0);
         for (int cc = 0; cc < cb; ++cc) copy_lanes(blk[cc], img + (c0 + cc) * plane + x0, xb);
@@ -140,9 +142,11 @@ void halo_tiles(const Matrix& mat, const Geom& g, const float* halo, int ch, lon
       alignas(64) float d[Rows][Rows][L], t1[Rows][kT][L], o[kT][kT][L];
       zero_tail(d, n);
       for (int a = 0; a < Rows; ++a)
-        for (int b = 0; b < Rows; ++b) copy_lanes(d[a][b], base + (static_cast<long>(a) * wp + b) * ch, n);
+        for (int b = 0; b < Rows; ++b)
+          copy_lanes(d[a][b], base + (static_cast<long>(a) * wp + b) * ch, n);
       for (int a = 0; a < Rows; ++a) apply<kT, Rows, Transposed>(mat, d[a][0], L, t1[a][0], L);
-      for (int b = 0; b < kT; ++b) apply<kT, Rows, Transposed>(mat, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
+      for (int b = 0; b < kT; ++b)
+        apply<kT, Rows, Transposed>(mat, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
       store_xi(dst + t * ld + c0, ch, o, n);
     }
 }
@@ -177,7 +181,8 @@ void filter_transform(const float* w, int rows, int cols, bool rotate, float* u)
     for (int l = 0; l < n; ++l) {
       const float* src = w + (rotate ? row * cols + col : col * rows + row) * kR * kR;
       for (int r = 0; r < kR; ++r)
-        for (int s = 0; s < kR; ++s) f[r][s][l] = rotate ? src[(kR - 1 - r) * kR + kR - 1 - s] : src[r * kR + s];
+        for (int s = 0; s < kR; ++s)
+          f[r][s][l] = rotate ? src[(kR - 1 - r) * kR + kR - 1 - s] : src[r * kR + s];
       if (++col == cols) col = 0, ++row;
     }
     for (int r = 0; r < kR; ++r) apply<kT, kR>(kG, f[r][0], L, t1[r][0], L);
@@ -200,7 +205,8 @@ void filter_gradient(const float* du, int c_count, int k_count, float* dw, float
     for (int l = 0; l < n; ++l) {
       float* d = dw + (k * c_count + c) * kR * kR;
       for (int r = 0; r < kR; ++r)
-        for (int s = 0; s < kR; ++s) d[r * kR + s] = beta == 0.0f ? o[r][s][l] : beta * d[r * kR + s] + o[r][s][l];
+        for (int s = 0; s < kR; ++s)
+          d[r * kR + s] = beta == 0.0f ? o[r][s][l] : beta * d[r * kR + s] + o[r][s][l];
       if (++k == k_count) k = 0, ++c;
     }
   }
@@ -216,19 +222,20 @@ float* grow(std::vector<float>& v, long n) {
 }
 
 // Tile rows per block: V, M and the halos of a block within the workspace cap, but at least
-// ws.min_winograd_block_tiles: GEMMs of fewer rows run far from peak. Measured on ResNet-50's 3x3 layers,
-// batch 16, 2 threads (best of 5, all three directions): the 7x7 ones took 1.4x longer at the
-// cap alone (64 tiles of 512 channels) than in one block, and 128 beat 256 over the four sizes.
+// ws.min_winograd_block_tiles: GEMMs of fewer rows run far from peak. Measured on ResNet-50's 3x3
+// layers, batch 16, 2 threads (best of 5, all three directions): the 7x7 ones took 1.4x longer at
+// the cap alone (64 tiles of 512 channels) than in one block, and 128 beat 256 over the four sizes.
 int rows_per_block(const Geom& g, const ConvWorkspace& ws) {
   const long row_bytes = 4L * (static_cast<long>(kXi) * g.tw() + kT * g.wp()) * (g.ci + g.ko);
-  const long rows = std::max(ws.max_winograd_block_bytes / row_bytes, (ws.min_winograd_block_tiles + g.tw() - 1) / g.tw());
+  const long rows = std::max(ws.max_winograd_block_bytes / row_bytes,
+                             (ws.min_winograd_block_tiles + g.tw() - 1) / g.tw());
   return static_cast<int>(std::clamp<long>(rows, 1, static_cast<long>(g.n) * g.th()));
 }
 
 struct Block {
   int r0, nr;
-  long tb;                   // tiles
-  float *v, *m, *hx, *hy;    // the workspace's buffers
+  long tb;                 // tiles
+  float *v, *m, *hx, *hy;  // the workspace's buffers
 };
 
 // Runs body(block) over the blocks of tile rows, after sizing V, M and the halos.
@@ -258,12 +265,14 @@ void core_forward(const Geom& g, const float* in, const float* u, float* out, Co
       halo_tiles<kT, false>(kBT, g, hx, g.ci, b.tb, v);
 #pragma omp for schedule(dynamic, 1)
       for (int xi = 0; xi < kXi; ++xi)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(b.tb), g.ko, g.ci, 1.0f,
-                    v + xi * g.ci, static_cast<int>(vld), u + static_cast<long>(xi) * g.ci * g.ko, g.ko, 0.0f,
-                    m + xi * g.ko, static_cast<int>(mld));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(b.tb), g.ko, g.ci,
+                    1.0f, v + xi * g.ci, static_cast<int>(vld),
+                    u + static_cast<long>(xi) * g.ci * g.ko, g.ko, 0.0f, m + xi * g.ko,
+                    static_cast<int>(mld));
 #pragma omp for collapse(2) schedule(static)
       for (long t = 0; t < b.tb; ++t)
-        for (int kg = 0; kg < kgroups; ++kg) output_tile(g, m + t * mld, tile_pos(g, b.r0, t), kg * L, out);
+        for (int kg = 0; kg < kgroups; ++kg)
+          output_tile(g, m + t * mld, tile_pos(g, b.r0, t), kg * L, out);
     }
   });
 }
@@ -274,15 +283,17 @@ Geom forward_geom(const Conv2dShape& sh) {
 
 void require(const Conv2dShape& sh) {
   if (!winograd_applicable(sh))
-    throw std::invalid_argument("Winograd F(4x4,3x3) needs a 3x3 filter, stride 1, no dilation, one group and "
-                                "padding at most 2: " + sh.str());
+    throw std::invalid_argument(
+        "Winograd F(4x4,3x3) needs a 3x3 filter, stride 1, no dilation, one group and "
+        "padding at most 2: " +
+        sh.str());
 }
 
 }  // namespace
 
 bool winograd_applicable(const Conv2dShape& sh) {
-  return sh.g == 1 && sh.r == kR && sh.s == kR && sh.stride_h == 1 && sh.stride_w == 1 && sh.dil_h == 0 &&
-         sh.dil_w == 0 && sh.pad_h <= kR - 1 && sh.pad_w <= kR - 1;
+  return sh.g == 1 && sh.r == kR && sh.s == kR && sh.stride_h == 1 && sh.stride_w == 1 &&
+         sh.dil_h == 0 && sh.dil_w == 0 && sh.pad_h <= kR - 1 && sh.pad_w <= kR - 1;
 }
 
 double winograd_amplification(bool backward_filter) {
@@ -307,7 +318,8 @@ double winograd_amplification(bool backward_filter) {
   return worst * worst;  // 2-D: the transforms nest
 }
 
-void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y, ConvWorkspace& ws) {
+void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                         ConvWorkspace& ws) {
   require(sh);
   float* u = grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
   filter_transform(w, sh.c, sh.k, false, u);
@@ -340,9 +352,9 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
       halo_tiles<kM, true>(kAT, g, hy, g.ko, b.tb, m);
 #pragma omp for schedule(dynamic, 1)
       for (int xi = 0; xi < kXi; ++xi)  // dU[xi] (C x K) += V[xi]^T dM[xi]
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.ci, g.ko, static_cast<int>(b.tb), 1.0f,
-                    v + xi * g.ci, static_cast<int>(vld), m + xi * g.ko, static_cast<int>(mld),
-                    b.r0 == 0 ? 0.0f : 1.0f, du + xi * pairs, g.ko);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, g.ci, g.ko, static_cast<int>(b.tb),
+                    1.0f, v + xi * g.ci, static_cast<int>(vld), m + xi * g.ko,
+                    static_cast<int>(mld), b.r0 == 0 ? 0.0f : 1.0f, du + xi * pairs, g.ko);
     }
   });
   filter_gradient(du, g.ci, g.ko, dw, beta);

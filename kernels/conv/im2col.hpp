@@ -15,7 +15,9 @@ void col2im_ref(const Conv2dShape& sh, const float* col, long ld, float* dx_img)
 void im2col_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld);
 void col2im_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img);
 // The same for the output rows p0 <= p < p1 only: column (p - p0)*Q + q.
-void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld, int p0, int p1);
-void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img, int p0, int p1);
+void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld, int p0,
+                     int p1);
+void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img, int p0,
+                     int p1);
 
 }  // namespace dls

@@ -11,7 +11,7 @@ namespace {
 
 // q in [q_lo, q_hi) maps inside the input for filter column s: 0 <= q*sw - pw + s*(dw+1) < W.
 inline void valid_q(const Conv2dShape& sh, int s, int Q, int* q_lo, int* q_hi) {
-  const int off = -sh.pad_w + s * (sh.dil_w + 1);      // wi = q*sw + off
+  const int off = -sh.pad_w + s * (sh.dil_w + 1);  // wi = q*sw + off
   int lo = off >= 0 ? 0 : (-off + sh.stride_w - 1) / sh.stride_w;
   int hi = sh.w - off <= 0 ? 0 : (sh.w - off + sh.stride_w - 1) / sh.stride_w;
   *q_lo = std::min(lo, Q);
@@ -28,7 +28,8 @@ void col2im_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img)
   col2im_rows_cpu(sh, col, ld, dx_img, 0, sh.p());
 }
 
-void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld, int p0, int p1) {
+void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long ld, int p0,
+                     int p1) {
   const int Q = sh.q();
   for (int c = 0; c < sh.c; ++c) {
     const float* xc = x_img + static_cast<long>(c) * sh.h * sh.w;
@@ -57,7 +58,8 @@ void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long
   }
 }
 
-void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img, int p0, int p1) {
+void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img, int p0,
+                     int p1) {
   const int Q = sh.q();
   for (int c = 0; c < sh.c; ++c) {
     float* dxc = dx_img + static_cast<long>(c) * sh.h * sh.w;

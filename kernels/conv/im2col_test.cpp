@@ -1,8 +1,9 @@
 // im2col / col2im: the optimised versions against the reference loops, bit for bit (they only
 // move and add small integers), and col2im as the exact adjoint of im2col.
+#include "kernels/conv/im2col.hpp"
+
 #include <gtest/gtest.h>
 
-#include "kernels/conv/im2col.hpp"
 #include "kernels/core/descriptor.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/testing_paths.hpp"
@@ -11,11 +12,13 @@ namespace dls {
 namespace {
 
 TEST(Im2col, CpuMatchesReferenceExactly) {
-  for (const auto& [line, text] : read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt"))) {
+  for (const auto& [line, text] :
+       read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt"))) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     SCOPED_TRACE(sh.str());
     const long img = static_cast<long>(sh.c) * sh.h * sh.w;
-    const long rows = static_cast<long>(sh.c) * sh.r * sh.s, pq = static_cast<long>(sh.p()) * sh.q();
+    const long rows = static_cast<long>(sh.c) * sh.r * sh.s,
+               pq = static_cast<long>(sh.p()) * sh.q();
     const long ld = pq + 3;  // a wider leading dimension, as when images are batched
     const auto x = random_int_vector(img, 5, -9, 9);
     std::vector<float> a(rows * ld, 7.0f), b(rows * ld, 7.0f);
@@ -37,13 +40,16 @@ TEST(Im2col, CpuMatchesReferenceExactly) {
       im2col_rows_cpu(sh, x.data(), blk.data(), bc, p0, p1);
       std::vector<float> part(std::size_t(rows * bc));
       for (long r = 0; r < rows; ++r) {
-        std::copy(blk.begin() + r * bc, blk.begin() + (r + 1) * bc, c.begin() + r * ld + long(p0) * Q);
-        std::copy(col.begin() + r * ld + long(p0) * Q, col.begin() + r * ld + long(p0) * Q + bc, part.begin() + r * bc);
+        std::copy(blk.begin() + r * bc, blk.begin() + (r + 1) * bc,
+                  c.begin() + r * ld + long(p0) * Q);
+        std::copy(col.begin() + r * ld + long(p0) * Q, col.begin() + r * ld + long(p0) * Q + bc,
+                  part.begin() + r * bc);
       }
       col2im_rows_cpu(sh, part.data(), bc, dx3.data(), p0, p1);
     }
     for (long r = 0; r < rows; ++r)
-      EXPECT_TRUE(std::equal(c.begin() + r * ld, c.begin() + r * ld + pq, a.begin() + r * ld)) << "row " << r;
+      EXPECT_TRUE(std::equal(c.begin() + r * ld, c.begin() + r * ld + pq, a.begin() + r * ld))
+          << "row " << r;
     EXPECT_EQ(dx1, dx3);
     // adjoint: <im2col(x), col> over the P*Q used columns == <x, col2im(col)>
     double lhs = 0, rhs = 0;

@@ -21,7 +21,8 @@ double forward_macs_per_image(const std::string& file) {
     const std::string op = text.substr(0, sp), desc = text.substr(sp + 1);
     const auto star = desc.rfind('*');
     int count = 1;
-    if (star != std::string::npos) std::from_chars(desc.data() + star + 1, desc.data() + desc.size(), count);
+    if (star != std::string::npos)
+      std::from_chars(desc.data() + star + 1, desc.data() + desc.size(), count);
     double macs = 0;
     int mb = 1;
     if (op == "fc") {
@@ -45,9 +46,9 @@ TEST(ShapeFiles, ForwardMacsMatchPublishedCounts) {
   EXPECT_EQ(forward_macs_per_image("googlenet.txt"), 1582671872.0);  // deploy, no aux heads
   EXPECT_EQ(forward_macs_per_image("cifar10_quick.txt"), 12354176.0);
   EXPECT_EQ(forward_macs_per_image("cifar10_full.txt"), 12298240.0);
-  EXPECT_EQ(forward_macs_per_image("resnet50.txt"), 4089184256.0);   // v1.5
+  EXPECT_EQ(forward_macs_per_image("resnet50.txt"), 4089184256.0);  // v1.5
   EXPECT_EQ(forward_macs_per_image("vgg16.txt"), 15470264320.0);
-  EXPECT_EQ(forward_macs_per_image("cvae.txt"), 489919616.0);        // DEEPEX variant
+  EXPECT_EQ(forward_macs_per_image("cvae.txt"), 489919616.0);  // DEEPEX variant
 }
 
 }  // namespace

@@ -42,7 +42,9 @@ TEST(WinogradTransforms, OneDimensionalIdentity) {
 struct Case {
   const char* shape;
   long block_bytes;  // the workspace cap on a block of tiles (small: several blocks)
-  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.shape << " cap " << c.block_bytes << " B"; }
+  friend void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.shape << " cap " << c.block_bytes << " B";
+  }
 };
 
 class WinogradVsReference : public ::testing::TestWithParam<Case> {};
@@ -72,17 +74,20 @@ TEST_P(WinogradVsReference, AllDirections) {
   // beta = 1 accumulates onto what dw holds.
   std::vector<float> twice = gdw;
   conv2d_bwd_filter_winograd(sh, x.data(), dy.data(), twice.data(), ws, 1.0f);
-  for (std::size_t i = 0; i < twice.size(); ++i) ASSERT_NEAR(twice[i], 2 * gdw[i], 1e-5 * (1 + std::fabs(gdw[i]))) << i;
+  for (std::size_t i = 0; i < twice.size(); ++i)
+    ASSERT_NEAR(twice[i], 2 * gdw[i], 1e-5 * (1 + std::fabs(gdw[i]))) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, WinogradVsReference,
-    ::testing::Values(Case{"mb2ic3ih8iw8oc5kh3kw3ph1pw1", 16L << 20},       // all tiles in one block
-                      Case{"mb2ic17ih13iw11oc19kh3kw3ph1pw1", 16L << 20},   // edge tiles, odd channels
-                      Case{"mb1ic4ih9iw70oc3kh3kw3ph0pw0", 16L << 20},      // pad 0, 17 tiles a row
-                      Case{"mb2ic5ih7iw6oc6kh3kw3ph2pw2", 16L << 20},       // pad 2: backward data pads 0
-                      Case{"mb3ic6ih10iw9oc7kh3kw3ph1pw0", 1},              // one tile row a block
-                      Case{"mb2ic8ih7iw7oc8kh3kw3ph1pw1", 4 * (36 * 2 + 6 * 10) * 16 * 3}));  // 3 tile rows a block
+    ::testing::Values(
+        Case{"mb2ic3ih8iw8oc5kh3kw3ph1pw1", 16L << 20},      // all tiles in one block
+        Case{"mb2ic17ih13iw11oc19kh3kw3ph1pw1", 16L << 20},  // edge tiles, odd channels
+        Case{"mb1ic4ih9iw70oc3kh3kw3ph0pw0", 16L << 20},     // pad 0, 17 tiles a row
+        Case{"mb2ic5ih7iw6oc6kh3kw3ph2pw2", 16L << 20},      // pad 2: backward data pads 0
+        Case{"mb3ic6ih10iw9oc7kh3kw3ph1pw0", 1},             // one tile row a block
+        Case{"mb2ic8ih7iw7oc8kh3kw3ph1pw1",
+             4 * (36 * 2 + 6 * 10) * 16 * 3}));  // 3 tile rows a block
 
 TEST(Winograd, RejectsWhatItCannotDo) {
   std::vector<float> buf(4096);
@@ -91,17 +96,24 @@ TEST(Winograd, RejectsWhatItCannotDo) {
                         "mb1ic4ih8oc4kh3ph1dh1", "mb1ic4ih8oc4kh3ph3"}) {
     const Conv2dShape sh = Conv2dShape::parse(s);
     EXPECT_FALSE(winograd_applicable(sh)) << s;
-    EXPECT_THROW(conv2d_fwd_winograd(sh, buf.data(), buf.data(), buf.data(), ws), std::invalid_argument) << s;
+    EXPECT_THROW(conv2d_fwd_winograd(sh, buf.data(), buf.data(), buf.data(), ws),
+                 std::invalid_argument)
+        << s;
     EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kWinograd), ConvAlgo::kGemm) << s;  // falls back
   }
 }
 
 TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3Only) {
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto), ConvAlgo::kWinograd);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kAuto), ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto), ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm), ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kWinograd), ConvAlgo::kWinograd);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto),
+            ConvAlgo::kWinograd);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kAuto),
+            ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto),
+            ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm),
+            ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kWinograd),
+            ConvAlgo::kWinograd);
   EXPECT_EQ(parse_conv_algo("winograd"), ConvAlgo::kWinograd);
   EXPECT_THROW(parse_conv_algo("fft"), ConfigError);
 }

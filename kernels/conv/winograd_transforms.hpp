@@ -11,14 +11,14 @@
 
 namespace dls::wino {
 
-inline constexpr int kM = 4;          // outputs per tile (each dimension)
-inline constexpr int kR = 3;          // filter taps
+inline constexpr int kM = 4;            // outputs per tile (each dimension)
+inline constexpr int kR = 3;            // filter taps
 inline constexpr int kT = kM + kR - 1;  // input tile: 6
-inline constexpr int kLanes = 16;     // tiles (or filters) transformed together: one AVX-512 vector
+inline constexpr int kLanes = 16;  // tiles (or filters) transformed together: one AVX-512 vector
 
-inline constexpr double kBT[kT][kT] = {
-    {4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-    {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+inline constexpr double kBT[kT][kT] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
+                                       {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
+                                       {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
 inline constexpr double kG[kT][kR] = {{1.0 / 4, 0, 0},
                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -33,8 +33,8 @@ inline constexpr double kAT[kM][kT] = {
 // The loops over i and j unroll at compile time, so zero entries cost nothing and the lane loop
 // is one vector instruction per term.
 template <int Rows, int Cols, bool Transposed = false, class Matrix>
-inline void apply(const Matrix& m, const float* __restrict in, long in_stride, float* __restrict out,
-                  long out_stride) {
+inline void apply(const Matrix& m, const float* __restrict in, long in_stride,
+                  float* __restrict out, long out_stride) {
 #pragma GCC unroll 8
   for (int i = 0; i < Rows; ++i) {
     float acc[kLanes] = {};

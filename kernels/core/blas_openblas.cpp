@@ -13,10 +13,14 @@ std::string blas_corename() { return openblas_get_corename(); }
 
 std::string blas_parallel_mode() {
   switch (openblas_get_parallel()) {
-    case 0: return "sequential";
-    case 1: return "pthreads";
-    case 2: return "openmp";
-    default: return "unknown";
+    case 0:
+      return "sequential";
+    case 1:
+      return "pthreads";
+    case 2:
+      return "openmp";
+    default:
+      return "unknown";
   }
 }
 

@@ -1,16 +1,17 @@
 // Errors and checks shared by every part of dlscale (STYLE.md 3.11).
 //   dls::Error        a failed library call or runtime problem (exit code 3 at the top of main)
 //   dls::ConfigError  bad input: a file, key, argument or descriptor (exit code 2)
-//   DLS_ASSERT        a broken invariant, i.e. a bug: on in release builds, prints file:line, aborts
+//   DLS_ASSERT        a broken invariant, i.e. a bug: on in release builds, prints file:line,
+//   aborts
 // Library code throws; only main() decides how to exit.
 #pragma once
+
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace dls {
 
@@ -36,14 +37,14 @@ enum ExitCode : int { kExitOk = 0, kExitCheckFailed = 1, kExitUsage = 2, kExitRu
 
 }  // namespace dls
 
-#define DLS_ASSERT(cond, ...)                                                   \
-  do {                                                                          \
+#define DLS_ASSERT(cond, ...)                                                             \
+  do {                                                                                    \
     if (!(cond)) ::dls::assert_fail(#cond, __FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
   } while (0)
 
 // Throws dls::Error naming the expression and location when expr is false.
-#define DLS_CHECK(cond, ...)                                                              \
-  do {                                                                                    \
-    if (!(cond))                                                                          \
+#define DLS_CHECK(cond, ...)                                                                       \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
       throw ::dls::Error(fmt::format("{} ({}:{})", fmt::format(__VA_ARGS__), __FILE__, __LINE__)); \
   } while (0)

@@ -1,11 +1,11 @@
 // Descriptor parsing (see descriptor.hpp).
 #include "kernels/core/descriptor.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
 
@@ -15,8 +15,12 @@ Descriptor::Descriptor(std::string_view text, std::string_view what) : text_(tex
   std::size_t i = 0;
   const std::size_t n = text.size();
   if (n == 0) fail("it is empty");
-  auto is_alpha = [&](std::size_t k) { return k < n && std::isalpha(static_cast<unsigned char>(text[k])); };
-  auto is_digit = [&](std::size_t k) { return k < n && std::isdigit(static_cast<unsigned char>(text[k])); };
+  auto is_alpha = [&](std::size_t k) {
+    return k < n && std::isalpha(static_cast<unsigned char>(text[k]));
+  };
+  auto is_digit = [&](std::size_t k) {
+    return k < n && std::isdigit(static_cast<unsigned char>(text[k]));
+  };
   while (i < n) {
     if (text[i] == '_') {
       ++i;
@@ -27,7 +31,8 @@ Descriptor::Descriptor(std::string_view text, std::string_view what) : text_(tex
       name_ = std::string(text.substr(i + 1));
       break;
     }
-    if (!is_alpha(i)) fail(fmt::format("expected a key (letters) at position {}, found '{}'", i, text[i]));
+    if (!is_alpha(i))
+      fail(fmt::format("expected a key (letters) at position {}, found '{}'", i, text[i]));
     std::size_t k = i;
     while (is_alpha(k)) ++k;
     const std::string key(text.substr(i, k - i));
@@ -52,8 +57,10 @@ Descriptor::Descriptor(std::string_view text, std::string_view what) : text_(tex
         }
       }
       nums.push_back(std::stod(std::string(text.substr(start, j - start))));
-      if (j < n && text[j] == ':') ++j;
-      else break;
+      if (j < n && text[j] == ':')
+        ++j;
+      else
+        break;
     }
     if (values_.count(key)) fail(fmt::format("key '{}' appears twice", key));
     values_[key] = std::move(nums);

@@ -24,7 +24,7 @@ class Descriptor {
   // Throws ConfigError if a key is not in `allowed` (listing the allowed keys).
   void allow_only(const std::set<std::string>& allowed) const;
   bool has(const std::string& key) const { return values_.count(key) != 0; }
-  double number(const std::string& key) const;  // throws if absent or a list
+  double number(const std::string& key) const;              // throws if absent or a list
   double number(const std::string& key, double def) const;  // def when absent
   // A positive (or, with min 0, non-negative) integer value; def when absent.
   int integer(const std::string& key, int def, int min = 1) const;

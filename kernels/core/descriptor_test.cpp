@@ -1,8 +1,9 @@
 // Descriptor tokenizer: numbers, exponents, names, and the error messages for bad input.
+#include "kernels/core/descriptor.hpp"
+
 #include <gtest/gtest.h>
 
 #include "kernels/core/check.hpp"
-#include "kernels/core/descriptor.hpp"
 
 namespace dls {
 namespace {
@@ -45,7 +46,7 @@ TEST(Descriptor, ListsOfNumbers) {
   EXPECT_EQ(d.integers("mb"), (std::vector<int>{2}));
   EXPECT_EQ(d.integer("ih", 1), 28);
   EXPECT_EQ(d.name(), "incep:3a");
-  EXPECT_THROW(d.number("ic"), ConfigError);     // a list where one number is expected
+  EXPECT_THROW(d.number("ic"), ConfigError);            // a list where one number is expected
   EXPECT_THROW(Descriptor("ic64:", "x"), ConfigError);  // a list that ends in ':'
   EXPECT_THROW(Descriptor("ic64:0", "x").integers("ic"), ConfigError);
 }

@@ -26,7 +26,9 @@ std::vector<double> fd_gradient(std::vector<float>& x, Loss&& loss) {
 }
 
 // Caffe's scale for a gradient check: max(1, |num|, |ana|).
-inline double fd_scale(double num, double ana) { return std::max({1.0, std::fabs(num), std::fabs(ana)}); }
+inline double fd_scale(double num, double ana) {
+  return std::max({1.0, std::fabs(num), std::fabs(ana)});
+}
 
 // Caffe's gradient-check rule: |num - ana| <= tol * max(1, |num|, |ana|). Returns the number
 // of elements that fail it.

@@ -26,6 +26,6 @@ inline bool required_here(const std::string& thing) {
   do {                                                                                            \
     const std::string dls_why_ = (why);                                                           \
     if (::dls::required_here(thing)) FAIL() << "DLS_REQUIRE_" thing " is set, but: " << dls_why_; \
-    std::printf("DLS_SKIP(no " thing "): %s\n", dls_why_.c_str());                               \
+    std::printf("DLS_SKIP(no " thing "): %s\n", dls_why_.c_str());                                \
     GTEST_SKIP() << "no " thing ": " << dls_why_;                                                 \
   } while (0)

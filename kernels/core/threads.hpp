@@ -8,14 +8,15 @@
 
 namespace dls {
 
-int omp_threads();                  // threads an OpenMP parallel region gets
-void set_threads(int n);            // sets both OpenMP and the BLAS to n threads
-std::string blas_name();            // OpenBLAS | BLIS
+int omp_threads();        // threads an OpenMP parallel region gets
+void set_threads(int n);  // sets both OpenMP and the BLAS to n threads
+std::string blas_name();  // OpenBLAS | BLIS
 int blas_threads();
 void set_blas_threads(int n);
-std::string blas_config();          // openblas_get_config(), or BLIS and its version
-std::string blas_corename();        // the dispatched kernel family (OpenBLAS core, BLIS sub-configuration)
-std::string blas_parallel_mode();   // sequential | pthreads | openmp
+std::string blas_config();  // openblas_get_config(), or BLIS and its version
+std::string
+blas_corename();  // the dispatched kernel family (OpenBLAS core, BLIS sub-configuration)
+std::string blas_parallel_mode();  // sequential | pthreads | openmp
 
 // Sets the BLAS to n threads for its scope and restores the previous count.
 class BlasThreadsGuard {

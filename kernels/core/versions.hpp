@@ -10,6 +10,6 @@ namespace dls {
 std::string onednn_version();
 std::string mpi_version();
 std::string papi_version();
-std::string cuda_versions();   // "cudart X, cuDNN Y, cuBLAS Z" (runtime-reported)
+std::string cuda_versions();  // "cudart X, cuDNN Y, cuBLAS Z" (runtime-reported)
 
 }  // namespace dls

@@ -26,13 +26,16 @@ struct DropoutShape {
 };
 
 // true when element i is kept. p is the drop probability, in [0, 1).
-DLS_HD bool dropout_keep(std::uint64_t seed, std::uint64_t i, float p) { return rng_uniform01(seed, i) >= p; }
+DLS_HD bool dropout_keep(std::uint64_t seed, std::uint64_t i, float p) {
+  return rng_uniform01(seed, i) >= p;
+}
 
 template <class T>
 void dropout_fwd_ref(float p, std::uint64_t seed, const T* x, double* y, long count);
 template <class T>
 void dropout_bwd_ref(float p, std::uint64_t seed, const T* dy, double* dx, long count);
-void dropout_fwd_cpu(float p, std::uint64_t seed, const float* x, float* y, std::uint8_t* mask, long count);
+void dropout_fwd_cpu(float p, std::uint64_t seed, const float* x, float* y, std::uint8_t* mask,
+                     long count);
 void dropout_bwd_cpu(float p, const std::uint8_t* mask, const float* dy, float* dx, long count);
 
 }  // namespace dls

@@ -14,7 +14,9 @@ class DropoutCase final : public TensorCase {
   DropoutCase(DropoutShape s, bool bwd) : s_(std::move(s)), bwd_(bwd) {}
   std::string op() const override { return bwd_ ? "dropout_bwd" : "dropout_fwd"; }
   std::string shape() const override { return s_.str(); }
-  nlohmann::json shape_params() const override { return {{"count", s_.t.count}, {"p", s_.p}, {"name", s_.t.name}}; }
+  nlohmann::json shape_params() const override {
+    return {{"count", s_.t.count}, {"p", s_.p}, {"name", s_.t.name}};
+  }
   double bytes() const override { return 9.0 * double(s_.t.count); }  // in, out, mask byte
   void setup(Backend b) override {
     backend_ = b;
@@ -30,8 +32,10 @@ class DropoutCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (bwd_) dropout_bwd_cpu(float(s_.p), mask_.data(), x_.data(), out_.data(), s_.t.count);
-    else dropout_fwd_cpu(float(s_.p), kSeed, x_.data(), out_.data(), mask_.data(), s_.t.count);
+    if (bwd_)
+      dropout_bwd_cpu(float(s_.p), mask_.data(), x_.data(), out_.data(), s_.t.count);
+    else
+      dropout_fwd_cpu(float(s_.p), kSeed, x_.data(), out_.data(), mask_.data(), s_.t.count);
   }
   // x * (1 / (1 - p)) in float: two roundings against the exact quotient
   std::vector<OutputView> outputs() override { return {{bwd_ ? "dx" : "y", out_, ulp_bound(2)}}; }
@@ -39,8 +43,10 @@ class DropoutCase final : public TensorCase {
   double ref_cost() const override { return double(s_.t.count); }
   void ref_full(int, std::vector<double>& ref, std::vector<double>&) override {
     ref.resize(s_.t.count);
-    if (bwd_) dropout_bwd_ref(float(s_.p), kSeed, x_.data(), ref.data(), s_.t.count);
-    else dropout_fwd_ref(float(s_.p), kSeed, x_.data(), ref.data(), s_.t.count);
+    if (bwd_)
+      dropout_bwd_ref(float(s_.p), kSeed, x_.data(), ref.data(), s_.t.count);
+    else
+      dropout_fwd_ref(float(s_.p), kSeed, x_.data(), ref.data(), s_.t.count);
   }
 
  private:

@@ -1,7 +1,8 @@
 // Dropout: the counter-RNG mask drops a binomial fraction p with independent neighbours, does
 // not depend on the thread count, and the kernels scale by 1 / (1 - p).
-#include <gtest/gtest.h>
+#include "kernels/eltwise/dropout.hpp"
 
+#include <gtest/gtest.h>
 #include <omp.h>
 
 #include <cmath>
@@ -10,7 +11,6 @@
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/eltwise/dropout.hpp"
 
 namespace dls {
 namespace {

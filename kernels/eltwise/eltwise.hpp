@@ -30,7 +30,8 @@ struct TensorShape {
   void set_batch(int mb);
   static TensorShape parse(std::string_view text, std::string_view what);
   // parse(), then set_batch(mb): what every tensor op's factory does.
-  static TensorShape parse(std::string_view text, int mb, std::string_view what = "tensor descriptor");
+  static TensorShape parse(std::string_view text, int mb,
+                           std::string_view what = "tensor descriptor");
 };
 
 template <class T>
@@ -48,7 +49,8 @@ void add_cpu(const float* a, const float* b, float* z, long count, bool relu = f
 void fan_out_cpu(const float* dz, float* za, float* zb, long count, const float* relu_y = nullptr);
 
 // Per-channel bias of NCHW data (conv and linear layers):
-//   forward  y[n,c,i] += b[c]                       backward  db[c] = beta db[c] + sum_{n,i} dy[n,c,i]
+//   forward  y[n,c,i] += b[c]                       backward  db[c] = beta db[c] + sum_{n,i}
+//   dy[n,c,i]
 // over n images of c channels of hw elements each.
 template <class T>
 void bias_fwd_ref(const T* b, double* y, int n, int c, long hw);

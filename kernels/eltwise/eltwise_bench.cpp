@@ -10,7 +10,9 @@ class ActCase final : public TensorCase {
   ActCase(TensorShape sh, Act a, bool bwd) : sh_(std::move(sh)), a_(a), bwd_(bwd) {}
   std::string op() const override { return act_name(a_) + (bwd_ ? "_bwd" : "_fwd"); }
   std::string shape() const override { return sh_.str(); }
-  nlohmann::json shape_params() const override { return {{"count", sh_.count}, {"name", sh_.name}}; }
+  nlohmann::json shape_params() const override {
+    return {{"count", sh_.count}, {"name", sh_.name}};
+  }
   double bytes() const override { return 4.0 * double(sh_.count) * (bwd_ ? 4 : 2); }
   void setup(Backend b) override {
     backend_ = b;
@@ -23,8 +25,10 @@ class ActCase final : public TensorCase {
       act_fwd_cpu(a_, x_.data(), y_.data(), sh_.count);
     }
     if (b == Backend::kCudnn) {
-      if (bwd_) gpu_start(make_act_gpu(a_, true, sh_.count), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
-      else gpu_start(make_act_gpu(a_, false, sh_.count), {{"x", &x_}});
+      if (bwd_)
+        gpu_start(make_act_gpu(a_, true, sh_.count), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
+      else
+        gpu_start(make_act_gpu(a_, false, sh_.count), {{"x", &x_}});
     }
   }
   void teardown() override {
@@ -34,8 +38,10 @@ class ActCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (bwd_) act_bwd_cpu(a_, x_.data(), y_.data(), dy_.data(), out_.data(), sh_.count);
-    else act_fwd_cpu(a_, x_.data(), out_.data(), sh_.count);
+    if (bwd_)
+      act_bwd_cpu(a_, x_.data(), y_.data(), dy_.data(), out_.data(), sh_.count);
+    else
+      act_fwd_cpu(a_, x_.data(), out_.data(), sh_.count);
   }
   // exp/tanh in float are within a few ulps; backward uses the float y, so its error is a few
   // ulps of |dy| (|f'| <= 1) rather than of the possibly tiny dx.
@@ -62,7 +68,9 @@ class AddCase final : public TensorCase {
   explicit AddCase(TensorShape sh) : sh_(std::move(sh)) {}
   std::string op() const override { return "add"; }
   std::string shape() const override { return sh_.str(); }
-  nlohmann::json shape_params() const override { return {{"count", sh_.count}, {"name", sh_.name}}; }
+  nlohmann::json shape_params() const override {
+    return {{"count", sh_.count}, {"name", sh_.name}};
+  }
   double bytes() const override { return 12.0 * double(sh_.count); }
   void setup(Backend b) override {
     backend_ = b;
@@ -86,7 +94,8 @@ class AddCase final : public TensorCase {
     ref.resize(sh_.count);
     scale.resize(sh_.count);
     add_ref(a_.data(), b_.data(), ref.data(), sh_.count);
-    for (long i = 0; i < sh_.count; ++i) scale[i] = std::fabs(double(a_[i])) + std::fabs(double(b_[i]));
+    for (long i = 0; i < sh_.count; ++i)
+      scale[i] = std::fabs(double(a_[i])) + std::fabs(double(b_[i]));
   }
 
  private:
@@ -99,12 +108,26 @@ class AddCase final : public TensorCase {
 std::unique_ptr<KernelCase> make_act_case(std::string_view d, int mb, Act a, bool bwd) {
   return std::make_unique<ActCase>(TensorShape::parse(d, mb), a, bwd);
 }
-std::unique_ptr<KernelCase> make_relu_fwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kRelu, false); }
-std::unique_ptr<KernelCase> make_relu_bwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kRelu, true); }
-std::unique_ptr<KernelCase> make_sigmoid_fwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kSigmoid, false); }
-std::unique_ptr<KernelCase> make_sigmoid_bwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kSigmoid, true); }
-std::unique_ptr<KernelCase> make_tanh_fwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kTanh, false); }
-std::unique_ptr<KernelCase> make_tanh_bwd_case(std::string_view d, int mb) { return make_act_case(d, mb, Act::kTanh, true); }
-std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb) { return std::make_unique<AddCase>(TensorShape::parse(d, mb)); }
+std::unique_ptr<KernelCase> make_relu_fwd_case(std::string_view d, int mb) {
+  return make_act_case(d, mb, Act::kRelu, false);
+}
+std::unique_ptr<KernelCase> make_relu_bwd_case(std::string_view d, int mb) {
+  return make_act_case(d, mb, Act::kRelu, true);
+}
+std::unique_ptr<KernelCase> make_sigmoid_fwd_case(std::string_view d, int mb) {
+  return make_act_case(d, mb, Act::kSigmoid, false);
+}
+std::unique_ptr<KernelCase> make_sigmoid_bwd_case(std::string_view d, int mb) {
+  return make_act_case(d, mb, Act::kSigmoid, true);
+}
+std::unique_ptr<KernelCase> make_tanh_fwd_case(std::string_view d, int mb) {
+  return make_act_case(d, mb, Act::kTanh, false);
+}
+std::unique_ptr<KernelCase> make_tanh_bwd_case(std::string_view d, int mb) {
+  return make_act_case(d, mb, Act::kTanh, true);
+}
+std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb) {
+  return std::make_unique<AddCase>(TensorShape::parse(d, mb));
+}
 
 }  // namespace dls

@@ -1,7 +1,7 @@
 // Element-wise reference in double (see eltwise.hpp).
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "kernels/core/descriptor.hpp"
 #include "kernels/eltwise/eltwise.hpp"
@@ -34,7 +34,8 @@ TensorShape TensorShape::from(const Descriptor& d) {
   TensorShape s;
   s.name = d.name();
   if (d.has("n")) {
-    if (d.has("mb") || d.has("ic") || d.has("ih") || d.has("iw")) d.fail("give either n or mb/ic/ih/iw, not both");
+    if (d.has("mb") || d.has("ic") || d.has("ih") || d.has("iw"))
+      d.fail("give either n or mb/ic/ih/iw, not both");
     s.n = d.integer("n", 1);
     s.count = s.n;
     s.flat = true;
@@ -59,7 +60,9 @@ template <class T>
 void act_fwd_ref(Act a, const T* x, double* y, long count) {
   for (long i = 0; i < count; ++i) {
     const double v = x[i];
-    y[i] = a == Act::kRelu ? (v > 0 ? v : 0.0) : a == Act::kSigmoid ? 1.0 / (1.0 + std::exp(-v)) : std::tanh(v);
+    y[i] = a == Act::kRelu      ? (v > 0 ? v : 0.0)
+           : a == Act::kSigmoid ? 1.0 / (1.0 + std::exp(-v))
+                                : std::tanh(v);
   }
 }
 
@@ -99,11 +102,11 @@ void bias_bwd_ref(const T* dy, double* db, int n, int c, long hw) {
     for (long j = 0; j < hw; ++j) db[i % c] += double(dy[i * hw + j]);
 }
 
-#define DLS_INSTANTIATE(T) \
-  template void act_fwd_ref<T>(Act, const T*, double*, long);                                     \
-  template void act_bwd_ref<T>(Act, const T*, const T*, double*, long);                           \
-  template void add_ref<T>(const T*, const T*, double*, long);                                     \
-  template void bias_fwd_ref<T>(const T*, double*, int, int, long);                               \
+#define DLS_INSTANTIATE(T)                                              \
+  template void act_fwd_ref<T>(Act, const T*, double*, long);           \
+  template void act_bwd_ref<T>(Act, const T*, const T*, double*, long); \
+  template void add_ref<T>(const T*, const T*, double*, long);          \
+  template void bias_fwd_ref<T>(const T*, double*, int, int, long);     \
   template void bias_bwd_ref<T>(const T*, double*, int, int, long);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

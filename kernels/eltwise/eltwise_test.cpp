@@ -1,5 +1,7 @@
 // Tensor descriptors: the batch sweep changes the batch of an "mb..." tensor and never the
 // element count of a flat "n..." tensor.
+#include "kernels/eltwise/eltwise.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/eltwise/eltwise.hpp"
 
 namespace dls {
 namespace {
@@ -38,7 +39,8 @@ TEST(Bias, CpuMatchesReference) {
   bias_fwd_cpu(b.data(), y.data(), n, c, hw);
   std::vector<double> yr(y0.begin(), y0.end()), scale(yr.size());
   bias_fwd_ref(b.data(), yr.data(), n, c, hw);
-  for (std::size_t i = 0; i < yr.size(); ++i) scale[i] = std::fabs(y0[i]) + std::fabs(b[i / std::size_t(hw) % c]);
+  for (std::size_t i = 0; i < yr.size(); ++i)
+    scale[i] = std::fabs(y0[i]) + std::fabs(b[i / std::size_t(hw) % c]);
   auto rep = compare(yr, scale, y, ulp_bound(1));
   EXPECT_TRUE(rep.ok()) << rep.summary();
 

@@ -22,18 +22,20 @@ struct FcShape {
 };
 
 template <class T>
-double fc_fwd_ref_point(const FcShape& sh, const T* x, const T* w, const T* b, int n, int o, double* abs);
+double fc_fwd_ref_point(const FcShape& sh, const T* x, const T* w, const T* b, int n, int o,
+                        double* abs);
 template <class T>
 double fc_bwd_data_ref_point(const FcShape& sh, const T* dy, const T* w, int n, int i, double* abs);
 template <class T>
-double fc_bwd_weights_ref_point(const FcShape& sh, const T* x, const T* dy, int o, int i, double* abs);
+double fc_bwd_weights_ref_point(const FcShape& sh, const T* x, const T* dy, int o, int i,
+                                double* abs);
 template <class T>
 double fc_bwd_bias_ref_point(const FcShape& sh, const T* dy, int o, double* abs);
 
 void fc_fwd_openblas(const FcShape& sh, const float* x, const float* w, const float* b, float* y);
 void fc_bwd_data_openblas(const FcShape& sh, const float* dy, const float* w, float* dx);
 // dw = beta dw + dy^T x, db = beta db + sum_n dy (beta 0 overwrites, 1 accumulates).
-void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw, float* db,
-                             float beta = 0.0f);
+void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw,
+                             float* db, float beta = 0.0f);
 
 }  // namespace dls

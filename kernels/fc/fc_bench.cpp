@@ -20,7 +20,9 @@ class FcCase final : public TensorCase {
   }
   double flop() const override { return sh_.flop(); }
   std::string flop_convention() const override { return "2*N*I*O"; }
-  double bytes() const override { return 4.0 * (double(sh_.n) * (sh_.in + sh_.out) + double(sh_.in) * sh_.out); }
+  double bytes() const override {
+    return 4.0 * (double(sh_.n) * (sh_.in + sh_.out) + double(sh_.in) * sh_.out);
+  }
   void setup(Backend b) override {
     backend_ = b;
     const long ni = long(sh_.n) * sh_.in, no = long(sh_.n) * sh_.out, oi = long(sh_.out) * sh_.in;
@@ -35,16 +37,21 @@ class FcCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (dir_ == Dir::kFwd) fc_fwd_openblas(sh_, x_.data(), w_.data(), b_.data(), out_.data());
-    else if (dir_ == Dir::kBwdData) fc_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data());
-    else fc_bwd_weights_openblas(sh_, x_.data(), dy_.data(), out_.data(), db_.data());
+    if (dir_ == Dir::kFwd)
+      fc_fwd_openblas(sh_, x_.data(), w_.data(), b_.data(), out_.data());
+    else if (dir_ == Dir::kBwdData)
+      fc_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data());
+    else
+      fc_bwd_weights_openblas(sh_, x_.data(), dy_.data(), out_.data(), db_.data());
   }
   std::vector<OutputView> outputs() override {
     if (dir_ == Dir::kFwd) return {{"y", out_, dot_bound(sh_.in + 1)}};
     if (dir_ == Dir::kBwdData) return {{"dx", out_, dot_bound(sh_.out)}};
     return {{"dw", out_, dot_bound(sh_.n)}, {"db", db_, dot_bound(sh_.n)}};
   }
-  std::span<float> mutable_output(int o) override { return o == 0 ? std::span<float>(out_) : std::span<float>(db_); }
+  std::span<float> mutable_output(int o) override {
+    return o == 0 ? std::span<float>(out_) : std::span<float>(db_);
+  }
   double ref_cost() const override { return sh_.flop() / 2; }
   void ref_full(int o, std::vector<double>& ref, std::vector<double>& scale) override {
     const std::size_t count = o == 0 ? out_.size() : db_.size();
@@ -55,11 +62,14 @@ class FcCase final : public TensorCase {
   bool has_ref_point() const override { return true; }
   double ref_point(int o, std::size_t i, double* scale) override {
     if (dir_ == Dir::kFwd)
-      return fc_fwd_ref_point(sh_, x_.data(), w_.data(), b_.data(), int(i / sh_.out), int(i % sh_.out), scale);
+      return fc_fwd_ref_point(sh_, x_.data(), w_.data(), b_.data(), int(i / sh_.out),
+                              int(i % sh_.out), scale);
     if (dir_ == Dir::kBwdData)
-      return fc_bwd_data_ref_point(sh_, dy_.data(), w_.data(), int(i / sh_.in), int(i % sh_.in), scale);
+      return fc_bwd_data_ref_point(sh_, dy_.data(), w_.data(), int(i / sh_.in), int(i % sh_.in),
+                                   scale);
     if (o == 1) return fc_bwd_bias_ref_point(sh_, dy_.data(), int(i), scale);
-    return fc_bwd_weights_ref_point(sh_, x_.data(), dy_.data(), int(i / sh_.in), int(i % sh_.in), scale);
+    return fc_bwd_weights_ref_point(sh_, x_.data(), dy_.data(), int(i / sh_.in), int(i % sh_.in),
+                                    scale);
   }
 
  private:

@@ -10,8 +10,10 @@ namespace dls {
 void fc_fwd_openblas(const FcShape& sh, const float* x, const float* w, const float* b, float* y) {
   // y = 1 * b (broadcast over rows) then y += x w^T
   for (int n = 0; n < sh.n; ++n) {
-    if (b) std::copy(b, b + sh.out, y + long(n) * sh.out);
-    else std::fill(y + long(n) * sh.out, y + long(n + 1) * sh.out, 0.0f);
+    if (b)
+      std::copy(b, b + sh.out, y + long(n) * sh.out);
+    else
+      std::fill(y + long(n) * sh.out, y + long(n + 1) * sh.out, 0.0f);
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, sh.n, sh.out, sh.in, 1.0f, x, sh.in, w,
               sh.in, 1.0f, y, sh.out);
@@ -22,7 +24,8 @@ void fc_bwd_data_openblas(const FcShape& sh, const float* dy, const float* w, fl
               sh.in, 0.0f, dx, sh.in);
 }
 
-void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw, float* db, float beta) {
+void fc_bwd_weights_openblas(const FcShape& sh, const float* x, const float* dy, float* dw,
+                             float* db, float beta) {
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, sh.out, sh.in, sh.n, 1.0f, dy, sh.out, x,
               sh.in, beta, dw, sh.in);
   if (db) {

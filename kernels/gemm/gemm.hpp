@@ -33,7 +33,7 @@ void gemm_ref(const GemmShape& sh, const T* a, const T* b, double* c, double* c_
 
 void gemm_openblas(const GemmShape& sh, const float* a, const float* b, float* c,
                    float alpha = 1.0f, float beta = 0.0f);
-void gemm_onednn(const GemmShape& sh, const float* a, const float* b, float* c,
-                 float alpha = 1.0f, float beta = 0.0f);
+void gemm_onednn(const GemmShape& sh, const float* a, const float* b, float* c, float alpha = 1.0f,
+                 float beta = 0.0f);
 
 }  // namespace dls

@@ -14,7 +14,11 @@ class GemmCase final : public TensorCase {
   std::string op() const override { return "gemm"; }
   std::string shape() const override { return sh_.str(); }
   nlohmann::json shape_params() const override {
-    return {{"m", sh_.m}, {"n", sh_.n}, {"k", sh_.k}, {"trans_a", sh_.trans_a}, {"trans_b", sh_.trans_b}};
+    return {{"m", sh_.m},
+            {"n", sh_.n},
+            {"k", sh_.k},
+            {"trans_a", sh_.trans_a},
+            {"trans_b", sh_.trans_b}};
   }
   double flop() const override { return sh_.flop(); }
   std::string flop_convention() const override { return "2*M*N*K"; }
@@ -39,9 +43,12 @@ class GemmCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (backend_ == Backend::kCudnn) cublas_->run();
-    else if (backend_ == Backend::kOneDnn) gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
-    else gemm_openblas(sh_, a_.data(), b_.data(), c_.data());
+    if (backend_ == Backend::kCudnn)
+      cublas_->run();
+    else if (backend_ == Backend::kOneDnn)
+      gemm_onednn(sh_, a_.data(), b_.data(), c_.data());
+    else
+      gemm_openblas(sh_, a_.data(), b_.data(), c_.data());
   }
   std::vector<OutputView> outputs() override {
     if (backend_ == Backend::kCudnn) cublas_->get_c(c_.data());  // device to host (untimed)

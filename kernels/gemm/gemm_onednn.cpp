@@ -10,7 +10,8 @@ void gemm_onednn(const GemmShape& sh, const float* a, const float* b, float* c, 
                  float beta) {
   const dnnl_status_t st = dnnl_sgemm(sh.trans_a ? 'T' : 'N', sh.trans_b ? 'T' : 'N', sh.m, sh.n,
                                       sh.k, alpha, a, sh.lda(), b, sh.ldb(), beta, c, sh.n);
-  DLS_CHECK(st == dnnl_success, "dnnl_sgemm({}) failed with status {}", sh.str(), static_cast<int>(st));
+  DLS_CHECK(st == dnnl_success, "dnnl_sgemm({}) failed with status {}", sh.str(),
+            static_cast<int>(st));
 }
 
 }  // namespace dls

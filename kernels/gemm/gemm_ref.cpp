@@ -9,8 +9,10 @@ template <class T>
 double gemm_ref_point(const GemmShape& sh, const T* a, const T* b, int i, int j, double* abs) {
   double acc = 0, acc_abs = 0;
   for (int k = 0; k < sh.k; ++k) {
-    const double av = sh.trans_a ? a[static_cast<long>(k) * sh.m + i] : a[static_cast<long>(i) * sh.k + k];
-    const double bv = sh.trans_b ? b[static_cast<long>(j) * sh.k + k] : b[static_cast<long>(k) * sh.n + j];
+    const double av =
+        sh.trans_a ? a[static_cast<long>(k) * sh.m + i] : a[static_cast<long>(i) * sh.k + k];
+    const double bv =
+        sh.trans_b ? b[static_cast<long>(j) * sh.k + k] : b[static_cast<long>(k) * sh.n + j];
     acc += av * bv;
     acc_abs += std::fabs(av * bv);
   }
@@ -27,8 +29,10 @@ void gemm_ref(const GemmShape& sh, const T* a, const T* b, double* c, double* c_
     }
 }
 
-template double gemm_ref_point<float>(const GemmShape&, const float*, const float*, int, int, double*);
-template double gemm_ref_point<double>(const GemmShape&, const double*, const double*, int, int, double*);
+template double gemm_ref_point<float>(const GemmShape&, const float*, const float*, int, int,
+                                      double*);
+template double gemm_ref_point<double>(const GemmShape&, const double*, const double*, int, int,
+                                       double*);
 template void gemm_ref<float>(const GemmShape&, const float*, const float*, double*, double*);
 template void gemm_ref<double>(const GemmShape&, const double*, const double*, double*, double*);
 

@@ -1,16 +1,17 @@
 // GEMM: every backend against gemm_ref over small odd shapes, both transposes, and alpha/beta.
+#include "kernels/gemm/gemm.hpp"
+
 #include <gtest/gtest.h>
 
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/gemm/gemm.hpp"
 
 namespace dls {
 namespace {
 
-const char* kShapes[] = {"1x1x1", "7x5x3", "13x1x17", "1x19x23", "33x31x65_ta", "17x40x9_tb",
-                         "64x63x129_ta_tb", "100x3x1000"};
+const char* kShapes[] = {"1x1x1",       "7x5x3",      "13x1x17",         "1x19x23",
+                         "33x31x65_ta", "17x40x9_tb", "64x63x129_ta_tb", "100x3x1000"};
 
 using GemmFn = void (*)(const GemmShape&, const float*, const float*, float*, float, float);
 

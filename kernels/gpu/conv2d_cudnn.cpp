@@ -17,7 +17,8 @@ namespace {
 std::size_t workspace_limit() {
   const char* v = std::getenv("DLS_GPU_WORKSPACE_MB");
   long mb = v && *v ? std::strtol(v, nullptr, 10) : 1024;
-  if (mb < 0) throw ConfigError(fmt::format("DLS_GPU_WORKSPACE_MB='{}': expected megabytes >= 0", v));
+  if (mb < 0)
+    throw ConfigError(fmt::format("DLS_GPU_WORKSPACE_MB='{}': expected megabytes >= 0", v));
   return std::size_t(mb) << 20;
 }
 
@@ -26,7 +27,8 @@ template <class Perf>
 const Perf& pick(const Perf* perf, int n, std::size_t limit, const char* what) {
   for (int i = 0; i < n; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) return perf[i];
-  throw Error(fmt::format("cuDNN found no {} algorithm within a {} MiB workspace", what, limit >> 20));
+  throw Error(
+      fmt::format("cuDNN found no {} algorithm within a {} MiB workspace", what, limit >> 20));
 }
 
 // The shared workspace (CudnnConvPlan::Workspace::kShared), grown to the largest need asked
@@ -62,51 +64,71 @@ CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh, Workspace ws)
   cudnn_check(cudnnCreateTensorDescriptor(&yd_), "cudnnCreateTensorDescriptor");
   cudnn_check(cudnnCreateFilterDescriptor(&wd_), "cudnnCreateFilterDescriptor");
   cudnn_check(cudnnCreateConvolutionDescriptor(&cd_), "cudnnCreateConvolutionDescriptor");
-  cudnn_check(cudnnSetTensor4dDescriptor(xd_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.c, sh.h, sh.w), "x descriptor");
-  cudnn_check(cudnnSetTensor4dDescriptor(yd_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.k, sh.p(), sh.q()), "y descriptor");
-  cudnn_check(cudnnSetFilter4dDescriptor(wd_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, sh.k, sh.cg(), sh.r, sh.s), "w descriptor");
+  cudnn_check(
+      cudnnSetTensor4dDescriptor(xd_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.c, sh.h, sh.w),
+      "x descriptor");
+  cudnn_check(cudnnSetTensor4dDescriptor(yd_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, sh.n, sh.k,
+                                         sh.p(), sh.q()),
+              "y descriptor");
+  cudnn_check(cudnnSetFilter4dDescriptor(wd_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, sh.k, sh.cg(),
+                                         sh.r, sh.s),
+              "w descriptor");
   // benchdnn's dilation 0 is cuDNN's 1 (dense filter)
-  cudnn_check(cudnnSetConvolution2dDescriptor(cd_, sh.pad_h, sh.pad_w, sh.stride_h, sh.stride_w, sh.dil_h + 1, sh.dil_w + 1,
-                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+  cudnn_check(cudnnSetConvolution2dDescriptor(cd_, sh.pad_h, sh.pad_w, sh.stride_h, sh.stride_w,
+                                              sh.dil_h + 1, sh.dil_w + 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT),
               "convolution descriptor");
   cudnn_check(cudnnSetConvolutionGroupCount(cd_, sh.g), "cudnnSetConvolutionGroupCount");
-  cudnn_check(cudnnSetConvolutionMathType(cd_, math_ == "tf32" ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
-              "cudnnSetConvolutionMathType");
+  cudnn_check(
+      cudnnSetConvolutionMathType(cd_, math_ == "tf32" ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+      "cudnnSetConvolutionMathType");
   int n = 0, c = 0, h = 0, w = 0;
   cudnn_check(cudnnGetConvolution2dForwardOutputDim(cd_, xd_, wd_, &n, &c, &h, &w), "output size");
   if (n != sh.n || c != sh.k || h != sh.p() || w != sh.q())
-    throw Error(fmt::format("cuDNN's output {}x{}x{}x{} differs from the shape's {}x{}x{}x{} for {}", n, c, h, w, sh.n, sh.k,
-                            sh.p(), sh.q(), sh.str()));
+    throw Error(
+        fmt::format("cuDNN's output {}x{}x{}x{} differs from the shape's {}x{}x{}x{} for {}", n, c,
+                    h, w, sh.n, sh.k, sh.p(), sh.q(), sh.str()));
   const cudnnHandle_t handle = cudnn_handle();
   const std::size_t limit = workspace_limit();
   Conv2dShape unnamed = sh;
   unnamed.name.clear();
   const std::string key = fmt::format("{} {} {}", unnamed.str(), math_, limit);
   if (const auto it = found_cache().find(key); it != found_cache().end()) {
-    fwd_ = it->second.fwd, bwd_data_ = it->second.bwd_data, bwd_filter_ = it->second.bwd_filter, need_ = it->second.need;
-    if (shared_) shared_workspace(need_);
-    else workspace_ = DeviceBuffer(need_);
+    fwd_ = it->second.fwd, bwd_data_ = it->second.bwd_data, bwd_filter_ = it->second.bwd_filter,
+    need_ = it->second.need;
+    if (shared_)
+      shared_workspace(need_);
+    else
+      workspace_ = DeviceBuffer(need_);
     return;
   }
   constexpr int kMax = 16;
   int got = 0;
   cudnnConvolutionFwdAlgoPerf_t pf[kMax];
-  cudnn_check(cudnnFindConvolutionForwardAlgorithm(handle, xd_, wd_, cd_, yd_, kMax, &got, pf), "find forward");
+  cudnn_check(cudnnFindConvolutionForwardAlgorithm(handle, xd_, wd_, cd_, yd_, kMax, &got, pf),
+              "find forward");
   const auto& bf = pick(pf, got, limit, "forward");
   cudnnConvolutionBwdDataAlgoPerf_t pd[kMax];
-  cudnn_check(cudnnFindConvolutionBackwardDataAlgorithm(handle, wd_, yd_, cd_, xd_, kMax, &got, pd), "find backward data");
+  cudnn_check(cudnnFindConvolutionBackwardDataAlgorithm(handle, wd_, yd_, cd_, xd_, kMax, &got, pd),
+              "find backward data");
   const auto& bd = pick(pd, got, limit, "backward-data");
   cudnnConvolutionBwdFilterAlgoPerf_t pw[kMax];
-  cudnn_check(cudnnFindConvolutionBackwardFilterAlgorithm(handle, xd_, yd_, cd_, wd_, kMax, &got, pw), "find backward filter");
+  cudnn_check(
+      cudnnFindConvolutionBackwardFilterAlgorithm(handle, xd_, yd_, cd_, wd_, kMax, &got, pw),
+      "find backward filter");
   const auto& bw = pick(pw, got, limit, "backward-filter");
   fwd_ = bf.algo, bwd_data_ = bd.algo, bwd_filter_ = bw.algo;
   need_ = std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)});
   found_cache()[key] = {fwd_, bwd_data_, bwd_filter_, need_};
-  if (shared_) shared_workspace(need_);
-  else workspace_ = DeviceBuffer(need_);
+  if (shared_)
+    shared_workspace(need_);
+  else
+    workspace_ = DeviceBuffer(need_);
 }
 
-void* CudnnConvPlan::workspace() const { return shared_ ? shared_workspace(need_).raw() : workspace_.raw(); }
+void* CudnnConvPlan::workspace() const {
+  return shared_ ? shared_workspace(need_).raw() : workspace_.raw();
+}
 
 CudnnConvPlan::~CudnnConvPlan() {
   if (cd_) cudnnDestroyConvolutionDescriptor(cd_);
@@ -117,28 +139,29 @@ CudnnConvPlan::~CudnnConvPlan() {
 
 void CudnnConvPlan::forward(const float* x, const float* w, float* y, float beta) const {
   const float one = 1.0f;
-  cudnn_check(cudnnConvolutionForward(cudnn_handle(), &one, xd_, x, wd_, w, cd_, fwd_, workspace(), need_,
-                                      &beta, yd_, y),
+  cudnn_check(cudnnConvolutionForward(cudnn_handle(), &one, xd_, x, wd_, w, cd_, fwd_, workspace(),
+                                      need_, &beta, yd_, y),
               "cudnnConvolutionForward");
 }
 
 void CudnnConvPlan::backward_data(const float* w, const float* dy, float* dx, float beta) const {
   const float one = 1.0f;
-  cudnn_check(cudnnConvolutionBackwardData(cudnn_handle(), &one, wd_, w, yd_, dy, cd_, bwd_data_, workspace(),
-                                           need_, &beta, xd_, dx),
+  cudnn_check(cudnnConvolutionBackwardData(cudnn_handle(), &one, wd_, w, yd_, dy, cd_, bwd_data_,
+                                           workspace(), need_, &beta, xd_, dx),
               "cudnnConvolutionBackwardData");
 }
 
 void CudnnConvPlan::backward_filter(const float* x, const float* dy, float* dw, float beta) const {
   const float one = 1.0f;
-  cudnn_check(cudnnConvolutionBackwardFilter(cudnn_handle(), &one, xd_, x, yd_, dy, cd_, bwd_filter_, workspace(),
-                                             need_, &beta, wd_, dw),
+  cudnn_check(cudnnConvolutionBackwardFilter(cudnn_handle(), &one, xd_, x, yd_, dy, cd_,
+                                             bwd_filter_, workspace(), need_, &beta, wd_, dw),
               "cudnnConvolutionBackwardFilter");
 }
 
 std::string CudnnConvPlan::implementation() const {
-  return fmt::format("cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B{}", int(fwd_),
-                     int(bwd_data_), int(bwd_filter_), math_, need_, shared_ ? " (shared)" : "");
+  return fmt::format(
+      "cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B{}",
+      int(fwd_), int(bwd_data_), int(bwd_filter_), math_, need_, shared_ ? " (shared)" : "");
 }
 
 // ---- the owning wrapper of the benchmarks and tests ----

@@ -5,7 +5,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
-
 #include <fmt/format.h>
 
 #include "kernels/core/check.hpp"
@@ -32,7 +31,9 @@ class DeviceBuffer {
   ~DeviceBuffer() {
     if (p_) cudaFree(p_);
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) { o.p_ = nullptr, o.bytes_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_) {
+    o.p_ = nullptr, o.bytes_ = 0;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(p_, o.p_), std::swap(bytes_, o.bytes_);
     return *this;
@@ -40,8 +41,12 @@ class DeviceBuffer {
   float* f() const { return static_cast<float*>(p_); }
   void* raw() const { return p_; }
   std::size_t bytes() const { return bytes_; }
-  void upload(const float* host) { cuda_check(cudaMemcpy(p_, host, bytes_, cudaMemcpyHostToDevice), "cudaMemcpy H2D"); }
-  void download(float* host) const { cuda_check(cudaMemcpy(host, p_, bytes_, cudaMemcpyDeviceToHost), "cudaMemcpy D2H"); }
+  void upload(const float* host) {
+    cuda_check(cudaMemcpy(p_, host, bytes_, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  }
+  void download(float* host) const {
+    cuda_check(cudaMemcpy(host, p_, bytes_, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  }
 
  private:
   void* p_ = nullptr;

@@ -34,12 +34,14 @@ __global__ void accumulate_k(const float* x, float* z, long count) {
 __global__ void scale_by_k(float* x, long count, const float* factor) {
   if (const long i = thread_index(); i < count) x[i] *= *factor;
 }
-__global__ void dropout_k(float p, float scale, std::uint64_t seed, const float* v, float* out, long count) {
+__global__ void dropout_k(float p, float scale, std::uint64_t seed, const float* v, float* out,
+                          long count) {
   if (const long i = thread_index(); i < count) out[i] = dropout_at(p, scale, seed, v, i);
 }
 
 __global__ void add_k(const float* a, const float* b, float* z, long count, bool relu) {
-  if (const long i = thread_index(); i < count) z[i] = relu ? fmaxf(a[i] + b[i], 0.0f) : a[i] + b[i];
+  if (const long i = thread_index(); i < count)
+    z[i] = relu ? fmaxf(a[i] + b[i], 0.0f) : a[i] + b[i];
 }
 
 // Block-wide reduction over kThreads threads through shared memory; every thread gets the result.
@@ -61,7 +63,9 @@ struct Max {
 };
 struct Sum {
   template <class T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 
 // One block a row: log sum exp(x - max) - (x[label] - max), in double, into row_loss[row]
@@ -74,7 +78,8 @@ __global__ void xent_row_k(const float* x, const int* label, double* row_loss, i
   float sum = 0.0f;
   for (int j = threadIdx.x; j < k; j += kThreads) sum += expf(xr[j] - mx);
   sum = block_reduce(sum, Sum{});
-  if (threadIdx.x == 0) row_loss[blockIdx.x] = log(double(sum)) - double(xr[label[blockIdx.x]] - mx);
+  if (threadIdx.x == 0)
+    row_loss[blockIdx.x] = log(double(sum)) - double(xr[label[blockIdx.x]] - mx);
 }
 __global__ void mean_k(const double* v, int n, float* out) {
   double s = 0;
@@ -83,7 +88,8 @@ __global__ void mean_k(const double* v, int n, float* out) {
 }
 
 __global__ void softmax_xent_bwd_k(const float* p, const int* label, float* dx, int n, int k) {
-  if (const long i = thread_index(); i < long(n) * k) dx[i] = softmax_xent_bwd_at(p, label, n, k, i);
+  if (const long i = thread_index(); i < long(n) * k)
+    dx[i] = softmax_xent_bwd_at(p, label, n, k, i);
 }
 
 // LARS's squared norms of w and g, in double: grid-stride sums, a block reduction, one atomic
@@ -96,8 +102,8 @@ __global__ void norms_k(const float* w, const float* g, long count, double* norm
   gn = block_reduce(gn, Sum{});
   if (threadIdx.x == 0) atomicAdd(&norms[0], wn), atomicAdd(&norms[1], gn);
 }
-__global__ void optim_k(Optim o, OptimConsts c, const double* norms, float* w, const float* g, float* s1, float* s2,
-                        long count) {
+__global__ void optim_k(Optim o, OptimConsts c, const double* norms, float* w, const float* g,
+                        float* s1, float* s2, long count) {
   const long i = thread_index();
   if (i >= count) return;
   const float rate = o == Optim::kLars ? lars_rate(c, norms[0], norms[1]) : 0.0f;
@@ -141,7 +147,8 @@ void dropout(float p, std::uint64_t seed, const float* v, float* out, long count
   if (count) dropout_k<<<blocks_for(count), kThreads, 0, s>>>(p, scale, seed, v, out, count);
 }
 
-void xent_loss(const float* x, const int* label, double* row_loss, float* loss, int n, int k, cudaStream_t s) {
+void xent_loss(const float* x, const int* label, double* row_loss, float* loss, int n, int k,
+               cudaStream_t s) {
   if (n == 0) return;
   xent_row_k<<<n, kThreads, 0, s>>>(x, label, row_loss, k);
   mean_k<<<1, 1, 0, s>>>(row_loss, n, loss);
@@ -152,13 +159,15 @@ void softmax_xent_bwd(const float* p, const int* label, float* dx, int n, int k,
   if (total) softmax_xent_bwd_k<<<blocks_for(total), kThreads, 0, s>>>(p, label, dx, n, k);
 }
 
-void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count,
-                  double* norms, cudaStream_t s) {
+void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2,
+                  long count, double* norms, cudaStream_t s) {
   if (count == 0) return;
   const unsigned b = blocks_for(count);
   if (o == Optim::kLars) {
     cudaMemsetAsync(norms, 0, 2 * sizeof(double), s);
-    norms_k<<<b < 1024 ? b : 1024, kThreads, 0, s>>>(w, g, count, norms);
+    const unsigned norm_blocks =
+        b < 1024 ? b : 1024;  // named: clang-format misreads '<' in <<<...>>>
+    norms_k<<<norm_blocks, kThreads, 0, s>>>(w, g, count, norms);
   }
   optim_k<<<b, kThreads, 0, s>>>(o, optim_consts(p), norms, w, g, s1, s2, count);
 }

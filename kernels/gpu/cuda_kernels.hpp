@@ -23,10 +23,11 @@ void avgpool_bwd(const PoolDims& d, const float* dy, float* dx, cudaStream_t s);
 // z = a + b, or max(a + b, 0) with relu.
 void add(const float* a, const float* b, float* z, long count, bool relu, cudaStream_t s);
 
-// Cross-entropy of softmax rows: loss = (1/n) sum_r (log sum_j exp(x[r,j] - m_r) - (x[r,label_r] - m_r)),
-// row sums in float (one block a row), each row's term and their mean in double. row_loss: n
+// Cross-entropy of softmax rows: loss = (1/n) sum_r (log sum_j exp(x[r,j] - m_r) - (x[r,label_r] -
+// m_r)), row sums in float (one block a row), each row's term and their mean in double. row_loss: n
 // doubles of device scratch; loss: one float on the device.
-void xent_loss(const float* x, const int* label, double* row_loss, float* loss, int n, int k, cudaStream_t s);
+void xent_loss(const float* x, const int* label, double* row_loss, float* loss, int n, int k,
+               cudaStream_t s);
 // dx = (p - onehot(label)) / n
 void softmax_xent_bwd(const float* p, const int* label, float* dx, int n, int k, cudaStream_t s);
 
@@ -40,7 +41,7 @@ void dropout(float p, std::uint64_t seed, const float* v, float* out, long count
 
 // One step of optim.hpp's rule o, the same float arithmetic as optim_update_cpu. LARS's norms
 // are reduced in double into norms[2] (device scratch) and read by the update on the device.
-void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2, long count,
-                  double* norms, cudaStream_t s);
+void optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2,
+                  long count, double* norms, cudaStream_t s);
 
 }  // namespace dls::cuda

@@ -19,8 +19,10 @@ std::string gpu_name() {
   if (!gpu_unavailable().empty()) return "";
   int dev = 0;
   cudaDeviceProp p{};
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) return "";
-  return fmt::format("{}, sm_{}{}, {:.1f} GiB", p.name, p.major, p.minor, double(p.totalGlobalMem) / (1 << 30));
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess)
+    return "";
+  return fmt::format("{}, sm_{}{}, {:.1f} GiB", p.name, p.major, p.minor,
+                     double(p.totalGlobalMem) / (1 << 30));
 }
 
 std::string gpu_math_mode() {

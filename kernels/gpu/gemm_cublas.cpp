@@ -20,7 +20,8 @@ GemmCublas::GemmCublas(const GemmShape& sh) : impl_(std::make_unique<Impl>()) {
   m.sh = sh;
   m.math = gpu_math_mode();
   cublas_check(cublasCreate(&m.handle), "cublasCreate");
-  cublas_check(cublasSetMathMode(m.handle, m.math == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+  cublas_check(cublasSetMathMode(
+                   m.handle, m.math == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
                "cublasSetMathMode");
   m.a = DeviceBuffer(sizeof(float) * std::size_t(sh.m) * sh.k);
   m.b = DeviceBuffer(sizeof(float) * std::size_t(sh.k) * sh.n);
@@ -39,14 +40,16 @@ void GemmCublas::run() {
   const Impl& m = *impl_;
   const GemmShape& s = m.sh;
   const float one = 1.0f, zero = 0.0f;
-  cublas_check(cublasSgemm(m.handle, s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, s.n, s.m, s.k, &one,
-                           m.b.f(), s.ldb(), m.a.f(), s.lda(), &zero, m.c.f(), s.n),
+  cublas_check(cublasSgemm(m.handle, s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, s.n, s.m, s.k, &one, m.b.f(),
+                           s.ldb(), m.a.f(), s.lda(), &zero, m.c.f(), s.n),
                "cublasSgemm");
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after cublasSgemm");
 }
 
 std::string GemmCublas::implementation() const {
-  return fmt::format("cublasSgemm, math {} ({})", impl_->math, impl_->math == "tf32" ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_PEDANTIC_MATH");
+  return fmt::format("cublasSgemm, math {} ({})", impl_->math,
+                     impl_->math == "tf32" ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_PEDANTIC_MATH");
 }
 
 }  // namespace dls

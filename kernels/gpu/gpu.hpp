@@ -23,12 +23,13 @@ namespace dls {
 
 // "" when a CUDA device can be used, else why not ("built without CUDA", "no CUDA device: ...").
 std::string gpu_unavailable();
-std::string gpu_name();        // "NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB", or ""
-std::string gpu_math_mode();   // fp32 | tf32 (DLS_GPU_MATH)
+std::string gpu_name();       // "NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB", or ""
+std::string gpu_math_mode();  // fp32 | tf32 (DLS_GPU_MATH)
 
 class Conv2dCudnn {
  public:
-  explicit Conv2dCudnn(const Conv2dShape& sh);  // throws Error when no GPU or cuDNN refuses the shape
+  explicit Conv2dCudnn(
+      const Conv2dShape& sh);  // throws Error when no GPU or cuDNN refuses the shape
   ~Conv2dCudnn();
   Conv2dCudnn(const Conv2dCudnn&) = delete;
   Conv2dCudnn& operator=(const Conv2dCudnn&) = delete;
@@ -58,7 +59,7 @@ class GemmCublas {
 
   void set_a(const float* a);
   void set_b(const float* b);
-  void run();             // C = op(A) op(B), row-major as gemm.hpp
+  void run();  // C = op(A) op(B), row-major as gemm.hpp
   void get_c(float* c);
   std::string implementation() const;
 

@@ -48,13 +48,15 @@ DLS_HD float maxpool_fwd_at(const PoolDims& d, const float* x, long i) {
   const int ox = int(i % d.ow), oy = int(i / d.ow % d.oh);
   const long plane = i / (long(d.oh) * d.ow);
   float m;
-  window_argmax(x + plane * d.h * d.w, d.w, pool_window(oy, d.kh, d.sh, d.ph, d.h), pool_window(ox, d.kw, d.sw, d.pw, d.w), &m);
+  window_argmax(x + plane * d.h * d.w, d.w, pool_window(oy, d.kh, d.sh, d.ph, d.h),
+                pool_window(ox, d.kw, d.sw, d.pw, d.w), &m);
   return m;
 }
 DLS_HD float avgpool_fwd_at(const PoolDims& d, const float* x, long i) {
   const int ox = int(i % d.ow), oy = int(i / d.ow % d.oh);
   const float* xp = x + i / (long(d.oh) * d.ow) * d.h * d.w;
-  const PoolWindow wy = pool_window(oy, d.kh, d.sh, d.ph, d.h), wx = pool_window(ox, d.kw, d.sw, d.pw, d.w);
+  const PoolWindow wy = pool_window(oy, d.kh, d.sh, d.ph, d.h),
+                   wx = pool_window(ox, d.kw, d.sw, d.pw, d.w);
   float sum = 0.0f;
   for (int yy = wy.begin; yy < wy.end; ++yy)
     for (int xx = wx.begin; xx < wx.end; ++xx) sum += xp[yy * d.w + xx];
@@ -74,7 +76,8 @@ DLS_HD float maxpool_bwd_at(const PoolDims& d, const float* x, const float* dy, 
   for (int oy = y0; oy <= y1; ++oy)
     for (int ox = x0; ox <= x1; ++ox) {
       float m;
-      if (window_argmax(xp, d.w, pool_window(oy, d.kh, d.sh, d.ph, d.h), pool_window(ox, d.kw, d.sw, d.pw, d.w), &m) == iy * d.w + ix)
+      if (window_argmax(xp, d.w, pool_window(oy, d.kh, d.sh, d.ph, d.h),
+                        pool_window(ox, d.kw, d.sw, d.pw, d.w), &m) == iy * d.w + ix)
         sum += dyp[oy * d.ow + ox];
     }
   return sum;
@@ -89,7 +92,8 @@ DLS_HD float avgpool_bwd_at(const PoolDims& d, const float* dy, long i) {
   for (int oy = y0; oy <= y1; ++oy)
     for (int ox = x0; ox <= x1; ++ox)
       sum += dyp[oy * d.ow + ox] *
-             (1.0f / float(pool_divisor(d.include_pad, pool_window(oy, d.kh, d.sh, d.ph, d.h), pool_window(ox, d.kw, d.sw, d.pw, d.w))));
+             (1.0f / float(pool_divisor(d.include_pad, pool_window(oy, d.kh, d.sh, d.ph, d.h),
+                                        pool_window(ox, d.kw, d.sw, d.pw, d.w))));
   return sum;
 }
 
@@ -110,10 +114,10 @@ DLS_HD float dropout_at(float p, float scale, std::uint64_t seed, const float* v
 // them, named by what they are for each rule (optim.hpp).
 struct OptimConsts {
   float lr, m, wd;
-  float mom_b;           // sgd_torch, nesterov: the momentum of b, 0 on the first step
-  float rho, one_rho;    // rmsprop
+  float mom_b;         // sgd_torch, nesterov: the momentum of b, 0 on the first step
+  float rho, one_rho;  // rmsprop
   float b1, b2, one_b1, one_b2, c1, c2, eps;  // adam (eps also rmsprop)
-  double eta, wd_d;      // lars, in double as the CPU computes the local rate
+  double eta, wd_d;                           // lars, in double as the CPU computes the local rate
 };
 inline OptimConsts optim_consts(const OptimParams& p) {
   OptimConsts c{};
@@ -121,7 +125,8 @@ inline OptimConsts optim_consts(const OptimParams& p) {
   c.mom_b = p.step == 1 ? 0.0f : c.m;
   c.rho = float(p.rho), c.one_rho = float(1 - p.rho);
   // 1 - beta in double, then rounded (optim_cpu.cpp says why)
-  c.b1 = float(p.beta1), c.b2 = float(p.beta2), c.one_b1 = float(1 - p.beta1), c.one_b2 = float(1 - p.beta2);
+  c.b1 = float(p.beta1), c.b2 = float(p.beta2), c.one_b1 = float(1 - p.beta1),
+  c.one_b2 = float(1 - p.beta2);
   c.c1 = float(1.0 / (1 - std::pow(p.beta1, p.step)));
   c.c2 = float(1.0 / (1 - std::pow(p.beta2, p.step)));
   c.eps = float(p.eps), c.eta = p.eta, c.wd_d = p.weight_decay;
@@ -133,7 +138,8 @@ DLS_HD float lars_rate(const OptimConsts& c, double w_sq, double g_sq) {
   return c.lr * float(wn > 0 && gn > 0 ? c.eta * wn / (gn + c.wd_d * wn) : 1.0);
 }
 // One element of one step of rule o; rate: lars_rate's (lars only).
-DLS_HD void optim_at(Optim o, const OptimConsts& c, float rate, float* w, const float* g, float* s1, float* s2, long i) {
+DLS_HD void optim_at(Optim o, const OptimConsts& c, float rate, float* w, const float* g, float* s1,
+                     float* s2, long i) {
   const float gd = g[i] + c.wd * w[i];
   switch (o) {
     case Optim::kSgdCaffe:

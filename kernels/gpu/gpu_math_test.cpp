@@ -3,6 +3,8 @@
 // max with ties, by the reduction bound for averages), the cross-entropy gradient, and every
 // optimizer rule over three steps. Runs in every build, GPU or not (what it cannot check is
 // gpu_kernels_test's, on a GPU).
+#include "kernels/gpu/gpu_math.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +14,6 @@
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/eltwise/dropout.hpp"
-#include "kernels/gpu/gpu_math.hpp"
 #include "kernels/pool/pool.hpp"
 #include "kernels/pool/pool_test_shapes.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
@@ -38,7 +39,8 @@ TEST(GpuMath, MaxPoolExactWithTies) {
       maxpool_bwd_ref(s, x.data(), g.data(), dxr.data(), abs.data());
       std::vector<float> y(s.out_count()), dx(s.in_count());
       for (long i = 0; i < s.out_count(); ++i) y[i] = cuda::maxpool_fwd_at(d, x.data(), i);
-      for (long i = 0; i < s.in_count(); ++i) dx[i] = cuda::maxpool_bwd_at(d, x.data(), g.data(), i);
+      for (long i = 0; i < s.in_count(); ++i)
+        dx[i] = cuda::maxpool_bwd_at(d, x.data(), g.data(), i);
       EXPECT_TRUE(compare(yr, {}, y, exact_bound()).ok());
       const auto rep = compare(dxr, abs, dx, exact_bound());  // integer gradients: exact sums
       EXPECT_TRUE(rep.ok()) << rep.summary();
@@ -53,7 +55,8 @@ TEST(GpuMath, AveragePoolMatchesReference) {
     const cuda::PoolDims d = dims(s);
     const auto x = random_vector(s.in_count(), 7);
     const auto g = random_vector(s.out_count(), 8);
-    std::vector<double> yr(s.out_count()), yabs(s.out_count()), dxr(s.in_count()), dxabs(s.in_count());
+    std::vector<double> yr(s.out_count()), yabs(s.out_count()), dxr(s.in_count()),
+        dxabs(s.in_count());
     avgpool_fwd_ref(s, x.data(), yr.data(), yabs.data());
     avgpool_bwd_ref(s, g.data(), dxr.data(), dxabs.data());
     std::vector<float> y(s.out_count()), dx(s.in_count());
@@ -74,7 +77,8 @@ TEST(GpuMath, CrossEntropyGradientIsTheCpuKernels) {
   for (int i = 0; i < n; ++i) label[i] = (i * 7919) % k;
   std::vector<float> cpu(p.size()), gpu(p.size());
   softmax_xent_bwd_cpu(p.data(), label.data(), cpu.data(), n, k);
-  for (long i = 0; i < long(p.size()); ++i) gpu[i] = cuda::softmax_xent_bwd_at(p.data(), label.data(), n, k, i);
+  for (long i = 0; i < long(p.size()); ++i)
+    gpu[i] = cuda::softmax_xent_bwd_at(p.data(), label.data(), n, k, i);
   EXPECT_EQ(cpu, gpu);  // the same two float operations per element
 }
 
@@ -104,14 +108,17 @@ TEST(GpuMath, DropoutIsTheCpuKernelsBothWays) {
 
 TEST(GpuMath, OptimizerStepsMatchReference) {
   const long n = 1001;
-  for (Optim o : {Optim::kSgdCaffe, Optim::kSgdTorch, Optim::kNesterov, Optim::kRmsprop, Optim::kAdam, Optim::kLars}) {
+  for (Optim o : {Optim::kSgdCaffe, Optim::kSgdTorch, Optim::kNesterov, Optim::kRmsprop,
+                  Optim::kAdam, Optim::kLars}) {
     SCOPED_TRACE(optim_name(o));
     // a state that is not zero, so a rule that ignores it on step 1 (torch's b = g') is seen to;
     // second moments >= first moments squared, as for real running moments
-    std::vector<float> w = random_vector(n, 1), g = random_vector(n, 2), s1 = random_vector(n, 3), s2(n);
+    std::vector<float> w = random_vector(n, 1), g = random_vector(n, 2), s1 = random_vector(n, 3),
+                       s2(n);
     for (long i = 0; i < n; ++i) s2[i] = s1[i] * s1[i] + 0.1f;
     if (o == Optim::kRmsprop) s1 = s2;  // its one state is a second moment
-    std::vector<double> wr(w.begin(), w.end()), gr(g.begin(), g.end()), s1r(s1.begin(), s1.end()), s2r(s2.begin(), s2.end());
+    std::vector<double> wr(w.begin(), w.end()), gr(g.begin(), g.end()), s1r(s1.begin(), s1.end()),
+        s2r(s2.begin(), s2.end());
     OptimParams p;
     for (p.step = 1; p.step <= 3; ++p.step) {  // step 1 starts the momenta (torch's b = g')
       const std::vector<float> w0 = w;
@@ -120,12 +127,14 @@ TEST(GpuMath, OptimizerStepsMatchReference) {
       double w_sq = 0, g_sq = 0;  // norms_k's sums, in double
       for (long i = 0; i < n; ++i) w_sq += double(w[i]) * w[i], g_sq += double(g[i]) * g[i];
       const float rate = cuda::lars_rate(c, w_sq, g_sq);
-      for (long i = 0; i < n; ++i) cuda::optim_at(o, c, rate, w.data(), g.data(), s1.data(), s2.data(), i);
+      for (long i = 0; i < n; ++i)
+        cuda::optim_at(o, c, rate, w.data(), g.data(), s1.data(), s2.data(), i);
       std::vector<double> scale(n);  // the benchmark's: 16 ulps of |w| plus the update's size
       for (long i = 0; i < n; ++i) scale[i] = std::fabs(w0[i]) + std::fabs(wr[i] - w0[i]) + 1e-3;
       const auto rep = compare(wr, scale, w, ulp_bound(16));
       EXPECT_TRUE(rep.ok()) << "step " << p.step << ": " << rep.summary();
-      w.assign(wr.begin(), wr.end());  // each step from the reference's state, so errors do not compound
+      w.assign(wr.begin(),
+               wr.end());  // each step from the reference's state, so errors do not compound
       for (long i = 0; i < n; ++i) s1[i] = float(s1r[i]), s2[i] = float(s2r[i]);
     }
   }

@@ -7,7 +7,8 @@
 namespace dls {
 
 namespace {
-constexpr const char* kWhy = "built without CUDA (DLS_WITH_CUDA=OFF, or nvcc/cuDNN not found at configure time)";
+constexpr const char* kWhy =
+    "built without CUDA (DLS_WITH_CUDA=OFF, or nvcc/cuDNN not found at configure time)";
 }
 
 std::string gpu_unavailable() { return kWhy; }
@@ -42,7 +43,9 @@ std::unique_ptr<GpuOp> make_add_gpu(long, bool) { throw Error(kWhy); }
 std::unique_ptr<GpuOp> make_pool_gpu(const PoolShape&, PoolAlg, bool) { throw Error(kWhy); }
 std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape&, bool) { throw Error(kWhy); }
 std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape&, bool) { throw Error(kWhy); }
-std::unique_ptr<GpuOp> make_softmax_xent_gpu(int, int, const std::vector<int>&, bool) { throw Error(kWhy); }
+std::unique_ptr<GpuOp> make_softmax_xent_gpu(int, int, const std::vector<int>&, bool) {
+  throw Error(kWhy);
+}
 std::unique_ptr<GpuOp> make_optim_gpu(Optim, const OptimParams&, long) { throw Error(kWhy); }
 
 }  // namespace dls

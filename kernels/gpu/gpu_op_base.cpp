@@ -21,7 +21,8 @@ cublasHandle_t cublas_handle() {
   static const cublasHandle_t h = [] {
     cublasHandle_t made = nullptr;
     cublas_check(cublasCreate(&made), "cublasCreate");
-    cublas_check(cublasSetMathMode(made, gpu_math_mode() == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+    cublas_check(cublasSetMathMode(made, gpu_math_mode() == "tf32" ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                   : CUBLAS_PEDANTIC_MATH),
                  "cublasSetMathMode");
     return made;
   }();
@@ -30,7 +31,8 @@ cublasHandle_t cublas_handle() {
 
 TensorDesc::TensorDesc(long n, long c, long h, long w) {
   cudnn_check(cudnnCreateTensorDescriptor(&d_), "cudnnCreateTensorDescriptor");
-  cudnn_check(cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(n), int(c), int(h), int(w)),
+  cudnn_check(cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(n), int(c),
+                                         int(h), int(w)),
               "cudnnSetTensor4dDescriptor");
 }
 

@@ -43,7 +43,8 @@ namespace dls {
 class GpuOp {
  public:
   virtual ~GpuOp() = default;
-  // Copies host data into the named device buffer (its full size); throws Error for an unknown name.
+  // Copies host data into the named device buffer (its full size); throws Error for an unknown
+  // name.
   virtual void set(const std::string& name, const float* host) = 0;
   virtual void run() = 0;
   virtual void get(const std::string& name, float* host) = 0;
@@ -53,7 +54,8 @@ class GpuOp {
 std::unique_ptr<GpuOp> make_act_gpu(Act a, bool bwd, long count);
 std::unique_ptr<GpuOp> make_add_gpu(long count, bool relu);
 std::unique_ptr<GpuOp> make_pool_gpu(const PoolShape& s, PoolAlg alg, bool bwd);
-std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape& s, bool bwd);  // across channels; size 1..16 (cuDNN's range)
+std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape& s,
+                                    bool bwd);  // across channels; size 1..16 (cuDNN's range)
 std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape& s, bool bwd);  // no fused ReLU
 std::unique_ptr<GpuOp> make_softmax_xent_gpu(int n, int k, const std::vector<int>& label, bool bwd);
 std::unique_ptr<GpuOp> make_optim_gpu(Optim o, const OptimParams& p, long count);

@@ -3,10 +3,11 @@
 // the cudnn backend through its benchmark case's own check. Without a usable GPU (a build
 // without CUDA, or no device) every test is SKIPPED with the reason; ctest reports it as
 // skipped, never passed.
+#include "kernels/gpu/gpu.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <set>
 
 #include "harness/instrument/compare.hpp"
@@ -15,7 +16,6 @@
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/core/descriptor.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/gpu/gpu.hpp"
 #include "kernels/gpu/gpu_test_skip.hpp"
 #include "kernels/testing_paths.hpp"
 
@@ -30,7 +30,8 @@ TEST(GpuInfo, NameAndMathMode) {
 
 TEST(GemmCublas, MatchesReference) {
   DLS_NEED_GPU();
-  for (const char* text : {"1x1x1", "7x5x3", "13x1x17", "33x31x65_ta", "17x40x9_tb", "64x63x129_ta_tb", "100x3x1000"}) {
+  for (const char* text : {"1x1x1", "7x5x3", "13x1x17", "33x31x65_ta", "17x40x9_tb",
+                           "64x63x129_ta_tb", "100x3x1000"}) {
     const GemmShape sh = GemmShape::parse(text);
     SCOPED_TRACE(sh.str());
     const auto a = random_vector(std::size_t(sh.m) * sh.k, 1);
@@ -50,7 +51,8 @@ TEST(GemmCublas, MatchesReference) {
 
 TEST(Conv2dCudnn, AllDirectionsMatchReference) {
   DLS_NEED_GPU();
-  for (const auto& [line, text] : read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt"))) {
+  for (const auto& [line, text] :
+       read_shape_file(testing::source_path("kernels/conv/shapes/conv2d_small.txt"))) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     SCOPED_TRACE(sh.str());
     const auto x = random_vector(sh.x_count(), 21);
@@ -74,14 +76,15 @@ TEST(Conv2dCudnn, AllDirectionsMatchReference) {
 TEST(GpuKernels, EveryCudnnOpPassesItsCheck) {
   DLS_NEED_GPU();
   CaseRequest req;
-  req.shape_files = {testing::source_path("kernels/shapes/check_small.txt"), testing::source_path("kernels/gpu/gpu_shapes.txt")};
+  req.shape_files = {testing::source_path("kernels/shapes/check_small.txt"),
+                     testing::source_path("kernels/gpu/gpu_shapes.txt")};
   req.backends = {"cudnn"};
   req.threads = {1};
   req.mbs = {0};
   std::set<std::string> listed, ran;
   for (const auto& e : op_table())
-    if (std::string(e.backends).find("cudnn") != std::string::npos && std::string(e.op).rfind("conv2d", 0) != 0 &&
-        std::string(e.op) != "gemm")
+    if (std::string(e.backends).find("cudnn") != std::string::npos &&
+        std::string(e.op).rfind("conv2d", 0) != 0 && std::string(e.op) != "gemm")
       listed.insert(e.op);
   for (CaseEntry& e : build_cases(req)) {
     if (!listed.count(e.op)) continue;
@@ -98,7 +101,8 @@ TEST(GpuKernels, EveryCudnnOpPassesItsCheck) {
     e.kcase->teardown();
     ran.insert(e.op);
   }
-  for (const auto& op : listed) EXPECT_TRUE(ran.count(op)) << op << " is listed for cudnn but no case ran";
+  for (const auto& op : listed)
+    EXPECT_TRUE(ran.count(op)) << op << " is listed for cudnn but no case ran";
 }
 
 }  // namespace

@@ -10,7 +10,8 @@
 #include "kernels/core/test_require.hpp"
 #include "kernels/gpu/gpu.hpp"
 
-#define DLS_NEED_GPU()                                                             \
-  do {                                                                             \
-    if (const std::string why = dls::gpu_unavailable(); !why.empty()) DLS_SKIP_WITHOUT("GPU", why); \
+#define DLS_NEED_GPU()                                                \
+  do {                                                                \
+    if (const std::string why = dls::gpu_unavailable(); !why.empty()) \
+      DLS_SKIP_WITHOUT("GPU", why);                                   \
   } while (0)

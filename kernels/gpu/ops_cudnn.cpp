@@ -19,7 +19,8 @@ class ActCudnn final : public GpuOpBase {
     const cudnnActivationMode_t mode = a == Act::kRelu      ? CUDNN_ACTIVATION_RELU
                                        : a == Act::kSigmoid ? CUDNN_ACTIVATION_SIGMOID
                                                             : CUDNN_ACTIVATION_TANH;
-    cudnn_check(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN, 0.0), "cudnnSetActivationDescriptor");
+    cudnn_check(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN, 0.0),
+                "cudnnSetActivationDescriptor");
     add_buffer("x", count);
     add_buffer("y", count);
     if (bwd) add_buffer("dy", count), add_buffer("dx", count);
@@ -33,9 +34,11 @@ class ActCudnn final : public GpuOpBase {
   void launch() override {
     const auto t = t_.get();
     if (!bwd_)
-      cudnn_check(cudnnActivationForward(cudnn_handle(), d_, &kOne, t, f("x"), &kZero, t, f("y")), "cudnnActivationForward");
+      cudnn_check(cudnnActivationForward(cudnn_handle(), d_, &kOne, t, f("x"), &kZero, t, f("y")),
+                  "cudnnActivationForward");
     else
-      cudnn_check(cudnnActivationBackward(cudnn_handle(), d_, &kOne, t, f("y"), t, f("dy"), t, f("x"), &kZero, t, f("dx")),
+      cudnn_check(cudnnActivationBackward(cudnn_handle(), d_, &kOne, t, f("y"), t, f("dy"), t,
+                                          f("x"), &kZero, t, f("dx")),
                   "cudnnActivationBackward");
   }
 
@@ -49,13 +52,18 @@ class ActCudnn final : public GpuOpBase {
 class LrnCudnn final : public GpuOpBase {
  public:
   LrnCudnn(const LrnShape& s, bool bwd) : bwd_(bwd), t_(s.t.n, s.t.c, s.t.h, s.t.w) {
-    if (s.within) throw Error("LRN within a channel has no cuDNN implementation (cuDNN's LRN is across channels)");
-    if (s.size < CUDNN_LRN_MIN_N || s.size > CUDNN_LRN_MAX_N || s.k < CUDNN_LRN_MIN_K || s.beta < CUDNN_LRN_MIN_BETA)
-      throw Error(fmt::format("cuDNN's LRN needs size {}..{}, k >= {}, beta >= {}; {} is outside", CUDNN_LRN_MIN_N,
-                              CUDNN_LRN_MAX_N, CUDNN_LRN_MIN_K, CUDNN_LRN_MIN_BETA, s.str()));
+    if (s.within)
+      throw Error(
+          "LRN within a channel has no cuDNN implementation (cuDNN's LRN is across channels)");
+    if (s.size < CUDNN_LRN_MIN_N || s.size > CUDNN_LRN_MAX_N || s.k < CUDNN_LRN_MIN_K ||
+        s.beta < CUDNN_LRN_MIN_BETA)
+      throw Error(fmt::format("cuDNN's LRN needs size {}..{}, k >= {}, beta >= {}; {} is outside",
+                              CUDNN_LRN_MIN_N, CUDNN_LRN_MAX_N, CUDNN_LRN_MIN_K, CUDNN_LRN_MIN_BETA,
+                              s.str()));
     cudnn_check(cudnnCreateLRNDescriptor(&d_), "cudnnCreateLRNDescriptor");
     // cuDNN divides alpha by the window size, as Caffe's alpha_over_size (lrn.hpp)
-    cudnn_check(cudnnSetLRNDescriptor(d_, unsigned(s.size), s.alpha, s.beta, s.k), "cudnnSetLRNDescriptor");
+    cudnn_check(cudnnSetLRNDescriptor(d_, unsigned(s.size), s.alpha, s.beta, s.k),
+                "cudnnSetLRNDescriptor");
     for (const char* b : {"x", "y"}) add_buffer(b, s.t.count);
     if (bwd) add_buffer("dy", s.t.count), add_buffer("dx", s.t.count);
   }
@@ -68,13 +76,14 @@ class LrnCudnn final : public GpuOpBase {
   void launch() override {
     const auto t = t_.get();
     if (!bwd_)
-      cudnn_check(cudnnLRNCrossChannelForward(cudnn_handle(), d_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, t, f("x"), &kZero, t,
-                                              f("y")),
+      cudnn_check(cudnnLRNCrossChannelForward(cudnn_handle(), d_, CUDNN_LRN_CROSS_CHANNEL_DIM1,
+                                              &kOne, t, f("x"), &kZero, t, f("y")),
                   "cudnnLRNCrossChannelForward");
     else
-      cudnn_check(cudnnLRNCrossChannelBackward(cudnn_handle(), d_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, t, f("y"), t,
-                                               f("dy"), t, f("x"), &kZero, t, f("dx")),
-                  "cudnnLRNCrossChannelBackward");
+      cudnn_check(
+          cudnnLRNCrossChannelBackward(cudnn_handle(), d_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, t,
+                                       f("y"), t, f("dy"), t, f("x"), &kZero, t, f("dx")),
+          "cudnnLRNCrossChannelBackward");
   }
 
  private:
@@ -85,17 +94,21 @@ class LrnCudnn final : public GpuOpBase {
 
 class BnormCudnn final : public GpuOpBase {
  public:
-  BnormCudnn(const BnormShape& s, bool bwd) : s_(s), bwd_(bwd), t_(s.t.n, s.t.c, s.t.h, s.t.w), c_(1, s.t.c, 1, 1) {
+  BnormCudnn(const BnormShape& s, bool bwd)
+      : s_(s), bwd_(bwd), t_(s.t.n, s.t.c, s.t.h, s.t.w), c_(1, s.t.c, 1, 1) {
     if (s.relu) throw Error("the cudnn backend does not fuse the ReLU into batch norm (relu1)");
     if (s.eps < CUDNN_BN_MIN_EPSILON)
-      throw Error(fmt::format("cuDNN's batch norm needs eps >= {}; {} has {}", CUDNN_BN_MIN_EPSILON, s.str(), s.eps));
+      throw Error(fmt::format("cuDNN's batch norm needs eps >= {}; {} has {}", CUDNN_BN_MIN_EPSILON,
+                              s.str(), s.eps));
     const long c = s.t.c;
     add_buffer("x", s.t.count), add_buffer("gamma", c);
     if (!bwd) {
-      add_buffer("beta", c), add_buffer("y", s.t.count), add_buffer("mean", c), add_buffer("var", c);
+      add_buffer("beta", c), add_buffer("y", s.t.count), add_buffer("mean", c),
+          add_buffer("var", c);
       add_buffer("inv_std", c), add_buffer("running_mean", c);
     } else {
-      add_buffer("dy", s.t.count), add_buffer("dx", s.t.count), add_buffer("dgamma", c), add_buffer("dbeta", c);
+      add_buffer("dy", s.t.count), add_buffer("dx", s.t.count), add_buffer("dgamma", c),
+          add_buffer("dbeta", c);
     }
   }
   // var: cuDNN's running variance after one step of factor 1 is the batch's unbiased variance;
@@ -107,20 +120,23 @@ class BnormCudnn final : public GpuOpBase {
     for (long i = 0; i < s_.t.c; ++i) host[i] = m > 1 ? float(double(host[i]) * (m - 1) / m) : 0.0f;
   }
   std::string implementation() const override {
-    return bwd_ ? "cudnnBatchNormalizationBackward (spatial)" : "cudnnBatchNormalizationForwardTraining (spatial)";
+    return bwd_ ? "cudnnBatchNormalizationBackward (spatial)"
+                : "cudnnBatchNormalizationForwardTraining (spatial)";
   }
 
  protected:
   void launch() override {
     if (!bwd_)
-      cudnn_check(cudnnBatchNormalizationForwardTraining(cudnn_handle(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, t_.get(),
-                                                         f("x"), t_.get(), f("y"), c_.get(), f("gamma"), f("beta"), 1.0,
-                                                         f("running_mean"), f("var"), s_.eps, f("mean"), f("inv_std")),
+      cudnn_check(cudnnBatchNormalizationForwardTraining(
+                      cudnn_handle(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, t_.get(), f("x"),
+                      t_.get(), f("y"), c_.get(), f("gamma"), f("beta"), 1.0, f("running_mean"),
+                      f("var"), s_.eps, f("mean"), f("inv_std")),
                   "cudnnBatchNormalizationForwardTraining");
     else  // no saved statistics: cuDNN recomputes them from x, as the reference does
-      cudnn_check(cudnnBatchNormalizationBackward(cudnn_handle(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero,
-                                                  t_.get(), f("x"), t_.get(), f("dy"), t_.get(), f("dx"), c_.get(),
-                                                  f("gamma"), f("dgamma"), f("dbeta"), s_.eps, nullptr, nullptr),
+      cudnn_check(cudnnBatchNormalizationBackward(
+                      cudnn_handle(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero,
+                      t_.get(), f("x"), t_.get(), f("dy"), t_.get(), f("dx"), c_.get(), f("gamma"),
+                      f("dgamma"), f("dbeta"), s_.eps, nullptr, nullptr),
                   "cudnnBatchNormalizationBackward");
   }
 
@@ -133,24 +149,35 @@ class BnormCudnn final : public GpuOpBase {
 class SoftmaxXentCudnn final : public GpuOpBase {
  public:
   SoftmaxXentCudnn(int n, int k, const std::vector<int>& label, bool bwd)
-      : n_(n), k_(k), bwd_(bwd), t_(n, k, 1, 1), label_(sizeof(int) * std::size_t(n)), rows_(sizeof(double) * std::size_t(n)) {
+      : n_(n),
+        k_(k),
+        bwd_(bwd),
+        t_(n, k, 1, 1),
+        label_(sizeof(int) * std::size_t(n)),
+        rows_(sizeof(double) * std::size_t(n)) {
     DLS_ASSERT(long(label.size()) == n, "softmax_xent: {} labels for {} rows", label.size(), n);
-    if (n) cuda_check(cudaMemcpy(label_.raw(), label.data(), label_.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy labels");
+    if (n)
+      cuda_check(cudaMemcpy(label_.raw(), label.data(), label_.bytes(), cudaMemcpyHostToDevice),
+                 "cudaMemcpy labels");
     add_buffer("p", std::size_t(n) * k);
-    if (!bwd) add_buffer("x", std::size_t(n) * k), add_buffer("loss", 1);
-    else add_buffer("dx", std::size_t(n) * k);
+    if (!bwd)
+      add_buffer("x", std::size_t(n) * k), add_buffer("loss", 1);
+    else
+      add_buffer("dx", std::size_t(n) * k);
   }
   std::string implementation() const override {
-    return bwd_ ? "dlscale CUDA kernel (p - onehot) / N" : "cudnnSoftmaxForward (accurate, instance) + dlscale loss kernel";
+    return bwd_ ? "dlscale CUDA kernel (p - onehot) / N"
+                : "cudnnSoftmaxForward (accurate, instance) + dlscale loss kernel";
   }
 
  protected:
   void launch() override {
     const int* label = static_cast<const int*>(label_.raw());
     if (bwd_) return cuda::softmax_xent_bwd(f("p"), label, f("dx"), n_, k_, nullptr);
-    cudnn_check(cudnnSoftmaxForward(cudnn_handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, t_.get(),
-                                    f("x"), &kZero, t_.get(), f("p")),
-                "cudnnSoftmaxForward");
+    cudnn_check(
+        cudnnSoftmaxForward(cudnn_handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
+                            &kOne, t_.get(), f("x"), &kZero, t_.get(), f("p")),
+        "cudnnSoftmaxForward");
     cuda::xent_loss(f("x"), label, static_cast<double*>(rows_.raw()), f("loss"), n_, k_, nullptr);
   }
 
@@ -163,10 +190,17 @@ class SoftmaxXentCudnn final : public GpuOpBase {
 
 }  // namespace
 
-std::unique_ptr<GpuOp> make_act_gpu(Act a, bool bwd, long count) { return std::make_unique<ActCudnn>(a, bwd, count); }
-std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape& s, bool bwd) { return std::make_unique<LrnCudnn>(s, bwd); }
-std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape& s, bool bwd) { return std::make_unique<BnormCudnn>(s, bwd); }
-std::unique_ptr<GpuOp> make_softmax_xent_gpu(int n, int k, const std::vector<int>& label, bool bwd) {
+std::unique_ptr<GpuOp> make_act_gpu(Act a, bool bwd, long count) {
+  return std::make_unique<ActCudnn>(a, bwd, count);
+}
+std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape& s, bool bwd) {
+  return std::make_unique<LrnCudnn>(s, bwd);
+}
+std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape& s, bool bwd) {
+  return std::make_unique<BnormCudnn>(s, bwd);
+}
+std::unique_ptr<GpuOp> make_softmax_xent_gpu(int n, int k, const std::vector<int>& label,
+                                             bool bwd) {
   return std::make_unique<SoftmaxXentCudnn>(n, k, label, bwd);
 }
 

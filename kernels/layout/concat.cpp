@@ -2,10 +2,10 @@
 // versions of concat.hpp.
 #include "kernels/layout/concat.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "kernels/core/descriptor.hpp"
 
@@ -14,7 +14,8 @@ namespace dls {
 int ConcatShape::c_out() const { return std::accumulate(c.begin(), c.end(), 0); }
 
 std::string ConcatShape::str() const {
-  return fmt::format("mb{}ic{}ih{}iw{}{}", n, fmt::join(c, ":"), h, w, name.empty() ? "" : "_n" + name);
+  return fmt::format("mb{}ic{}ih{}iw{}{}", n, fmt::join(c, ":"), h, w,
+                     name.empty() ? "" : "_n" + name);
 }
 
 ConcatShape ConcatShape::parse(std::string_view text, int mb) {
@@ -41,7 +42,8 @@ void each_element(const ConcatShape& s, F&& f) {
     int off = 0;
     for (std::size_t i = 0; i < s.c.size(); ++i) {
       for (int c = 0; c < s.c[i]; ++c)
-        for (long p = 0; p < hw; ++p) f(i, (long(n) * s.c[i] + c) * hw + p, (long(n) * s.c_out() + off + c) * hw + p);
+        for (long p = 0; p < hw; ++p)
+          f(i, (long(n) * s.c[i] + c) * hw + p, (long(n) * s.c_out() + off + c) * hw + p);
       off += s.c[i];
     }
   }
@@ -74,16 +76,22 @@ void concat_bwd_ref(const ConcatShape& s, const T* dy, const std::vector<T*>& dx
 }
 
 template void concat_fwd_ref<float>(const ConcatShape&, const std::vector<const float*>&, float*);
-template void concat_fwd_ref<double>(const ConcatShape&, const std::vector<const double*>&, double*);
+template void concat_fwd_ref<double>(const ConcatShape&, const std::vector<const double*>&,
+                                     double*);
 template void concat_bwd_ref<float>(const ConcatShape&, const float*, const std::vector<float*>&);
-template void concat_bwd_ref<double>(const ConcatShape&, const double*, const std::vector<double*>&);
+template void concat_bwd_ref<double>(const ConcatShape&, const double*,
+                                     const std::vector<double*>&);
 
 void concat_fwd_cpu(const ConcatShape& s, const std::vector<const float*>& x, float* y) {
-  each_block(s, [&](std::size_t i, long xo, long yo, long len) { std::memcpy(y + yo, x[i] + xo, sizeof(float) * len); });
+  each_block(s, [&](std::size_t i, long xo, long yo, long len) {
+    std::memcpy(y + yo, x[i] + xo, sizeof(float) * len);
+  });
 }
 
 void concat_bwd_cpu(const ConcatShape& s, const float* dy, const std::vector<float*>& dx) {
-  each_block(s, [&](std::size_t i, long xo, long yo, long len) { std::memcpy(dx[i] + xo, dy + yo, sizeof(float) * len); });
+  each_block(s, [&](std::size_t i, long xo, long yo, long len) {
+    std::memcpy(dx[i] + xo, dy + yo, sizeof(float) * len);
+  });
 }
 
 }  // namespace dls

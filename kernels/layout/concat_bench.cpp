@@ -18,7 +18,8 @@ class ConcatCase final : public TensorCase {
     backend_ = b;
     big_ = case_input(s_.out_count(), 1);
     parts_.clear();
-    for (std::size_t i = 0; i < s_.c.size(); ++i) parts_.push_back(case_input(s_.in_count(i), 2 + i));
+    for (std::size_t i = 0; i < s_.c.size(); ++i)
+      parts_.push_back(case_input(s_.in_count(i), 2 + i));
     if (bwd_)
       for (auto& p : parts_) p.assign(p.size(), 0.0f);
     else
@@ -28,16 +29,21 @@ class ConcatCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (bwd_) concat_bwd_cpu(s_, big_.data(), mutable_parts());
-    else concat_fwd_cpu(s_, const_parts(), big_.data());
+    if (bwd_)
+      concat_bwd_cpu(s_, big_.data(), mutable_parts());
+    else
+      concat_fwd_cpu(s_, const_parts(), big_.data());
   }
   std::vector<OutputView> outputs() override {
     if (!bwd_) return {{"y", big_, exact_bound()}};
     std::vector<OutputView> v;
-    for (std::size_t i = 0; i < parts_.size(); ++i) v.push_back({"dx" + std::to_string(i), parts_[i], exact_bound()});
+    for (std::size_t i = 0; i < parts_.size(); ++i)
+      v.push_back({"dx" + std::to_string(i), parts_[i], exact_bound()});
     return v;
   }
-  std::span<float> mutable_output(int o) override { return bwd_ ? std::span<float>(parts_[o]) : std::span<float>(big_); }
+  std::span<float> mutable_output(int o) override {
+    return bwd_ ? std::span<float>(parts_[o]) : std::span<float>(big_);
+  }
   double ref_cost() const override { return double(s_.out_count()); }
   void ref_full(int o, std::vector<double>& ref, std::vector<double>&) override {
     std::vector<float> r;

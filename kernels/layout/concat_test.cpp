@@ -1,10 +1,11 @@
 // Channel concat: the optimised block copies match the reference bit for bit, channel c of
 // input i lands at channel (c_0 + ... + c_{i-1}) + c, and split undoes concat.
+#include "kernels/layout/concat.hpp"
+
 #include <gtest/gtest.h>
 
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/layout/concat.hpp"
 
 namespace dls {
 namespace {

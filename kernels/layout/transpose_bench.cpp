@@ -24,16 +24,20 @@ class TransposeCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (to_nhwc_) nchw_to_nhwc_cpu(x_.data(), y_.data(), sh_.n, sh_.c, sh_.h, sh_.w);
-    else nhwc_to_nchw_cpu(x_.data(), y_.data(), sh_.n, sh_.c, sh_.h, sh_.w);
+    if (to_nhwc_)
+      nchw_to_nhwc_cpu(x_.data(), y_.data(), sh_.n, sh_.c, sh_.h, sh_.w);
+    else
+      nhwc_to_nchw_cpu(x_.data(), y_.data(), sh_.n, sh_.c, sh_.h, sh_.w);
   }
   std::vector<OutputView> outputs() override { return {{"y", y_, exact_bound()}}; }
   std::span<float> mutable_output(int) override { return y_; }
   double ref_cost() const override { return double(sh_.count); }
   void ref_full(int, std::vector<double>& ref, std::vector<double>&) override {
     std::vector<float> r(sh_.count);
-    if (to_nhwc_) nchw_to_nhwc_ref(x_.data(), r.data(), sh_.n, sh_.c, sh_.h, sh_.w);
-    else nhwc_to_nchw_ref(x_.data(), r.data(), sh_.n, sh_.c, sh_.h, sh_.w);
+    if (to_nhwc_)
+      nchw_to_nhwc_ref(x_.data(), r.data(), sh_.n, sh_.c, sh_.h, sh_.w);
+    else
+      nhwc_to_nchw_ref(x_.data(), r.data(), sh_.n, sh_.c, sh_.h, sh_.w);
     ref.assign(r.begin(), r.end());
   }
 

@@ -19,7 +19,8 @@ namespace dls {
 struct BnormShape {
   TensorShape t;
   double eps = 1e-5;
-  bool relu = false;  // the benches' fused ReLU ("relu1", benchdnn's flag R); the kernels take it as an argument
+  bool relu = false;  // the benches' fused ReLU ("relu1", benchdnn's flag R); the kernels take it
+                      // as an argument
   long m() const { return long(t.n) * t.h * t.w; }  // values per channel
   std::string str() const;
   static BnormShape parse(std::string_view text, int mb);
@@ -34,19 +35,20 @@ template <class T>
 void bnorm_fwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, double* y,
                    double* y_abs, double* mean, double* var);
 struct BnormGradsRef {
-  double *dx, *dgamma, *dbeta;                               // required
+  double *dx, *dgamma, *dbeta;                                            // required
   double *dx_abs = nullptr, *dgamma_abs = nullptr, *dbeta_abs = nullptr;  // error scales, optional
 };
 template <class T>
-void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy, const BnormGradsRef& g);
+void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy,
+                   const BnormGradsRef& g);
 
 // Inference: the given (running) statistics instead of the batch's:
 //   y = gamma (x - mean) / sqrt(var + eps) + beta
 template <class T>
-void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean, const T* var,
-                     double* y);
-void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
-                     const float* var, float* y, bool relu = false);
+void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean,
+                     const T* var, double* y);
+void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+                     const float* mean, const float* var, float* y, bool relu = false);
 
 // Optimised: OpenMP over channels; per-channel sums in float lanes of at most kBnormFlush terms,
 // then in double (bnorm_cpu.cpp), so a sum errs by less than kBnormFlush ulps of the sum of
@@ -65,9 +67,10 @@ struct BnormAffine {
 // The per-channel affine map of the normalisation from the float statistics, computed the
 // same way in forward and backward (the fused ReLU's mask depends on it bit for bit).
 BnormAffine bnorm_affine(float gamma, float beta, float mean, float var, double eps);
-void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y,
-                   float* mean, float* var, bool relu = false);
-void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
-                   const float* var, const float* dy, float* dx, float* dgamma, float* dbeta, bool relu = false);
+void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+                   float* y, float* mean, float* var, bool relu = false);
+void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+                   const float* mean, const float* var, const float* dy, float* dx, float* dgamma,
+                   float* dbeta, bool relu = false);
 
 }  // namespace dls

@@ -13,7 +13,8 @@ class BnormCase final : public TensorCase {
   std::string op() const override { return bwd_ ? "bnorm_bwd" : "bnorm_fwd"; }
   std::string shape() const override { return s_.str(); }
   nlohmann::json shape_params() const override {
-    return {{"mb", s_.t.n}, {"ic", s_.t.c}, {"ih", s_.t.h}, {"iw", s_.t.w}, {"eps", s_.eps}, {"name", s_.t.name}};
+    return {{"mb", s_.t.n}, {"ic", s_.t.c},  {"ih", s_.t.h},
+            {"iw", s_.t.w}, {"eps", s_.eps}, {"name", s_.t.name}};
   }
   // forward reads x twice (statistics) and writes y; backward reads x and dy twice, writes dx
   double bytes() const override { return 4.0 * double(s_.t.count) * (bwd_ ? 5 : 3); }
@@ -30,22 +31,27 @@ class BnormCase final : public TensorCase {
     var_.assign(c, 0.0f);
     dgamma_.assign(c, 0.0f);
     dbeta_.assign(c, 0.0f);
-    if (s_.relu) {  // no dy where rounding could flip the fused ReLU's mask: 0 within 1e-4 of its kink
+    if (s_.relu) {  // no dy where rounding could flip the fused ReLU's mask: 0 within 1e-4 of its
+                    // kink
       std::vector<double> pre = normalised();
       for (std::size_t i = 0; i < pre.size(); ++i)
         if (std::fabs(pre[i]) < 1e-4) dy_[i] = 0.0f;
     }
     if (bwd_) {
       std::vector<float> y(s_.t.count);
-      bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), y.data(), mean_.data(), var_.data());
+      bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), y.data(), mean_.data(),
+                    var_.data());
     }
     if (b == Backend::kCudnn) {  // cuDNN's backward recomputes the statistics from x
-      if (bwd_) gpu_start(make_bnorm_gpu(s_, true), {{"x", &x_}, {"gamma", &gamma_}, {"dy", &dy_}});
-      else gpu_start(make_bnorm_gpu(s_, false), {{"x", &x_}, {"gamma", &gamma_}, {"beta", &beta_}});
+      if (bwd_)
+        gpu_start(make_bnorm_gpu(s_, true), {{"x", &x_}, {"gamma", &gamma_}, {"dy", &dy_}});
+      else
+        gpu_start(make_bnorm_gpu(s_, false), {{"x", &x_}, {"gamma", &gamma_}, {"beta", &beta_}});
     }
   }
   std::string supports(Backend b) const override {
-    if (b == Backend::kCudnn && s_.relu) return "the cudnn backend does not fuse the ReLU into batch norm (relu1)";
+    if (b == Backend::kCudnn && s_.relu)
+      return "the cudnn backend does not fuse the ReLU into batch norm (relu1)";
     return KernelCase::supports(b);
   }
   void teardown() override {
@@ -56,22 +62,30 @@ class BnormCase final : public TensorCase {
  protected:
   void run_backend() override {
     if (bwd_)
-      bnorm_bwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), mean_.data(), var_.data(), dy_.data(), out_.data(),
-                    dgamma_.data(), dbeta_.data(), s_.relu);
+      bnorm_bwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), mean_.data(), var_.data(),
+                    dy_.data(), out_.data(), dgamma_.data(), dbeta_.data(), s_.relu);
     else
-      bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), out_.data(), mean_.data(), var_.data(), s_.relu);
+      bnorm_fwd_cpu(s_, x_.data(), gamma_.data(), beta_.data(), out_.data(), mean_.data(),
+                    var_.data(), s_.relu);
   }
   // The bounds of bnorm.hpp: the blocked float sums and the element maths.
   std::vector<OutputView> outputs() override {
     if (bwd_)
-      return {{"dx", out_, ulp_bound(kBnormElementUlps)}, {"dgamma", dgamma_, ulp_bound(kBnormSumUlps)},
+      return {{"dx", out_, ulp_bound(kBnormElementUlps)},
+              {"dgamma", dgamma_, ulp_bound(kBnormSumUlps)},
               {"dbeta", dbeta_, ulp_bound(kBnormSumUlps)}};
-    return {{"y", out_, ulp_bound(kBnormElementUlps)}, {"mean", mean_, ulp_bound(kBnormSumUlps)},
+    return {{"y", out_, ulp_bound(kBnormElementUlps)},
+            {"mean", mean_, ulp_bound(kBnormSumUlps)},
             {"var", var_, ulp_bound(kBnormSumUlps)}};
   }
   std::span<float> mutable_output(int o) override {
-    if (bwd_) return o == 0 ? std::span<float>(out_) : o == 1 ? std::span<float>(dgamma_) : std::span<float>(dbeta_);
-    return o == 0 ? std::span<float>(out_) : o == 1 ? std::span<float>(mean_) : std::span<float>(var_);
+    if (bwd_)
+      return o == 0   ? std::span<float>(out_)
+             : o == 1 ? std::span<float>(dgamma_)
+                      : std::span<float>(dbeta_);
+    return o == 0   ? std::span<float>(out_)
+           : o == 1 ? std::span<float>(mean_)
+                    : std::span<float>(var_);
   }
   double ref_cost() const override { return 4.0 * double(s_.t.count); }
   void ref_full(int o, std::vector<double>& ref, std::vector<double>& scale) override {
@@ -86,7 +100,8 @@ class BnormCase final : public TensorCase {
       bnorm_bwd_ref(s_, x_.data(), gamma_.data(), dy.data(),
                     {full.data(), a.data(), b.data(), full_abs.data(), a_abs.data(), b_abs.data()});
     } else {  // a: mean, scaled by sum |x| / M; b: var, scaled by itself (scale left empty)
-      bnorm_fwd_ref(s_, x_.data(), gamma_.data(), beta_.data(), full.data(), full_abs.data(), a.data(), b.data());
+      bnorm_fwd_ref(s_, x_.data(), gamma_.data(), beta_.data(), full.data(), full_abs.data(),
+                    a.data(), b.data());
       if (s_.relu)
         for (double& v : full) v = v > 0 ? v : 0.0;
       a_abs = mean_abs();
@@ -101,7 +116,8 @@ class BnormCase final : public TensorCase {
   std::vector<double> normalised() const {
     const auto c = std::size_t(s_.t.c);
     std::vector<double> y(s_.t.count), m(c), v(c);
-    bnorm_fwd_ref(s_, x_.data(), gamma_.data(), beta_.data(), y.data(), nullptr, m.data(), v.data());
+    bnorm_fwd_ref(s_, x_.data(), gamma_.data(), beta_.data(), y.data(), nullptr, m.data(),
+                  v.data());
     return y;
   }
   // sum |x| / M per channel: the error scale of a mean whose terms cancel

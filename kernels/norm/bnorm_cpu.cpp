@@ -65,8 +65,9 @@ void affine_plane(BnormAffine f, const float* x, float* y, long n) {
 // affine() computes the forward (one rounding where the hardware fuses).
 vf relu_mask(const BnormAffine& f, vf x, vf g) {
 #ifdef __AVX512F__
-  const __mmask16 pos = _mm512_cmp_ps_mask(_mm512_fmadd_ps(_mm512_set1_ps(f.a), __m512(x), _mm512_set1_ps(f.b)),
-                                           _mm512_setzero_ps(), _CMP_GT_OQ);
+  const __mmask16 pos =
+      _mm512_cmp_ps_mask(_mm512_fmadd_ps(_mm512_set1_ps(f.a), __m512(x), _mm512_set1_ps(f.b)),
+                         _mm512_setzero_ps(), _CMP_GT_OQ);
   return vf(_mm512_maskz_mov_ps(pos, __m512(g)));
 #else
   for (int l = 0; l < kLanes; ++l) g[l] = affine(f.a, x[l], f.b) > 0.0f ? g[l] : 0.0f;
@@ -138,8 +139,8 @@ void each_plane(const TensorShape& t, int c0, int c1, F f) {
 }
 
 template <bool Relu>
-void fwd(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y, float* mean,
-         float* var) {
+void fwd(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y,
+         float* mean, float* var) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
   channel_blocks(t, [&](int c0, int c1) {
@@ -148,9 +149,11 @@ void fwd(const BnormShape& s, const float* x, const float* gamma, const float* b
     std::vector<BnormAffine> f(std::size_t(c1 - c0));
     each_plane(t, c0, c1, [&](int c, long o) {
       sum[std::size_t(c - c0)].plane(
-          o, hw, [&](long i, vf* v) { v[0] = load(x + i); }, [&](long i, double* v) { v[0] = x[i]; });
+          o, hw, [&](long i, vf* v) { v[0] = load(x + i); },
+          [&](long i, double* v) { v[0] = x[i]; });
     });
-    for (int c = c0; c < c1; ++c) mean[c] = float(sum[std::size_t(c - c0)].total(0) / double(s.m()));
+    for (int c = c0; c < c1; ++c)
+      mean[c] = float(sum[std::size_t(c - c0)].total(0) / double(s.m()));
     each_plane(t, c0, c1, [&](int c, long o) {
       const float mc = mean[c];
       sq[std::size_t(c - c0)].plane(
@@ -166,24 +169,29 @@ void fwd(const BnormShape& s, const float* x, const float* gamma, const float* b
       var[c] = float(sq[k].total(0) / double(s.m()));
       f[k] = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
     }
-    each_plane(t, c0, c1, [&](int c, long o) { affine_plane<Relu>(f[std::size_t(c - c0)], x + o, y + o, hw); });
+    each_plane(t, c0, c1, [&](int c, long o) {
+      affine_plane<Relu>(f[std::size_t(c - c0)], x + o, y + o, hw);
+    });
   });
 }
 
 template <bool Relu>
-void bwd(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
-         const float* var, const float* dy, float* dx, float* dgamma, float* dbeta) {
+void bwd(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+         const float* mean, const float* var, const float* dy, float* dx, float* dgamma,
+         float* dbeta) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
   const double m = double(s.m());
   channel_blocks(t, [&](int c0, int c1) {
     struct Coeffs {
-      BnormAffine f;  // the forward's map (the fused ReLU's mask); dx = f.a * (dy - b - (x - mean) * k)
+      BnormAffine
+          f;  // the forward's map (the fused ReLU's mask); dx = f.a * (dy - b - (x - mean) * k)
       float b, k;
     };
     std::vector<Coeffs> co(std::size_t(c1 - c0));
     std::vector<LaneSums<2>> sums(std::size_t(c1 - c0));  // sum dy, sum dy * (x - mean)
-    for (int c = c0; c < c1; ++c) co[std::size_t(c - c0)].f = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
+    for (int c = c0; c < c1; ++c)
+      co[std::size_t(c - c0)].f = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
     // the gradient reaching the normalisation: dy where the fused ReLU passed its input
     const auto pass = [&](const BnormAffine& f, long i) {
       return !Relu || affine(f.a, x[i], f.b) > 0.0f ? dy[i] : 0.0f;
@@ -235,18 +243,19 @@ BnormAffine bnorm_affine(float gamma, float beta, float mean, float var, double 
   return {float(double(gamma) * inv), float(double(beta) - double(gamma) * double(mean) * inv)};
 }
 
-void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y,
-                   float* mean, float* var, bool relu) {
+void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+                   float* y, float* mean, float* var, bool relu) {
   (relu ? fwd<true> : fwd<false>)(s, x, gamma, beta, y, mean, var);
 }
 
-void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
-                   const float* var, const float* dy, float* dx, float* dgamma, float* dbeta, bool relu) {
+void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+                   const float* mean, const float* var, const float* dy, float* dx, float* dgamma,
+                   float* dbeta, bool relu) {
   (relu ? bwd<true> : bwd<false>)(s, x, gamma, beta, mean, var, dy, dx, dgamma, dbeta);
 }
 
-void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta, const float* mean,
-                     const float* var, float* y, bool relu) {
+void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
+                     const float* mean, const float* var, float* y, bool relu) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
 #pragma omp parallel for collapse(2)

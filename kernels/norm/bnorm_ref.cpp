@@ -1,8 +1,8 @@
 // Batch-norm reference: the formulas of bnorm.hpp as plain loops in double.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "kernels/core/descriptor.hpp"
 #include "kernels/norm/bnorm.hpp"
@@ -10,7 +10,8 @@
 namespace dls {
 
 std::string BnormShape::str() const {
-  return fmt::format("{}eps{}{}{}", t.dims(), eps, relu ? "relu1" : "", t.name.empty() ? "" : "_n" + t.name);
+  return fmt::format("{}eps{}{}{}", t.dims(), eps, relu ? "relu1" : "",
+                     t.name.empty() ? "" : "_n" + t.name);
 }
 
 BnormShape BnormShape::parse(std::string_view text, int mb) {
@@ -55,16 +56,19 @@ void bnorm_fwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* bet
     stats(s, x, c, mean[c], var[c]);
     const double inv = 1.0 / std::sqrt(var[c] + s.eps);
     double mean_abs = 0;  // sum |x| / M: the scale of the mean's error, as its terms may cancel
-    if (y_abs) each_in_channel(s.t, c, [&](long i) { mean_abs += std::fabs(double(x[i])) / double(s.m()); });
+    if (y_abs)
+      each_in_channel(s.t, c, [&](long i) { mean_abs += std::fabs(double(x[i])) / double(s.m()); });
     each_in_channel(s.t, c, [&](long i) {
       y[i] = gamma[c] * (x[i] - mean[c]) * inv + beta[c];
-      if (y_abs) y_abs[i] = std::fabs(gamma[c]) * (std::fabs(x[i]) + mean_abs) * inv + std::fabs(beta[c]);
+      if (y_abs)
+        y_abs[i] = std::fabs(gamma[c]) * (std::fabs(x[i]) + mean_abs) * inv + std::fabs(beta[c]);
     });
   }
 }
 
 template <class T>
-void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy, const BnormGradsRef& g) {
+void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy,
+                   const BnormGradsRef& g) {
   const double m = double(s.m());
   for (int c = 0; c < s.t.c; ++c) {
     double mean, var;
@@ -84,25 +88,30 @@ void bnorm_bwd_ref(const BnormShape& s, const T* x, const T* gamma, const T* dy,
       const double xhat = (x[i] - mean) * inv;
       g.dx[i] = gamma[c] * inv * (dy[i] - db / m - xhat * dg / m);
       if (g.dx_abs)
-        g.dx_abs[i] = std::fabs(gamma[c]) * inv * (std::fabs(dy[i]) + db_abs / m + std::fabs(xhat) * dg_abs / m);
+        g.dx_abs[i] = std::fabs(gamma[c]) * inv *
+                      (std::fabs(dy[i]) + db_abs / m + std::fabs(xhat) * dg_abs / m);
     });
   }
 }
 
 template <class T>
-void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean, const T* var,
-                     double* y) {
+void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean,
+                     const T* var, double* y) {
   for (int c = 0; c < s.t.c; ++c) {
     const double inv = 1.0 / std::sqrt(double(var[c]) + s.eps);
-    each_in_channel(s.t, c, [&](long i) { y[i] = double(gamma[c]) * (double(x[i]) - double(mean[c])) * inv + double(beta[c]); });
+    each_in_channel(s.t, c, [&](long i) {
+      y[i] = double(gamma[c]) * (double(x[i]) - double(mean[c])) * inv + double(beta[c]);
+    });
   }
 }
 
-#define DLS_INSTANTIATE(T) \
-  template void bnorm_infer_ref<T>(const BnormShape&, const T*, const T*, const T*, const T*, const T*, double*); \
-  template void bnorm_fwd_ref<T>(const BnormShape&, const T*, const T*, const T*, double*, double*, double*, \
-                                 double*);                                                       \
-  template void bnorm_bwd_ref<T>(const BnormShape&, const T*, const T*, const T*, const BnormGradsRef&);
+#define DLS_INSTANTIATE(T)                                                                    \
+  template void bnorm_infer_ref<T>(const BnormShape&, const T*, const T*, const T*, const T*, \
+                                   const T*, double*);                                        \
+  template void bnorm_fwd_ref<T>(const BnormShape&, const T*, const T*, const T*, double*,    \
+                                 double*, double*, double*);                                  \
+  template void bnorm_bwd_ref<T>(const BnormShape&, const T*, const T*, const T*,             \
+                                 const BnormGradsRef&);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)
 #undef DLS_INSTANTIATE

@@ -1,6 +1,8 @@
 // Batch norm (training mode): the reference normalises (per-channel mean 0 and variance 1 before
 // the affine), its backward is the finite-difference gradient of its forward in x, gamma and
 // beta, and the optimised kernels match it.
+#include "kernels/norm/bnorm.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include "kernels/core/check.hpp"
 #include "kernels/core/fd_grad.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/norm/bnorm.hpp"
 
 namespace dls {
 namespace {
@@ -44,7 +45,8 @@ TEST(Bnorm, ReferenceBackwardIsTheGradient) {
     std::vector<double> y(x.size()), mean(c), var(c), dx(x.size()), dgamma(c), dbeta(c);
     bnorm_bwd_ref(s, x.data(), gamma.data(), g.data(), {dx.data(), dgamma.data(), dbeta.data()});
     auto loss = [&] {
-      bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), y.data(), nullptr, mean.data(), var.data());
+      bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), y.data(), nullptr, mean.data(),
+                    var.data());
       double l = 0;
       for (std::size_t i = 0; i < y.size(); ++i) l += g[i] * y[i];
       return l;
@@ -58,23 +60,28 @@ TEST(Bnorm, ReferenceBackwardIsTheGradient) {
 TEST(Bnorm, CpuMatchesReference) {
   // planes with and without a 16-lane tail; several flushes of the float lanes (20x20); one
   // value per plane; 300 channels of 32 values: two channel blocks (256 + 44)
-  for (const char* d : {"mb2ic3ih3iw2", "mb1ic1ih7iw5", "mb4ic16ih9iw9", "mb16ic2ih1iw1eps1e-3", "mb3ic5ih20iw20",
-                        "mb2ic300ih4iw4"}) {
+  for (const char* d : {"mb2ic3ih3iw2", "mb1ic1ih7iw5", "mb4ic16ih9iw9", "mb16ic2ih1iw1eps1e-3",
+                        "mb3ic5ih20iw20", "mb2ic300ih4iw4"}) {
     const BnormShape s = BnormShape::parse(d, 0);
     const auto c = std::size_t(s.t.c);
     auto x = random_vector(s.t.count, 6, -1.0f, 4.0f);
-    const auto gamma = random_vector(c, 7), beta = random_vector(c, 8), dy = random_vector(s.t.count, 9);
+    const auto gamma = random_vector(c, 7), beta = random_vector(c, 8),
+               dy = random_vector(s.t.count, 9);
     std::vector<double> yr(x.size()), yabs(x.size()), mr(c), vr(c);
     std::vector<double> dxr(x.size()), dxabs(x.size()), dgr(c), dgabs(c), dbr(c), dbabs(c);
-    bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), yr.data(), yabs.data(), mr.data(), vr.data());
+    bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), yr.data(), yabs.data(), mr.data(),
+                  vr.data());
     bnorm_bwd_ref(s, x.data(), gamma.data(), dy.data(),
                   {dxr.data(), dgr.data(), dbr.data(), dxabs.data(), dgabs.data(), dbabs.data()});
     std::vector<float> y(x.size()), m(c), v(c), dx(x.size()), dg(c), db(c);
     bnorm_fwd_cpu(s, x.data(), gamma.data(), beta.data(), y.data(), m.data(), v.data());
-    bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dy.data(), dx.data(), dg.data(), db.data());
+    bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dy.data(), dx.data(),
+                  dg.data(), db.data());
     for (auto [name, ref, scale, got, ulps] :
-         {std::tuple{"y", &yr, &yabs, &y, kBnormElementUlps}, std::tuple{"var", &vr, &vr, &v, kBnormSumUlps},
-          std::tuple{"dx", &dxr, &dxabs, &dx, kBnormElementUlps}, std::tuple{"dgamma", &dgr, &dgabs, &dg, kBnormSumUlps},
+         {std::tuple{"y", &yr, &yabs, &y, kBnormElementUlps},
+          std::tuple{"var", &vr, &vr, &v, kBnormSumUlps},
+          std::tuple{"dx", &dxr, &dxabs, &dx, kBnormElementUlps},
+          std::tuple{"dgamma", &dgr, &dgabs, &dg, kBnormSumUlps},
           std::tuple{"dbeta", &dbr, &dbabs, &db, kBnormSumUlps}}) {
       std::vector<double> sc(scale->size());
       for (std::size_t i = 0; i < sc.size(); ++i) sc[i] = std::fabs((*scale)[i]);
@@ -107,9 +114,10 @@ TEST(Bnorm, FusedReluIsThePlainKernelThenReLU) {
     }
     EXPECT_GT(zeros, 0) << d << ": the data should put some values below zero";
     std::vector<float> dx(x.size()), dxf(x.size()), dg(c), dgf(c), db(c), dbf(c);
-    bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dyr.data(), dx.data(), dg.data(), db.data());
-    bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dy.data(), dxf.data(), dgf.data(),
-                  dbf.data(), true);
+    bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dyr.data(), dx.data(),
+                  dg.data(), db.data());
+    bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dy.data(), dxf.data(),
+                  dgf.data(), dbf.data(), true);
     EXPECT_EQ(dxf, dx) << d;
     EXPECT_EQ(dgf, dg) << d;
     EXPECT_EQ(dbf, db) << d;
@@ -124,8 +132,10 @@ TEST(Bnorm, InferenceUsesTheGivenStatistics) {
   const auto x = random_vector(s.t.count, 10, -2.0f, 3.0f);
   const auto gamma = random_vector(c, 11), beta = random_vector(c, 12);
   std::vector<double> ytrain(x.size()), mean(c), var(c), yinf(x.size());
-  bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), ytrain.data(), nullptr, mean.data(), var.data());
-  std::vector<double> g(gamma.begin(), gamma.end()), b(beta.begin(), beta.end()), xd(x.begin(), x.end());
+  bnorm_fwd_ref(s, x.data(), gamma.data(), beta.data(), ytrain.data(), nullptr, mean.data(),
+                var.data());
+  std::vector<double> g(gamma.begin(), gamma.end()), b(beta.begin(), beta.end()),
+      xd(x.begin(), x.end());
   bnorm_infer_ref(s, xd.data(), g.data(), b.data(), mean.data(), var.data(), yinf.data());
   for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(yinf[i], ytrain[i], 1e-12) << i;
   const auto rm = random_vector(c, 13), rv = random_vector(c, 14, 0.5f, 2.0f);
@@ -136,7 +146,9 @@ TEST(Bnorm, InferenceUsesTheGivenStatistics) {
   const long hw = 12;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::size_t k = std::size_t(long(i) / hw) % c;
-    scale[i] = std::fabs(gamma[k]) * (std::fabs(x[i]) + std::fabs(rm[k])) / std::sqrt(rv[k] + s.eps) + std::fabs(beta[k]);
+    scale[i] =
+        std::fabs(gamma[k]) * (std::fabs(x[i]) + std::fabs(rm[k])) / std::sqrt(rv[k] + s.eps) +
+        std::fabs(beta[k]);
   }
   const auto rep = compare(yr, scale, y, ulp_bound(8));
   EXPECT_TRUE(rep.ok()) << rep.summary();

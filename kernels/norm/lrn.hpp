@@ -37,6 +37,7 @@ void lrn_bwd_ref(const LrnShape& s, const T* x, const T* dy, double* dx, double*
 // Optimised: OpenMP over (image, channel) planes, loops over the plane innermost so they
 // vectorise. The forward saves s for the backward, as Caffe's scale_ blob does.
 void lrn_fwd_cpu(const LrnShape& s, const float* x, float* y, float* scale);
-void lrn_bwd_cpu(const LrnShape& s, const float* x, const float* y, const float* scale, const float* dy, float* dx);
+void lrn_bwd_cpu(const LrnShape& s, const float* x, const float* y, const float* scale,
+                 const float* dy, float* dx);
 
 }  // namespace dls

@@ -8,11 +8,14 @@ namespace {
 class LrnCase final : public TensorCase {
  public:
   LrnCase(LrnShape s, bool bwd) : s_(std::move(s)), bwd_(bwd) {}
-  std::string op() const override { return std::string(s_.within ? "lrn_within" : "lrn_across") + (bwd_ ? "_bwd" : "_fwd"); }
+  std::string op() const override {
+    return std::string(s_.within ? "lrn_within" : "lrn_across") + (bwd_ ? "_bwd" : "_fwd");
+  }
   std::string shape() const override { return s_.str(); }
   nlohmann::json shape_params() const override {
-    return {{"mb", s_.t.n}, {"ic", s_.t.c}, {"ih", s_.t.h}, {"iw", s_.t.w}, {"ls", s_.size},
-            {"alpha", s_.alpha}, {"beta", s_.beta}, {"k", s_.k}, {"name", s_.t.name}};
+    return {{"mb", s_.t.n},    {"ic", s_.t.c},  {"ih", s_.t.h},
+            {"iw", s_.t.w},    {"ls", s_.size}, {"alpha", s_.alpha},
+            {"beta", s_.beta}, {"k", s_.k},     {"name", s_.t.name}};
   }
   double bytes() const override { return 4.0 * double(s_.t.count) * (bwd_ ? 5 : 3); }
   void setup(Backend b) override {
@@ -25,8 +28,10 @@ class LrnCase final : public TensorCase {
     scale_.assign(s_.t.count, 0.0f);
     if (bwd_) lrn_fwd_cpu(s_, x_.data(), y_.data(), scale_.data());
     if (b == Backend::kCudnn) {
-      if (bwd_) gpu_start(make_lrn_gpu(s_, true), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
-      else gpu_start(make_lrn_gpu(s_, false), {{"x", &x_}});
+      if (bwd_)
+        gpu_start(make_lrn_gpu(s_, true), {{"x", &x_}, {"y", &y_}, {"dy", &dy_}});
+      else
+        gpu_start(make_lrn_gpu(s_, false), {{"x", &x_}});
     }
   }
   std::string supports(Backend b) const override {
@@ -41,8 +46,10 @@ class LrnCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (bwd_) lrn_bwd_cpu(s_, x_.data(), y_.data(), scale_.data(), dy_.data(), out_.data());
-    else lrn_fwd_cpu(s_, x_.data(), out_.data(), scale_.data());
+    if (bwd_)
+      lrn_bwd_cpu(s_, x_.data(), y_.data(), scale_.data(), dy_.data(), out_.data());
+    else
+      lrn_fwd_cpu(s_, x_.data(), out_.data(), scale_.data());
   }
   // a positive sum of window() squares, then pow (a few ulps); the backward adds a second
   // window sum and one cancelling subtraction, bounded relative to the sum of |terms|

@@ -76,7 +76,8 @@ void lrn_fwd_cpu(const LrnShape& s, const float* x, float* y, float* scale) {
   }
 }
 
-void lrn_bwd_cpu(const LrnShape& s, const float* x, const float* y, const float* scale, const float* dy, float* dx) {
+void lrn_bwd_cpu(const LrnShape& s, const float* x, const float* y, const float* scale,
+                 const float* dy, float* dx) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
   auto ratio = [=](long i) { return dy[i] * y[i] / scale[i]; };

@@ -1,7 +1,7 @@
 // LRN reference: the formulas of lrn.hpp, element by element, in double.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "kernels/core/descriptor.hpp"
 #include "kernels/norm/lrn.hpp"
@@ -9,7 +9,8 @@
 namespace dls {
 
 std::string LrnShape::str() const {
-  return fmt::format("{}ls{}alpha{}beta{}k{}{}", t.dims(), size, alpha, beta, k, t.name.empty() ? "" : "_n" + t.name);
+  return fmt::format("{}ls{}alpha{}beta{}k{}{}", t.dims(), size, alpha, beta, k,
+                     t.name.empty() ? "" : "_n" + t.name);
 }
 
 LrnShape LrnShape::parse(std::string_view text, int mb, bool within) {
@@ -20,7 +21,8 @@ LrnShape LrnShape::parse(std::string_view text, int mb, bool within) {
   s.t.set_batch(mb);
   s.within = within;
   s.size = d.integer("ls", 5);
-  if (s.size % 2 == 0) d.fail(fmt::format("ls{}: the local size must be odd (as in Caffe)", s.size));
+  if (s.size % 2 == 0)
+    d.fail(fmt::format("ls{}: the local size must be odd (as in Caffe)", s.size));
   s.alpha = d.number("alpha", 1e-4);
   s.beta = d.number("beta", 0.75);
   s.k = d.number("k", 1.0);
@@ -72,7 +74,8 @@ void lrn_fwd_ref(const LrnShape& s, const T* x, double* y) {
 template <class T>
 void lrn_bwd_ref(const LrnShape& s, const T* x, const T* dy, double* dx, double* dx_abs) {
   std::vector<double> scale(s.t.count);
-  each_element(s.t, [&](long i, int n, int c, int yy, int xx) { scale[i] = lrn_scale(s, x, n, c, yy, xx); });
+  each_element(
+      s.t, [&](long i, int n, int c, int yy, int xx) { scale[i] = lrn_scale(s, x, n, c, yy, xx); });
   const double coef = 2.0 * s.alpha * s.beta / s.window();
   // Windows are symmetric, so the j whose window holds i are the j in i's window.
   each_element(s.t, [&](long i, int n, int c, int yy, int xx) {
@@ -88,8 +91,8 @@ void lrn_bwd_ref(const LrnShape& s, const T* x, const T* dy, double* dx, double*
   });
 }
 
-#define DLS_INSTANTIATE(T) \
-  template void lrn_fwd_ref<T>(const LrnShape&, const T*, double*);                                \
+#define DLS_INSTANTIATE(T)                                          \
+  template void lrn_fwd_ref<T>(const LrnShape&, const T*, double*); \
   template void lrn_bwd_ref<T>(const LrnShape&, const T*, const T*, double*, double*);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

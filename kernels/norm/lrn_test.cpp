@@ -2,17 +2,17 @@
 // padding counted -> (k + alpha * avg)^-beta -> times x; across channels: the same pooling run
 // along the channel axis), its backward is the finite-difference gradient of its forward, and
 // the optimised kernels match it.
+#include "kernels/norm/lrn.hpp"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/fd_grad.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/norm/lrn.hpp"
 #include "kernels/pool/pool.hpp"
 
 namespace dls {
@@ -33,9 +33,11 @@ std::vector<double> scale_by_pooling(const LrnShape& s, const std::vector<float>
   for (std::size_t i = 0; i < x.size(); ++i) sq[i] = x[i] * x[i];  // exact: x has 11 bits
   PoolShape p;
   if (s.within) {
-    p = PoolShape::parse(fmt::format("mb{}ic{}ih{}iw{}kh{}ph{}", t.n, t.c, t.h, t.w, s.size, half), "t");
+    p = PoolShape::parse(fmt::format("mb{}ic{}ih{}iw{}kh{}ph{}", t.n, t.c, t.h, t.w, s.size, half),
+                         "t");
   } else {  // view (n, c, h*w) as a (n, 1, c, h*w) image and pool along its height
-    p = PoolShape::parse(fmt::format("mb{}ic1ih{}iw{}kh{}kw1ph{}pw0", t.n, t.c, t.h * t.w, s.size, half), "t");
+    p = PoolShape::parse(
+        fmt::format("mb{}ic1ih{}iw{}kh{}kw1ph{}pw0", t.n, t.c, t.h * t.w, s.size, half), "t");
   }
   std::vector<double> avg(x.size());
   avgpool_fwd_ref(p, sq.data(), avg.data(), nullptr);
@@ -43,7 +45,8 @@ std::vector<double> scale_by_pooling(const LrnShape& s, const std::vector<float>
   return avg;
 }
 
-const char* const kShapes[] = {"mb2ic7ih3iw4ls5", "mb1ic1ih5iw5ls3", "mb3ic4ih1iw6ls3", "mb1ic9ih2iw2ls7"};
+const char* const kShapes[] = {"mb2ic7ih3iw4ls5", "mb1ic1ih5iw5ls3", "mb3ic4ih1iw6ls3",
+                               "mb1ic9ih2iw2ls7"};
 
 TEST(Lrn, ReferenceIsCaffesComposition) {
   for (bool within : {false, true})
@@ -56,7 +59,8 @@ TEST(Lrn, ReferenceIsCaffesComposition) {
       std::vector<double> y(x.size());
       lrn_fwd_ref(s, xs.data(), y.data());
       for (std::size_t i = 0; i < x.size(); ++i)
-        EXPECT_NEAR(y[i], xs[i] * std::pow(scale[i], -s.beta), 1e-14) << d << " within=" << within << " i=" << i;
+        EXPECT_NEAR(y[i], xs[i] * std::pow(scale[i], -s.beta), 1e-14)
+            << d << " within=" << within << " i=" << i;
     }
 }
 
@@ -80,7 +84,8 @@ TEST(Lrn, ReferenceBackwardIsTheGradient) {
 
 TEST(Lrn, CpuMatchesReference) {
   for (bool within : {false, true})
-    for (const char* d : {"mb2ic7ih3iw4ls5", "mb1ic1ih5iw5ls3", "mb3ic16ih9iw7ls5", "mb2ic5ih8iw8ls3"})
+    for (const char* d :
+         {"mb2ic7ih3iw4ls5", "mb1ic1ih5iw5ls3", "mb3ic16ih9iw7ls5", "mb2ic5ih8iw8ls3"})
       for (double alpha : {1e-4, 1.0}) {
         const LrnShape s = shape(d, within, alpha);
         const auto x = random_vector(s.t.count, 4, -4.0f, 4.0f);

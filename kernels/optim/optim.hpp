@@ -30,7 +30,7 @@ struct OptimParams {
 // s1, s2: optimizer state of the same length as w (s2 used by adam only), zero at t = 1.
 void optim_update_ref(Optim o, const OptimParams& p, double* w, const double* g, double* s1,
                       double* s2, long count);
-void optim_update_cpu(Optim o, const OptimParams& p, float* w, const float* g, float* s1,
-                      float* s2, long count);
+void optim_update_cpu(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2,
+                      long count);
 
 }  // namespace dls

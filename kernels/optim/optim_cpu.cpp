@@ -7,8 +7,8 @@
 
 namespace dls {
 
-void optim_update_cpu(Optim o, const OptimParams& p, float* w, const float* g, float* s1,
-                      float* s2, long count) {
+void optim_update_cpu(Optim o, const OptimParams& p, float* w, const float* g, float* s1, float* s2,
+                      long count) {
   const float lr = float(p.lr), m = float(p.momentum), wd = float(p.weight_decay);
   switch (o) {
     case Optim::kSgdCaffe:
@@ -66,7 +66,8 @@ void optim_update_cpu(Optim o, const OptimParams& p, float* w, const float* g, f
       }
       wn = std::sqrt(wn);
       gn = std::sqrt(gn);
-      const float rate = lr * float(wn > 0 && gn > 0 ? p.eta * wn / (gn + p.weight_decay * wn) : 1.0);
+      const float rate =
+          lr * float(wn > 0 && gn > 0 ? p.eta * wn / (gn + p.weight_decay * wn) : 1.0);
 #pragma omp parallel for simd schedule(static)
       for (long i = 0; i < count; ++i) {
         s1[i] = m * s1[i] + rate * (g[i] + wd * w[i]);

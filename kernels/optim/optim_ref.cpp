@@ -7,12 +7,18 @@ namespace dls {
 
 std::string optim_name(Optim o) {
   switch (o) {
-    case Optim::kSgdCaffe: return "sgd_caffe";
-    case Optim::kSgdTorch: return "sgd_torch";
-    case Optim::kNesterov: return "nesterov";
-    case Optim::kRmsprop: return "rmsprop";
-    case Optim::kAdam: return "adam";
-    case Optim::kLars: return "lars";
+    case Optim::kSgdCaffe:
+      return "sgd_caffe";
+    case Optim::kSgdTorch:
+      return "sgd_torch";
+    case Optim::kNesterov:
+      return "nesterov";
+    case Optim::kRmsprop:
+      return "rmsprop";
+    case Optim::kAdam:
+      return "adam";
+    case Optim::kLars:
+      return "lars";
   }
   return "?";
 }

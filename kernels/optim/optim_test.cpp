@@ -1,19 +1,20 @@
 // Optimizer updates: the optimised float kernels follow the scalar double reference over 20
 // steps for every rule, and the conventions differ exactly where they should (Caffe vs PyTorch
 // momentum after a learning-rate change).
+#include "kernels/optim/optim.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/optim/optim.hpp"
 
 namespace dls {
 namespace {
 
 constexpr Optim kAll[] = {Optim::kSgdCaffe, Optim::kSgdTorch, Optim::kNesterov,
-                          Optim::kRmsprop, Optim::kAdam, Optim::kLars};
+                          Optim::kRmsprop,  Optim::kAdam,     Optim::kLars};
 
 TEST(Optim, CpuFollowsScalarReferenceOverSteps) {
   const long n = 1001;

@@ -34,8 +34,8 @@ struct PoolShape {
 
   long in_count() const { return long(n) * c * h * w; }
   long out_count() const { return long(n) * c * oh * ow; }
-  std::string str() const;   // canonical descriptor, re-parses to the same shape
-  void set_batch(int mb);    // mb <= 0: unchanged
+  std::string str() const;  // canonical descriptor, re-parses to the same shape
+  void set_batch(int mb);   // mb <= 0: unchanged
   static PoolShape parse(std::string_view text, std::string_view what);
 };
 
@@ -54,7 +54,8 @@ DLS_HD PoolWindow pool_window(int o, int k, int s, int p, int in) {
 }
 // The average divisor of the output whose windows are wy, wx: include_pad counts the padding.
 DLS_HD int pool_divisor(bool include_pad, const PoolWindow& wy, const PoolWindow& wx) {
-  return include_pad ? wy.padded_extent * wx.padded_extent : (wy.end - wy.begin) * (wx.end - wx.begin);
+  return include_pad ? wy.padded_extent * wx.padded_extent
+                     : (wy.end - wy.begin) * (wx.end - wx.begin);
 }
 inline int pool_divisor(const PoolShape& s, const PoolWindow& wy, const PoolWindow& wx) {
   return pool_divisor(s.include_pad, wy, wx);

@@ -16,9 +16,21 @@ class PoolCase final : public TensorCase {
   }
   std::string shape() const override { return s_.str(); }
   nlohmann::json shape_params() const override {
-    return {{"mb", s_.n}, {"ic", s_.c}, {"ih", s_.h}, {"iw", s_.w}, {"oh", s_.oh}, {"ow", s_.ow},
-            {"kh", s_.kh}, {"kw", s_.kw}, {"sh", s_.sh}, {"sw", s_.sw}, {"ph", s_.ph}, {"pw", s_.pw},
-            {"ceil_mode", s_.ceil_mode}, {"include_pad", s_.include_pad}, {"name", s_.name}};
+    return {{"mb", s_.n},
+            {"ic", s_.c},
+            {"ih", s_.h},
+            {"iw", s_.w},
+            {"oh", s_.oh},
+            {"ow", s_.ow},
+            {"kh", s_.kh},
+            {"kw", s_.kw},
+            {"sh", s_.sh},
+            {"sw", s_.sw},
+            {"ph", s_.ph},
+            {"pw", s_.pw},
+            {"ceil_mode", s_.ceil_mode},
+            {"include_pad", s_.include_pad},
+            {"name", s_.name}};
   }
   double bytes() const override {
     const double idx = alg_ == PoolAlg::kMax ? 4.0 * double(s_.out_count()) : 0.0;
@@ -48,10 +60,14 @@ class PoolCase final : public TensorCase {
 
  protected:
   void run_backend() override {
-    if (alg_ == PoolAlg::kMax && !bwd_) maxpool_fwd_cpu(s_, x_.data(), out_.data(), idx_.data());
-    else if (alg_ == PoolAlg::kMax) maxpool_bwd_cpu(s_, dy_.data(), idx_.data(), out_.data());
-    else if (!bwd_) avgpool_fwd_cpu(s_, x_.data(), out_.data());
-    else avgpool_bwd_cpu(s_, dy_.data(), out_.data());
+    if (alg_ == PoolAlg::kMax && !bwd_)
+      maxpool_fwd_cpu(s_, x_.data(), out_.data(), idx_.data());
+    else if (alg_ == PoolAlg::kMax)
+      maxpool_bwd_cpu(s_, dy_.data(), idx_.data(), out_.data());
+    else if (!bwd_)
+      avgpool_fwd_cpu(s_, x_.data(), out_.data());
+    else
+      avgpool_bwd_cpu(s_, dy_.data(), out_.data());
   }
   std::vector<OutputView> outputs() override {
     if (alg_ == PoolAlg::kMax && !bwd_ && !gpu_) {  // the GPU kernel keeps no indices
@@ -61,7 +77,9 @@ class PoolCase final : public TensorCase {
     // a sum of up to kh*kw (forward) or ceil(k/s)^2 (backward) terms, and one scaling
     return {{bwd_ ? "dx" : "y", out_, dot_bound(double(s_.kh) * s_.kw)}};
   }
-  std::span<float> mutable_output(int o) override { return o == 0 ? std::span<float>(out_) : std::span<float>(idx_f_); }
+  std::span<float> mutable_output(int o) override {
+    return o == 0 ? std::span<float>(out_) : std::span<float>(idx_f_);
+  }
   double ref_cost() const override { return double(s_.out_count()) * s_.kh * s_.kw; }
   void ref_full(int o, std::vector<double>& ref, std::vector<double>& scale) override {
     ref.resize(out_.size());
@@ -72,9 +90,12 @@ class PoolCase final : public TensorCase {
       return;
     }
     scale.resize(out_.size());
-    if (alg_ == PoolAlg::kMax) maxpool_bwd_ref(s_, x_.data(), dy_.data(), ref.data(), scale.data());
-    else if (!bwd_) avgpool_fwd_ref(s_, x_.data(), ref.data(), scale.data());
-    else avgpool_bwd_ref(s_, dy_.data(), ref.data(), scale.data());
+    if (alg_ == PoolAlg::kMax)
+      maxpool_bwd_ref(s_, x_.data(), dy_.data(), ref.data(), scale.data());
+    else if (!bwd_)
+      avgpool_fwd_ref(s_, x_.data(), ref.data(), scale.data());
+    else
+      avgpool_bwd_ref(s_, dy_.data(), ref.data(), scale.data());
   }
 
  private:
@@ -93,9 +114,17 @@ std::unique_ptr<KernelCase> make_pool(std::string_view d, int mb, PoolAlg alg, b
 
 }  // namespace
 
-std::unique_ptr<KernelCase> make_maxpool_fwd_case(std::string_view d, int mb) { return make_pool(d, mb, PoolAlg::kMax, false); }
-std::unique_ptr<KernelCase> make_maxpool_bwd_case(std::string_view d, int mb) { return make_pool(d, mb, PoolAlg::kMax, true); }
-std::unique_ptr<KernelCase> make_avgpool_fwd_case(std::string_view d, int mb) { return make_pool(d, mb, PoolAlg::kAvg, false); }
-std::unique_ptr<KernelCase> make_avgpool_bwd_case(std::string_view d, int mb) { return make_pool(d, mb, PoolAlg::kAvg, true); }
+std::unique_ptr<KernelCase> make_maxpool_fwd_case(std::string_view d, int mb) {
+  return make_pool(d, mb, PoolAlg::kMax, false);
+}
+std::unique_ptr<KernelCase> make_maxpool_bwd_case(std::string_view d, int mb) {
+  return make_pool(d, mb, PoolAlg::kMax, true);
+}
+std::unique_ptr<KernelCase> make_avgpool_fwd_case(std::string_view d, int mb) {
+  return make_pool(d, mb, PoolAlg::kAvg, false);
+}
+std::unique_ptr<KernelCase> make_avgpool_bwd_case(std::string_view d, int mb) {
+  return make_pool(d, mb, PoolAlg::kAvg, true);
+}
 
 }  // namespace dls

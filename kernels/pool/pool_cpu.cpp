@@ -19,7 +19,8 @@ struct Windows {
     for (int o = 0; o < s.ow; ++o) x.push_back(pool_window(o, s.kw, s.sw, s.pw, s.w));
     inv_div.resize(std::size_t(s.oh) * s.ow);
     for (int oy = 0; oy < s.oh; ++oy)
-      for (int ox = 0; ox < s.ow; ++ox) inv_div[std::size_t(oy) * s.ow + ox] = 1.0f / float(pool_divisor(s, y[oy], x[ox]));
+      for (int ox = 0; ox < s.ow; ++ox)
+        inv_div[std::size_t(oy) * s.ow + ox] = 1.0f / float(pool_divisor(s, y[oy], x[ox]));
   }
 };
 

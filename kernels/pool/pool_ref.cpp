@@ -12,7 +12,8 @@ void each_output(const PoolShape& s, F&& f) {
   for (long plane = 0; plane < long(s.n) * s.c; ++plane)
     for (int oy = 0; oy < s.oh; ++oy)
       for (int ox = 0; ox < s.ow; ++ox)
-        f(plane, oy, ox, pool_window(oy, s.kh, s.sh, s.ph, s.h), pool_window(ox, s.kw, s.sw, s.pw, s.w));
+        f(plane, oy, ox, pool_window(oy, s.kh, s.sh, s.ph, s.h),
+          pool_window(ox, s.kw, s.sw, s.pw, s.w));
 }
 
 // Index (h * W + w) of the first maximum of the window, in row-major order.
@@ -79,10 +80,10 @@ void avgpool_bwd_ref(const PoolShape& s, const T* dy, double* dx, double* dx_abs
   });
 }
 
-#define DLS_INSTANTIATE(T) \
-  template void maxpool_fwd_ref<T>(const PoolShape&, const T*, double*, int*);                    \
-  template void maxpool_bwd_ref<T>(const PoolShape&, const T*, const T*, double*, double*);        \
-  template void avgpool_fwd_ref<T>(const PoolShape&, const T*, double*, double*);                  \
+#define DLS_INSTANTIATE(T)                                                                  \
+  template void maxpool_fwd_ref<T>(const PoolShape&, const T*, double*, int*);              \
+  template void maxpool_bwd_ref<T>(const PoolShape&, const T*, const T*, double*, double*); \
+  template void avgpool_fwd_ref<T>(const PoolShape&, const T*, double*, double*);           \
   template void avgpool_bwd_ref<T>(const PoolShape&, const T*, double*, double*);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

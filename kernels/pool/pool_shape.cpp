@@ -1,7 +1,7 @@
 // Pooling descriptors and output-size rules (see pool.hpp).
-#include <tuple>
-
 #include <fmt/format.h>
+
+#include <tuple>
 
 #include "kernels/core/descriptor.hpp"
 #include "kernels/pool/pool.hpp"
@@ -16,8 +16,9 @@ int pool_out_size(int in, int k, int s, int p, bool ceil_mode) {
 }
 
 std::string PoolShape::str() const {
-  return fmt::format("mb{}ic{}ih{}iw{}oh{}ow{}kh{}kw{}sh{}sw{}ph{}pw{}{}{}{}", n, c, h, w, oh, ow, kh, kw, sh, sw,
-                     ph, pw, ceil_mode ? "ceil1" : "", include_pad ? "" : "cip0", name.empty() ? "" : "_n" + name);
+  return fmt::format("mb{}ic{}ih{}iw{}oh{}ow{}kh{}kw{}sh{}sw{}ph{}pw{}{}{}{}", n, c, h, w, oh, ow,
+                     kh, kw, sh, sw, ph, pw, ceil_mode ? "ceil1" : "", include_pad ? "" : "cip0",
+                     name.empty() ? "" : "_n" + name);
 }
 
 void PoolShape::set_batch(int mb) {
@@ -26,7 +27,8 @@ void PoolShape::set_batch(int mb) {
 
 PoolShape PoolShape::parse(std::string_view text, std::string_view what) {
   const Descriptor d(text, what);
-  d.allow_only({"mb", "ic", "ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "ceil", "cip"});
+  d.allow_only(
+      {"mb", "ic", "ih", "iw", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "ceil", "cip"});
   PoolShape s;
   s.name = d.name();
   s.n = d.integer("mb", 2);
@@ -44,14 +46,17 @@ PoolShape PoolShape::parse(std::string_view text, std::string_view what) {
   s.ceil_mode = ceil_flag == 1;
   s.include_pad = cip == 1;
   // Caffe and PyTorch both refuse pad >= kernel: a window could then lie wholly in the padding.
-  if (s.ph >= s.kh || s.pw >= s.kw) d.fail("padding must be smaller than the kernel (ph < kh, pw < kw)");
-  if (s.h + 2 * s.ph < s.kh || s.w + 2 * s.pw < s.kw) d.fail("the kernel is larger than the padded input");
+  if (s.ph >= s.kh || s.pw >= s.kw)
+    d.fail("padding must be smaller than the kernel (ph < kh, pw < kw)");
+  if (s.h + 2 * s.ph < s.kh || s.w + 2 * s.pw < s.kw)
+    d.fail("the kernel is larger than the padded input");
   s.oh = pool_out_size(s.h, s.kh, s.sh, s.ph, s.ceil_mode);
   s.ow = pool_out_size(s.w, s.kw, s.sw, s.pw, s.ceil_mode);
-  for (const auto& [key, dim, value] : {std::tuple{"oh", "height", s.oh}, std::tuple{"ow", "width", s.ow}})
+  for (const auto& [key, dim, value] :
+       {std::tuple{"oh", "height", s.oh}, std::tuple{"ow", "width", s.ow}})
     if (d.has(key) && d.integer(key, 0) != value)
-      d.fail(fmt::format("{}{} disagrees with the computed output {} {} ({} mode)", key, d.integer(key, 0), dim, value,
-                         s.ceil_mode ? "ceil" : "floor"));
+      d.fail(fmt::format("{}{} disagrees with the computed output {} {} ({} mode)", key,
+                         d.integer(key, 0), dim, value, s.ceil_mode ? "ceil" : "floor"));
   if (s.in_count() > (1L << 33)) d.fail("tensor is too large");
   return s;
 }

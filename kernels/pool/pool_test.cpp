@@ -1,6 +1,8 @@
 // Pooling: the output-size rules and divisors on hand-worked cases (Caffe's ceil mode and its
 // last-window drop, PyTorch's floor), the references by the adjoint identity on integer data,
 // and the optimised kernels against the references: exactly for max values and indices.
+#include "kernels/pool/pool.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "harness/instrument/compare.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
-#include "kernels/pool/pool.hpp"
 #include "kernels/pool/pool_test_shapes.hpp"
 
 namespace dls {
@@ -118,7 +119,8 @@ TEST(Pool, AverageMatchesReference) {
     const PoolShape s = PoolShape::parse(d, "t");
     const auto x = random_vector(s.in_count(), 7);
     const auto g = random_vector(s.out_count(), 8);
-    std::vector<double> yr(s.out_count()), yabs(s.out_count()), dxr(s.in_count()), dxabs(s.in_count());
+    std::vector<double> yr(s.out_count()), yabs(s.out_count()), dxr(s.in_count()),
+        dxabs(s.in_count());
     std::vector<float> yc(s.out_count()), dxc(s.in_count(), 99.0f);
     avgpool_fwd_ref(s, x.data(), yr.data(), yabs.data());
     avgpool_bwd_ref(s, g.data(), dxr.data(), dxabs.data());

@@ -6,9 +6,9 @@
 namespace dls {
 
 inline constexpr const char* kPoolTestShapes[] = {
-    "mb2ic3ih9iw7kh3sh2",           // odd sizes, floor
-    "mb2ic3ih9iw7kh3sh2ceil1",      // ceil, overhang
-    "mb1ic1ih5kh2sh2ph1ceil1",      // the dropped last window
+    "mb2ic3ih9iw7kh3sh2",       // odd sizes, floor
+    "mb2ic3ih9iw7kh3sh2ceil1",  // ceil, overhang
+    "mb1ic1ih5kh2sh2ph1ceil1",  // the dropped last window
     "mb3ic2ih8iw6kh3kw2sh1sw2ph1pw1",
     "mb1ic4ih4kh3sh2ph1ceil1cip0",  // exclude-pad divisor
     "mb2ic1ih7kh7",                 // global pooling

@@ -18,8 +18,10 @@ TEST(SoftmaxXent, ReferenceBackwardIsTheLossGradient) {
   const int label[] = {4, 0, 2};
   std::vector<double> dx(n * k), p(n * k);
   softmax_xent_bwd_ref(x.data(), label, dx.data(), n, k);
-  const auto num = fd_gradient(x, [&] { return softmax_xent_fwd_ref(x.data(), label, p.data(), n, k); });
-  for (int i = 0; i < n * k; ++i) EXPECT_NEAR(num[i], dx[i], 1e-6) << i;  // O(h^2) truncation ~ 1e-7
+  const auto num =
+      fd_gradient(x, [&] { return softmax_xent_fwd_ref(x.data(), label, p.data(), n, k); });
+  for (int i = 0; i < n * k; ++i)
+    EXPECT_NEAR(num[i], dx[i], 1e-6) << i;  // O(h^2) truncation ~ 1e-7
 }
 
 TEST(SoftmaxXent, CpuMatchesReference) {

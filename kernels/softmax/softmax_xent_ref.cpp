@@ -31,8 +31,8 @@ void softmax_xent_bwd_ref(const T* x, const int* label, double* dx, int n, int k
   }
 }
 
-#define DLS_INSTANTIATE(T) \
-  template double softmax_xent_fwd_ref<T>(const T*, const int*, double*, int, int);               \
+#define DLS_INSTANTIATE(T)                                                          \
+  template double softmax_xent_fwd_ref<T>(const T*, const int*, double*, int, int); \
   template void softmax_xent_bwd_ref<T>(const T*, const int*, double*, int, int);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

@@ -1,15 +1,16 @@
 // CVAE maths (see vae.hpp).
 #include "kernels/vae/vae.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/core/rng.hpp"
 
 namespace dls {
 
 template <class T>
-void reparam_fwd(const T* mu, const T* logvar, double a, std::uint64_t seed, T* z, T* eps, long count) {
+void reparam_fwd(const T* mu, const T* logvar, double a, std::uint64_t seed, T* z, T* eps,
+                 long count) {
   for (long i = 0; i < count; ++i) {
     eps[i] = T(rng_normal(seed, std::uint64_t(i)));
     z[i] = T(double(mu[i]) + std::exp(a * double(logvar[i])) * double(eps[i]));
@@ -17,7 +18,8 @@ void reparam_fwd(const T* mu, const T* logvar, double a, std::uint64_t seed, T* 
 }
 
 template <class T>
-void reparam_bwd(const T* logvar, const T* eps, const T* dz, double a, T* dmu, T* dlogvar, long count) {
+void reparam_bwd(const T* logvar, const T* eps, const T* dz, double a, T* dmu, T* dlogvar,
+                 long count) {
   for (long i = 0; i < count; ++i) {
     dmu[i] = dz[i];
     dlogvar[i] = T(double(dz[i]) * double(eps[i]) * a * std::exp(a * double(logvar[i])));
@@ -35,8 +37,8 @@ double kl_fwd(const T* mu, const T* logvar, int n, int latent, bool mean_over_la
 }
 
 template <class T>
-void kl_bwd(const T* mu, const T* logvar, int n, int latent, bool mean_over_latent, double scale, T* dmu,
-            T* dlogvar) {
+void kl_bwd(const T* mu, const T* logvar, int n, int latent, bool mean_over_latent, double scale,
+            T* dmu, T* dlogvar) {
   const double s = mean_over_latent ? scale / latent : scale;
   for (long i = 0; i < long(n) * latent; ++i) {
     dmu[i] = T(double(mu[i]) * s);
@@ -58,7 +60,8 @@ double bce_logits_fwd(const T* l, const T* x, long count) {
 template <class T>
 void bce_logits_bwd(const T* l, const T* x, long count, double scale, T* dl, T* dx) {
 #pragma omp parallel for
-  for (long i = 0; i < count; ++i) dl[i] = T(scale * (1.0 / (1.0 + std::exp(-double(l[i]))) - double(x[i])));
+  for (long i = 0; i < count; ++i)
+    dl[i] = T(scale * (1.0 / (1.0 + std::exp(-double(l[i]))) - double(x[i])));
   if (dx)
     for (long i = 0; i < count; ++i) dx[i] = T(-scale * double(l[i]));
 }
@@ -79,14 +82,14 @@ double sigmoid_squared_error(const T* l, const T* x, long count) {
   return total;
 }
 
-#define DLS_INSTANTIATE(T)                                                                              \
-  template void reparam_fwd<T>(const T*, const T*, double, std::uint64_t, T*, T*, long);                \
-  template void reparam_bwd<T>(const T*, const T*, const T*, double, T*, T*, long);                     \
-  template double kl_fwd<T>(const T*, const T*, int, int, bool);                                        \
-  template void kl_bwd<T>(const T*, const T*, int, int, bool, double, T*, T*);                          \
-  template double bce_logits_fwd<T>(const T*, const T*, long);                                          \
-  template void bce_logits_bwd<T>(const T*, const T*, long, double, T*, T*);                            \
-  template double sigmoid_squared_error<T>(const T*, const T*, long);                                   \
+#define DLS_INSTANTIATE(T)                                                               \
+  template void reparam_fwd<T>(const T*, const T*, double, std::uint64_t, T*, T*, long); \
+  template void reparam_bwd<T>(const T*, const T*, const T*, double, T*, T*, long);      \
+  template double kl_fwd<T>(const T*, const T*, int, int, bool);                         \
+  template void kl_bwd<T>(const T*, const T*, int, int, bool, double, T*, T*);           \
+  template double bce_logits_fwd<T>(const T*, const T*, long);                           \
+  template void bce_logits_bwd<T>(const T*, const T*, long, double, T*, T*);             \
+  template double sigmoid_squared_error<T>(const T*, const T*, long);                    \
   template void sigmoid_of<T>(const T*, T*, long);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

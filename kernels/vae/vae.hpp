@@ -18,17 +18,19 @@
 namespace dls {
 
 template <class T>
-void reparam_fwd(const T* mu, const T* logvar, double a, std::uint64_t seed, T* z, T* eps, long count);
+void reparam_fwd(const T* mu, const T* logvar, double a, std::uint64_t seed, T* z, T* eps,
+                 long count);
 // dmu and dlogvar are overwritten.
 template <class T>
-void reparam_bwd(const T* logvar, const T* eps, const T* dz, double a, T* dmu, T* dlogvar, long count);
+void reparam_bwd(const T* logvar, const T* eps, const T* dz, double a, T* dmu, T* dlogvar,
+                 long count);
 
 // Sum over the n samples of the per-sample KL (n x L values); gradients scaled by `scale`.
 template <class T>
 double kl_fwd(const T* mu, const T* logvar, int n, int latent, bool mean_over_latent);
 template <class T>
-void kl_bwd(const T* mu, const T* logvar, int n, int latent, bool mean_over_latent, double scale, T* dmu,
-            T* dlogvar);
+void kl_bwd(const T* mu, const T* logvar, int n, int latent, bool mean_over_latent, double scale,
+            T* dmu, T* dlogvar);
 
 // Sum of the element-wise BCE of targets x against logits l; dl = scale (sigmoid(l) - x) and,
 // when dx is not null, dx = -scale l (the gradient in the target).

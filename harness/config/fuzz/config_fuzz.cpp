@@ -37,15 +37,23 @@ struct Fixed {
 const Fixed& fixed() {
   static const Fixed f = [] {
     Fixed x;
-    x.mpirun = dls::load_site(write_file("site1.yaml", "name: f\nnode: {cores: 8}\nlauncher: {kind: mpirun, ranks_per_node: 2}\nmax_nodes: 64\n"),
+    x.mpirun = dls::load_site(write_file("site1.yaml",
+                                         "name: f\nnode: {cores: 8}\nlauncher: {kind: mpirun, "
+                                         "ranks_per_node: 2}\nmax_nodes: 64\n"),
                               "/nonexistent");
-    x.slurm = dls::load_site(write_file("site2.yaml", "name: g\nnode: {cores: 8, gpus: 4}\nlauncher: {kind: srun, gpus_per_rank: 1}\n"
-                                                      "scheduler: {kind: slurm, partition: p, account: a, qos: q}\nenvironment: {A: b}\n"
-                                                      "max_nodes: 1024\n"),
-                             "/nonexistent");
-    x.plan = dls::load_plan(write_file("plan.yaml", "name: f\nexperiments:\n  - name: e\n    kind: train\n    args: {model: m}\n"
-                                                    "    sweep: {nodes: [1, 2, 4], batch: [8, 16], threads: [1, 2]}\n    scaling: strong\n"),
-                            "/nonexistent");
+    x.slurm = dls::load_site(
+        write_file(
+            "site2.yaml",
+            "name: g\nnode: {cores: 8, gpus: 4}\nlauncher: {kind: srun, gpus_per_rank: 1}\n"
+            "scheduler: {kind: slurm, partition: p, account: a, qos: q}\nenvironment: {A: b}\n"
+            "max_nodes: 1024\n"),
+        "/nonexistent");
+    x.plan = dls::load_plan(
+        write_file("plan.yaml",
+                   "name: f\nexperiments:\n  - name: e\n    kind: train\n    args: {model: m}\n"
+                   "    sweep: {nodes: [1, 2, 4], batch: [8, 16], threads: [1, 2]}\n    scaling: "
+                   "strong\n"),
+        "/nonexistent");
     return x;
   }();
   return f;
@@ -55,13 +63,16 @@ const Fixed& fixed() {
 void check_script(const std::string& script) {
   for (std::size_t at = 0; at < script.size();) {
     const std::size_t nl = script.find('\n', at);
-    const std::string line = script.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    const std::string line =
+        script.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
     for (char c : line)
-      if (static_cast<unsigned char>(c) < 0x20 && c != '\t') __builtin_trap();  // a control character inside a line
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t')
+        __builtin_trap();  // a control character inside a line
     for (const std::string prefix : {"#SBATCH --job-name=", "#PBS -N ", "#BSUB -J "})
       if (line.rfind(prefix, 0) == 0)
         for (char c : line.substr(prefix.size()))
-          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') __builtin_trap();
+          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+            __builtin_trap();
     if (nl == std::string::npos) break;
     at = nl + 1;
   }
@@ -70,7 +81,8 @@ void check_script(const std::string& script) {
 void expand_and_write(const dls::Plan& plan, const dls::SiteConfig& site) {
   const dls::Expansion ex = dls::expand(plan, site, 2000);
   for (const dls::Point& p : ex.points) {
-    const dls::LaunchOptions lo{.dlscale = "/opt/dlscale", .out = "c/parts/" + p.id + ".jsonl", .campaign = "c"};
+    const dls::LaunchOptions lo{
+        .dlscale = "/opt/dlscale", .out = "c/parts/" + p.id + ".jsonl", .campaign = "c"};
     (void)dls::launch_line(site, p, lo);
     check_script(dls::batch_script(site, p, lo));
   }
@@ -80,7 +92,8 @@ void expand_and_write(const dls::Plan& plan, const dls::SiteConfig& site) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Fixed& f = fixed();
-  const std::string path = write_file("input.yaml", std::string(reinterpret_cast<const char*>(data), size));
+  const std::string path =
+      write_file("input.yaml", std::string(reinterpret_cast<const char*>(data), size));
   try {
     const dls::Plan plan = dls::load_plan(path, "/nonexistent");
     expand_and_write(plan, f.mpirun);
