@@ -10,6 +10,7 @@ Times are medians. Records whose check failed are refused.
 
 usage: kernel_efficiency.py RECORDS.jsonl [--gemm-shape 2048x2048x2048]
 """
+
 import argparse
 import collections
 import json
@@ -53,8 +54,10 @@ def main():
     if "openblas" not in sgemm:
         sys.exit(f"no OpenBLAS sgemm record with shape {args.gemm_shape}* in {args.records}")
     ref = sgemm["openblas"]
-    print(f"sgemm {args.gemm_shape}: openblas {ref:.1f} GFLOP/s" +
-          (f", onednn {sgemm['onednn']:.1f} GFLOP/s" if "onednn" in sgemm else ""))
+    print(
+        f"sgemm {args.gemm_shape}: openblas {ref:.1f} GFLOP/s"
+        + (f", onednn {sgemm['onednn']:.1f} GFLOP/s" if "onednn" in sgemm else "")
+    )
 
     def rate(d, backend):
         if not all((backend, op) in d for op in DIRS):
@@ -65,15 +68,20 @@ def main():
 
     totals = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])  # model -> ob flop, ob t, dn flop, dn t
     print(f"\n{'layer':<34} {'n':>2} {'openblas':>9} {'onednn':>9} {'ob/sgemm':>8} {'dn/sgemm':>8} {'ob/dn':>6}")
-    for (model, layer, count, shape), d in layers.items():
+    for (model, layer, count, _shape), d in layers.items():
         fo, to = rate(d, "openblas")
         fd, td = rate(d, "onednn")
         go = fo / to * 1e-9 if fo else None
         gd = fd / td * 1e-9 if fd else None
-        fmt = lambda v, f="{:.2f}": f.format(v) if v is not None else "-"
-        print(f"{model + ':' + layer:<34} {count:>2} {fmt(go, '{:.1f}'):>9} {fmt(gd, '{:.1f}'):>9} "
-              f"{fmt(go / ref if go else None):>8} {fmt(gd / ref if gd else None):>8} "
-              f"{fmt(go / gd if go and gd else None):>6}")
+
+        def fmt(v, f="{:.2f}"):
+            return f.format(v) if v is not None else "-"
+
+        print(
+            f"{model + ':' + layer:<34} {count:>2} {fmt(go, '{:.1f}'):>9} {fmt(gd, '{:.1f}'):>9} "
+            f"{fmt(go / ref if go else None):>8} {fmt(gd / ref if gd else None):>8} "
+            f"{fmt(go / gd if go and gd else None):>6}"
+        )
         t = totals[model]
         if fo:
             t[0] += fo * count

@@ -11,6 +11,7 @@ reproduce  the measurements beside the published figures of the seed the plan re
            verdict per row and figure, into CAMPAIGN/analysis/reproduce*.{csv,md}
 report     CAMPAIGN/report.html, one self-contained file
 Exit 2 on unreadable records (the message names file and line) or bad arguments."""
+
 import argparse
 import os
 import sys
@@ -46,8 +47,10 @@ def compare_main(a):
             print(f"## {verdict} ({len(part)})")
             for _, r in part.iterrows():
                 p = "" if r["p_value"] != r["p_value"] else f"  p={r['p_value']:.2g}"
-                print(f"  {r['benchmark']:<28} {r['metric']:<18} {r['mean_a']:.4g} -> {r['mean_b']:.4g}  "
-                      f"{r['change']:+.1%} ({r['better']} is better, n {r['n_a']}/{r['n_b']}){p}  {r['verdict']}")
+                print(
+                    f"  {r['benchmark']:<28} {r['metric']:<18} {r['mean_a']:.4g} -> {r['mean_b']:.4g}  "
+                    f"{r['change']:+.1%} ({r['better']} is better, n {r['n_a']}/{r['n_b']}){p}  {r['verdict']}"
+                )
     diff = provenance_diff(_provenance(a.a), _provenance(a.b))
     print("## provenance differences" + ("" if diff else ": none"))
     for k, va, vb in diff:
@@ -75,7 +78,10 @@ def reproduce_main(a):
     seed, modes = plan_info(a.campaign)
     seed = a.seed or seed
     if not seed:
-        print(f"dlsanalysis reproduce: {a.campaign}: its plan names no seed (reproduces: {{seed: ...}}); give --seed", file=sys.stderr)
+        print(
+            f"dlsanalysis reproduce: {a.campaign}: its plan names no seed (reproduces: {{seed: ...}}); give --seed",
+            file=sys.stderr,
+        )
         return 2
     pub = load_published(a.published)
     pub = pub[pub["seed"] == seed]
@@ -90,23 +96,32 @@ def reproduce_main(a):
     for _, r in rows.iterrows():
         m = "" if r["measured"] != r["measured"] else f"{r['measured']:.4g}"
         at = f" at {r['measured_at']}" if r["measured_at"] else ""
-        print(f"  {r['figure']:<10} {r['metric']:<34} {r['x_name']}={r['x']:<8} published {r['value']:<8} measured {m:<10}{at:<12} {r['verdict']}")
+        print(
+            f"  {r['figure']:<10} {r['metric']:<34} {r['x_name']}={r['x']:<8} published {r['value']:<8} "
+            f"measured {m:<10}{at:<12} {r['verdict']}"
+        )
     print("\n## figures")
     for _, f in figs.iterrows():
-        print(f"  {f['figure']:<12} {f['verdict']:<16} ({f['reproduced']} of {f['judged']} judged rows reproduced, {f['rows']} rows)")
+        print(
+            f"  {f['figure']:<12} {f['verdict']:<16} "
+            f"({f['reproduced']} of {f['judged']} judged rows reproduced, {f['rows']} rows)"
+        )
     print(f"\ntables: {out}/reproduce.{{csv,md}}, reproduce_figures.{{csv,md}}")
     return 1 if a.strict and (figs["verdict"] == "not reproduced").any() else 0
 
 
 def report_main(a):
     from .report import write_report
+
     path = write_report(a.campaign, a.published, a.tolerance)
     print(f"report: {path}")
     return 0
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m dlsanalysis", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python3 -m dlsanalysis", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("tables", help="a campaign's tables and plots")
     t.add_argument("campaign")
@@ -116,7 +131,10 @@ def main(argv=None):
     c.add_argument("b", help="campaign folder or records file (the candidate)")
     c.add_argument("--effect", type=float, default=0.05, help="minimum relative change that counts (default 0.05)")
     c.add_argument("--alpha", type=float, default=0.01, help="Welch t-test level (default 0.01)")
-    for name, helptext in (("reproduce", "measurements beside the published figures"), ("report", "the HTML report of a campaign")):
+    for name, helptext in (
+        ("reproduce", "measurements beside the published figures"),
+        ("report", "the HTML report of a campaign"),
+    ):
         r = sub.add_parser(name, help=helptext)
         r.add_argument("campaign")
         r.add_argument("--published", default=os.path.normpath(DEFAULT_PUBLISHED), help="folder of published figures (*.csv)")

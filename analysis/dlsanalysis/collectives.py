@@ -9,6 +9,7 @@ alpha_beta_fit   per (op, algo, ranks) the model t(n) = alpha + n / B fitted to 
                  for large messages (B x the record's busbw factor) and the worst relative
                  residual, which says how well two parameters describe the curve.
 """
+
 import numpy as np
 import pandas as pd
 
@@ -27,14 +28,19 @@ def busbw_table(df):
     d = _collectives(df)
     if d.empty:
         return pd.DataFrame()
-    cols = {"metrics.time_s": "time_s", "metrics.algbw_bytes_per_s": "algbw_bytes_per_s",
-            "metrics.busbw_bytes_per_s": "busbw_bytes_per_s"}
+    cols = {
+        "metrics.time_s": "time_s",
+        "metrics.algbw_bytes_per_s": "algbw_bytes_per_s",
+        "metrics.busbw_bytes_per_s": "busbw_bytes_per_s",
+    }
     cols = {k: v for k, v in cols.items() if k in d}
     g = d.groupby(KEYS)
     t = g[list(cols)].mean().rename(columns=cols)
     t["n"] = g.size()
     t["busbw_std"] = g["metrics.busbw_bytes_per_s"].std(ddof=1).fillna(0.0)
-    t = t.reset_index().rename(columns={"benchmark": "op", "metrics.algo": "algo", "metrics.ranks": "ranks", "metrics.bytes": "bytes"})
+    t = t.reset_index().rename(
+        columns={"benchmark": "op", "metrics.algo": "algo", "metrics.ranks": "ranks", "metrics.bytes": "bytes"}
+    )
     return t.sort_values(["op", "ranks", "algo", "bytes"], ignore_index=True)
 
 
@@ -44,7 +50,7 @@ def fit_alpha_beta(nbytes, times):
     t = np.asarray(times, dtype=float)
     if len(n) < 2 or len(np.unique(n)) < 2:
         raise ValueError("an alpha-beta fit needs at least two message sizes")
-    a = np.column_stack([1.0 / t, n / t])          # (alpha + beta n) / t = 1
+    a = np.column_stack([1.0 / t, n / t])  # (alpha + beta n) / t = 1
     (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
     resid = np.abs((alpha + beta * n) / t - 1.0)
     return alpha, (1.0 / beta if beta > 0 else np.inf), float(resid.max())
@@ -62,6 +68,16 @@ def alpha_beta_table(df):
             continue
         alpha, bw, worst = fit_alpha_beta(g["metrics.bytes"], g["metrics.time_s"])
         f = float(factor[(op, algo, ranks)]) if factor is not None else 1.0
-        rows.append({"op": op, "algo": algo, "ranks": ranks, "sizes": len(g), "alpha_s": alpha, "bandwidth_bytes_per_s": bw,
-                     "busbw_model_bytes_per_s": bw * f, "max_rel_residual": worst})
+        rows.append(
+            {
+                "op": op,
+                "algo": algo,
+                "ranks": ranks,
+                "sizes": len(g),
+                "alpha_s": alpha,
+                "bandwidth_bytes_per_s": bw,
+                "busbw_model_bytes_per_s": bw * f,
+                "max_rel_residual": worst,
+            }
+        )
     return pd.DataFrame(rows)

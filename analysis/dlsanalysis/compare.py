@@ -11,6 +11,7 @@ A change is the ratio of the means, B / A. The verdict needs both a minimum effe
 sample on a side no test is possible: the change is reported, flagged only above 3 x the
 effect size, and marked "single". The provenance of the two campaigns (compiler, MPI, BLAS,
 libraries, environment) is compared key by key."""
+
 import math
 
 import pandas as pd
@@ -50,9 +51,22 @@ def compare_frames(a, b, effect=0.05, alpha=0.01):
                 significant = abs(change) >= effect and p < alpha
             good = (change > 0) == (better == "higher")
             verdict = ("improved" if good else "regressed") if significant else "unchanged"
-            rows.append({"point_id": pid, "kind": kind, "benchmark": ga["benchmark"].iloc[0], "metric": metric.split(".", 1)[1],
-                         "better": better, "n_a": len(xa), "n_b": len(xb), "mean_a": xa.mean(), "mean_b": xb.mean(),
-                         "change": change, "p_value": p, "verdict": verdict + (" (single)" if single else "")})
+            rows.append(
+                {
+                    "point_id": pid,
+                    "kind": kind,
+                    "benchmark": ga["benchmark"].iloc[0],
+                    "metric": metric.split(".", 1)[1],
+                    "better": better,
+                    "n_a": len(xa),
+                    "n_b": len(xb),
+                    "mean_a": xa.mean(),
+                    "mean_b": xb.mean(),
+                    "change": change,
+                    "p_value": p,
+                    "verdict": verdict + (" (single)" if single else ""),
+                }
+            )
     return pd.DataFrame(rows)
 
 

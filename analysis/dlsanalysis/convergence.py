@@ -12,6 +12,7 @@ layer_share_table       per model and scale, the share of the layers' summed for
                         (forward + backward) and everything else, from each record's layer_s.
 convergence_frame       one row per evaluated or finished epoch of every record (long format).
 """
+
 import math
 
 import pandas as pd
@@ -30,7 +31,7 @@ def time_to_accuracy_table(df, group=("params.model",)):
     rows = []
     for key, g in d.groupby(list(group) + ["params.target", "ranks"], sort=True):
         hit = g[g["reached"]]
-        row = dict(zip(list(group) + ["target", "ranks"], key), runs=len(g), reached=len(hit))
+        row = dict(zip(list(group) + ["target", "ranks"], key, strict=True), runs=len(g), reached=len(hit))
         row["time_to_target_s"] = hit["metrics.time_to_target_s"].mean() if len(hit) else math.nan
         row["epochs_to_target"] = hit["metrics.epochs_to_target"].mean() if len(hit) else math.nan
         rows.append(row)
@@ -64,15 +65,15 @@ CLASSES = ("conv_forward", "conv_backward", "fully_connected", "other")
 
 def _classify(layer_s):
     out = dict.fromkeys(CLASSES, 0.0)
-    for name, l in layer_s.items():
-        kind = l.get("type", "")
+    for layer in layer_s.values():
+        kind = layer.get("type", "")
         if kind in ("conv2d", "deconv2d"):
-            out["conv_forward"] += l["forward_s"]
-            out["conv_backward"] += l["backward_s"]
+            out["conv_forward"] += layer["forward_s"]
+            out["conv_backward"] += layer["backward_s"]
         elif kind == "linear":
-            out["fully_connected"] += l["forward_s"] + l["backward_s"]
+            out["fully_connected"] += layer["forward_s"] + layer["backward_s"]
         else:
-            out["other"] += l["forward_s"] + l["backward_s"]
+            out["other"] += layer["forward_s"] + layer["backward_s"]
     return out
 
 
@@ -82,15 +83,18 @@ def layer_share_table(df, group=("params.model",)):
         return pd.DataFrame()
     cols = [c for c in d.columns if c.startswith("metrics.layer_s.") and c.endswith(".type")]
     if not cols:
-        return pd.DataFrame()   # records written before layer types were recorded
+        return pd.DataFrame()  # records written before layer types were recorded
     rows = []
     for _, r in d.iterrows():
         layers = {}
         for c in cols:
-            name = c[len("metrics.layer_s."):-len(".type")]
+            name = c[len("metrics.layer_s.") : -len(".type")]
             if isinstance(r[c], str):
-                layers[name] = {"type": r[c], "forward_s": r[f"metrics.layer_s.{name}.forward_s"],
-                                "backward_s": r[f"metrics.layer_s.{name}.backward_s"]}
+                layers[name] = {
+                    "type": r[c],
+                    "forward_s": r[f"metrics.layer_s.{name}.forward_s"],
+                    "backward_s": r[f"metrics.layer_s.{name}.backward_s"],
+                }
         row = {k: r[k] for k in group}
         row["ranks"] = int(r["metrics.ranks"])
         row.update(_classify(layers))

@@ -10,6 +10,7 @@ kernel_table   one row per (op, backend, shape, threads): repeats aggregated (me
                Winograd ops (conv2d_wino_*) count the direct method's FLOPs, so their rate is an
                effective one: above 1 (and above 100 % of peak) is what they are for.
 """
+
 import math
 
 import pandas as pd
@@ -33,6 +34,8 @@ def kernel_table(df):
         t = t.merge(pct, on=KEYS, how="left")
     t = t.rename(columns={k: k.split(".", 1)[1] for k in KEYS}).rename(columns={"mean": "gflop_per_s"})
     gemm = t[t["op"] == "gemm"].groupby(["backend", "threads"])["gflop_per_s"].max()
-    t["vs_gemm"] = [r.gflop_per_s / gemm.get((r.backend, r.threads), math.nan) if r.op.startswith("conv") else math.nan
-                    for r in t.itertuples()]
+    t["vs_gemm"] = [
+        r.gflop_per_s / gemm.get((r.backend, r.threads), math.nan) if r.op.startswith("conv") else math.nan
+        for r in t.itertuples()
+    ]
     return t.sort_values(["op", "shape", "threads", "backend"], ignore_index=True)

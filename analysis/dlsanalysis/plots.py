@@ -1,5 +1,6 @@
 """PNG figures of the tables: scaling curves against the ideal line, stacked per-phase
 breakdowns. matplotlib with the Agg backend (no display needed)."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -41,7 +42,7 @@ def breakdown_plot(table, group, path):
     for p in PHASES:
         vals = table[f"{p}_s"].tolist()
         ax.bar(range(len(table)), vals, bottom=bottom, label=p)
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax.set_xticks(range(len(table)))
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylabel("seconds a step (mean over ranks)")

@@ -11,6 +11,7 @@ The file policy is the C++ one (harness/instrument/jsonl.hpp, harness/config/cam
 - a JSON object that is not a dlscale record (missing keys, another schema) is an error:
   RecordError naming the file and line.
 The warnings are also kept in the frame's attrs["warnings"]."""
+
 import collections
 import json
 import os
@@ -115,8 +116,9 @@ def _complete_merges(path, lines, warnings):
 
 
 def _row(path, no, rec):
-    missing = [k for k in REQUIRED
-               if not isinstance(rec.get(k), dict if k in ("params", "metrics") else str)]  # absent or of another type
+    missing = [
+        k for k in REQUIRED if not isinstance(rec.get(k), dict if k in ("params", "metrics") else str)
+    ]  # absent or of another type
     if missing:
         raise RecordError(f"{path}:{no}: not a dlscale record: missing {', '.join(missing)}")
     if rec["schema"] != SCHEMA:

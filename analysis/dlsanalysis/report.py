@@ -2,6 +2,7 @@
 the points and their status, every table the records support with its plot (PNG embedded as
 data URIs, so the file can be mailed or archived alone), the reproduction against the
 published figures where the plan reproduces a seed, and the provenance appendix."""
+
 import base64
 import datetime
 import html
@@ -22,14 +23,21 @@ td:first-child,th:first-child{text-align:left}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
 code{background:#f4f4f4}.wide{overflow-x:auto}"""
 
-TITLES = {"scaling": "Scaling efficiency (against the smallest scale)", "speedup": "Per-epoch and learning speed-up",
-          "time_to_accuracy": "Time to accuracy", "breakdown": "Per-phase breakdown (seconds a step)",
-          "layer_shares": "Time by layer type", "tau": "EASGD tau sensitivity", "kernels": "Kernels: GFLOP/s and % of peak",
-          "busbw": "Collectives: bus bandwidth", "alpha_beta": "Collectives: alpha-beta model"}
+TITLES = {
+    "scaling": "Scaling efficiency (against the smallest scale)",
+    "speedup": "Per-epoch and learning speed-up",
+    "time_to_accuracy": "Time to accuracy",
+    "breakdown": "Per-phase breakdown (seconds a step)",
+    "layer_shares": "Time by layer type",
+    "tau": "EASGD tau sensitivity",
+    "kernels": "Kernels: GFLOP/s and % of peak",
+    "busbw": "Collectives: bus bandwidth",
+    "alpha_beta": "Collectives: alpha-beta model",
+}
 
 
 def _table(df, index=False):
-    return ('<div class="wide">' + df.to_html(index=index, border=0, float_format=lambda v: f"{v:.4g}", na_rep="") + "</div>")
+    return '<div class="wide">' + df.to_html(index=index, border=0, float_format=lambda v: f"{v:.4g}", na_rep="") + "</div>"
 
 
 def _busbw_view(t):
@@ -37,8 +45,10 @@ def _busbw_view(t):
     parts = []
     for (op, ranks), g in t.groupby(["op", "ranks"], sort=True):
         m = g.pivot(index="bytes", columns="algo", values="busbw_bytes_per_s") / 1e9
-        parts.append(f"<p>{html.escape(str(op))}, {ranks} ranks: busbw in GB/s by bytes per rank "
-                     "(every repeat and the time: busbw.csv)</p>" + _table(m, index=True))
+        parts.append(
+            f"<p>{html.escape(str(op))}, {ranks} ranks: busbw in GB/s by bytes per rank "
+            "(every repeat and the time: busbw.csv)</p>" + _table(m, index=True)
+        )
     return "".join(parts)
 
 
@@ -50,10 +60,18 @@ def _img(path):
 
 def _last_points(campaign):
     last = load_attempts(campaign)
-    return pd.DataFrame([{"point": k, "experiment": p.get("experiment", ""), "status": p.get("status", ""),
-                          "seconds": p.get("seconds", float("nan")),
-                          "assignment": ", ".join(f"{a}={v}" for a, v in sorted(p.get("assignment", {}).items()))}
-                         for k, p in last.items()])
+    return pd.DataFrame(
+        [
+            {
+                "point": k,
+                "experiment": p.get("experiment", ""),
+                "status": p.get("status", ""),
+                "seconds": p.get("seconds", float("nan")),
+                "assignment": ", ".join(f"{a}={v}" for a, v in sorted(p.get("assignment", {}).items())),
+            }
+            for k, p in last.items()
+        ]
+    )
 
 
 def _write_atomic(path, text):
@@ -81,10 +99,13 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
     write_tables(tables, out)
     plots = write_plots(tables, df, out)
 
-    body = [f"<h1>dlscale campaign {html.escape(os.path.basename(os.path.abspath(campaign)))}</h1>",
-            f"<p>plan <code>{html.escape(str(manifest.get('plan')))}</code>, site <code>{html.escape(str(manifest.get('site')))}</code>"
-            + (f", reproduces <code>{html.escape(seed)}</code>" if seed else "")
-            + f"; {len(df)} records; report written {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC</p>"]
+    body = [
+        f"<h1>dlscale campaign {html.escape(os.path.basename(os.path.abspath(campaign)))}</h1>",
+        f"<p>plan <code>{html.escape(str(manifest.get('plan')))}</code>, "
+        f"site <code>{html.escape(str(manifest.get('site')))}</code>"
+        + (f", reproduces <code>{html.escape(seed)}</code>" if seed else "")
+        + f"; {len(df)} records; report written {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC</p>",
+    ]
     acc_path = os.path.join(campaign, "acceptance.json")
     body.append("<h2>Acceptance</h2>")
     if os.path.exists(acc_path):
@@ -92,8 +113,10 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
             acc = json.load(f)
         if acc:
             passed = all(v["result"] == "PASS" for v in acc)
-            body.append(f'<p class="{"pass" if passed else "fail"}">{"ACCEPTED" if passed else "NOT ACCEPTED"}: '
-                        f'{sum(v["result"] == "PASS" for v in acc)} of {len(acc)} criteria pass</p>')
+            body.append(
+                f'<p class="{"pass" if passed else "fail"}">{"ACCEPTED" if passed else "NOT ACCEPTED"}: '
+                f"{sum(v['result'] == 'PASS' for v in acc)} of {len(acc)} criteria pass</p>"
+            )
             body.append(_table(pd.DataFrame(acc)))
         else:
             body.append("<p>The plan states no acceptance criteria.</p>")
@@ -119,8 +142,10 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
     flatten("", manifest.get("provenance", {}), prov)
     prov = [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in prov.items()]
     body.append("<h2>Appendix: provenance</h2>" + _table(pd.DataFrame(prov, columns=["key", "value"])))
-    doc = ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>dlscale report</title>"
-           f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+    doc = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dlscale report</title>"
+        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
+    )
     path = os.path.join(campaign, "report.html")
     _write_atomic(path, doc)
     return path

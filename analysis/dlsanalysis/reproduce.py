@@ -18,6 +18,7 @@ range), or, where the condition says "at least", "over" or ">", when it is no lo
 v (1 - tolerance). A figure is reproduced when it has judged rows and all are reproduced; not
 reproduced when any judged row is not; otherwise not judged.
 """
+
 import glob
 import json
 import math
@@ -33,8 +34,15 @@ from .kernels import kernel_table
 from .records import ok_train
 from .scaling import scaling_table, speedup_table
 
-HARDWARE_BOUND = {"samples_per_s_per_node", "speedup_vs_k40", "slowdown_vs_p100", "slowdown_vs_k40",
-                  "speedup_vs_grpc", "min_read_bandwidth", "speedup_cpe_vs_mpe"}
+HARDWARE_BOUND = {
+    "samples_per_s_per_node",
+    "speedup_vs_k40",
+    "slowdown_vs_p100",
+    "slowdown_vs_k40",
+    "speedup_vs_grpc",
+    "min_read_bandwidth",
+    "speedup_cpe_vs_mpe",
+}
 SCALE_NAMES = {"nodes", "gpus", "processes"}
 
 
@@ -94,7 +102,11 @@ def _efficiency(mode):
         if d.empty:
             return []
         t = scaling_table(d, group=("params.model",))
-        return [(int(r["ranks"]), r["efficiency"], f"{r['params.model']}, base {int(r['base_ranks'])} rank(s)") for _, r in t.iterrows()]
+        return [
+            (int(r["ranks"]), r["efficiency"], f"{r['params.model']}, base {int(r['base_ranks'])} rank(s)")
+            for _, r in t.iterrows()
+        ]
+
     return f
 
 
@@ -119,6 +131,7 @@ def _layer_share(kind):
         d = _train(c, row)
         t = layer_share_table(d) if not d.empty else d
         return [] if t.empty else [(int(r["ranks"]), r[f"{kind}_share"], "") for _, r in t.iterrows()]
+
     return f
 
 
@@ -131,6 +144,7 @@ def _model_quantity(metric, scale=1.0, batch_x=False):
             d = d[d["metrics.batch_per_rank"].astype(str) == str(row["x"])]
             return [(str(row["x"]), v * scale, "") for v in d[metric]]
         return [(None, float(d[metric].iloc[0]) * scale, "")]
+
     return f
 
 
@@ -154,7 +168,13 @@ def _reduction_gain(c, row):
     if mpi.empty or other.empty:
         return []
     best = other.loc[other["time_s"].idxmin()]
-    return [(None, mpi["time_s"].iloc[0] / best["time_s"] - 1, f"{best['algo']} vs MPI_Allreduce at {int(best['bytes'])} B, {int(best['ranks'])} ranks")]
+    return [
+        (
+            None,
+            mpi["time_s"].iloc[0] / best["time_s"] - 1,
+            f"{best['algo']} vs MPI_Allreduce at {int(best['bytes'])} B, {int(best['ranks'])} ranks",
+        )
+    ]
 
 
 MEASURES = {
@@ -194,7 +214,9 @@ def judge(row, measured, tolerance):
 def reproduce_table(campaign_frames, published, tolerance=0.10):
     rows = []
     for _, row in published.iterrows():
-        out = {k: row[k] for k in ("seed", "figure", "model", "metric", "x_name", "x", "value", "value_high", "unit", "condition")}
+        out = {
+            k: row[k] for k in ("seed", "figure", "model", "metric", "x_name", "x", "value", "value_high", "unit", "condition")
+        }
         out.update(measured=math.nan, measured_at="", note="", verdict="not measured")
         if row["metric"] in HARDWARE_BOUND:
             out["verdict"] = "not judged (another machine's hardware)"
@@ -211,15 +233,23 @@ def reproduce_table(campaign_frames, published, tolerance=0.10):
             at = [m for m in found if m[0] == want]
             if not at:
                 top = max(found, key=lambda m: m[0])
-                out.update(measured=top[1], measured_at=f"{top[0]} ranks", note=top[2],
-                           verdict=f"scale not reached ({top[0]} of {want} {row['x_name']})")
+                out.update(
+                    measured=top[1],
+                    measured_at=f"{top[0]} ranks",
+                    note=top[2],
+                    verdict=f"scale not reached ({top[0]} of {want} {row['x_name']})",
+                )
                 rows.append(out)
                 continue
             found = at
         m = found[-1]
         ok = judge(row, m[1], tolerance)
-        out.update(measured=m[1], measured_at="" if m[0] is None else f"{m[0]}", note=m[2],
-                   verdict="reproduced" if ok else "not reproduced")
+        out.update(
+            measured=m[1],
+            measured_at="" if m[0] is None else f"{m[0]}",
+            note=m[2],
+            verdict="reproduced" if ok else "not reproduced",
+        )
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -241,6 +271,14 @@ def figure_verdicts(table):
             v = "reproduced"
         else:
             v = "not reproduced"
-        rows.append({"seed": seed, "figure": fig, "rows": len(g), "judged": len(judged),
-                     "reproduced": int((judged["verdict"] == "reproduced").sum()), "verdict": v})
+        rows.append(
+            {
+                "seed": seed,
+                "figure": fig,
+                "rows": len(g),
+                "judged": len(judged),
+                "reproduced": int((judged["verdict"] == "reproduced").sum()),
+                "verdict": v,
+            }
+        )
     return pd.DataFrame(rows)

@@ -11,6 +11,7 @@ speedup_table     per-epoch speed-up S_p = t_epoch(p0) / t_epoch(p) and, where t
 breakdown_table   mean per-phase seconds (input, forward, backward, update, sync) by scale and
                   each phase's share of their sum (seed 004, Table II).
 """
+
 import pandas as pd
 
 from .stats import aggregate
@@ -20,6 +21,7 @@ def _groups(df, group):
     """Iterate over groups without pandas' warning about one-element key lists."""
     keys = list(group)
     return df.groupby(keys if len(keys) > 1 else keys[0], sort=True)
+
 
 PHASES = ("input", "forward", "backward", "update", "sync")
 

@@ -1,5 +1,6 @@
 """Repeats aggregated: mean, sample standard deviation, count and a two-sided 95 % confidence
 interval of the mean from Student's t (n - 1 degrees of freedom; none for a single value)."""
+
 import math
 
 import pandas as pd
@@ -16,5 +17,5 @@ def aggregate(df, by, metric, confidence=0.95):
         std = x.std(ddof=1) if n > 1 else 0.0
         half = st.t.ppf(0.5 + confidence / 2, n - 1) * std / math.sqrt(n) if n > 1 else math.nan
         key = key if isinstance(key, tuple) else (key,)
-        rows.append(dict(zip(by, key), n=n, mean=mean, std=std, ci_low=mean - half, ci_high=mean + half))
+        rows.append(dict(zip(by, key, strict=True), n=n, mean=mean, std=std, ci_low=mean - half, ci_high=mean + half))
     return pd.DataFrame(rows)

@@ -7,13 +7,14 @@ campaign_tables(df, modes)  name -> DataFrame for the tables that the campaign's
     kernels      kernels (GFLOP/s, % of peak, convolution vs GEMM)
     collectives  busbw (by size, ranks, algorithm), alpha_beta (the fitted model)
 """
+
 import os
 
 from .collectives import alpha_beta_table, busbw_table
 from .convergence import convergence_frame, layer_share_table, tau_table, time_to_accuracy_table
 from .kernels import kernel_table
-from .records import ok_train
 from .plots import breakdown_plot, busbw_plot, convergence_plot, scaling_plot
+from .records import ok_train
 from .scaling import breakdown_table, scaling_table, speedup_table
 
 

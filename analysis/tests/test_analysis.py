@@ -1,7 +1,7 @@
 """The analysis on small record fixtures whose answers are worked out by hand here."""
+
 import json
 import math
-import os
 
 import pytest
 
@@ -9,14 +9,26 @@ from dlsanalysis import RecordError, aggregate, breakdown_table, load_campaign, 
 
 
 def rec(ranks, ips, epoch_t=None, n_target=None, phases=None, status="ok", model="m", hp=None):
-    m = {"ranks": ranks, "images_per_s": ips, "phase_s": phases or {p: 0.0 for p in ("input", "forward", "backward", "update", "sync")}}
+    m = {
+        "ranks": ranks,
+        "images_per_s": ips,
+        "phase_s": phases or {p: 0.0 for p in ("input", "forward", "backward", "update", "sync")},
+    }
     if epoch_t is not None:
         m["epoch_time_s"] = epoch_t
     if n_target is not None:
         m["epochs_to_target"] = n_target
         m["time_to_target_s"] = epoch_t * n_target
-    r = {"schema": "dlscale.record/1", "kind": "train", "benchmark": model, "params": {"model": model, "ranks": ranks},
-         "point_id": f"{model}{ranks}", "metrics": m, "status": status, "error": ""}
+    r = {
+        "schema": "dlscale.record/1",
+        "kind": "train",
+        "benchmark": model,
+        "params": {"model": model, "ranks": ranks},
+        "point_id": f"{model}{ranks}",
+        "metrics": m,
+        "status": status,
+        "error": "",
+    }
     if hp:
         r["harness_point"] = hp
     return r
@@ -70,14 +82,22 @@ def test_breakdown_shares_by_hand(tmp_path):
 
 def test_aggregate_single_value_has_no_interval(tmp_path):
     import pandas as pd
+
     a = aggregate(pd.DataFrame({"g": ["x"], "v": [3.0]}), ["g"], "v").iloc[0]
     assert a["n"] == 1 and a["mean"] == 3.0 and a["std"] == 0.0 and math.isnan(a["ci_low"])
 
 
 def test_campaign_adds_experiment_and_axes(tmp_path):
-    (tmp_path / "manifest.json").write_text(json.dumps({"points": [
-        {"id": "p1", "experiment": "weak", "assignment": {"ranks_per_node": "1"}, "repeat": 0},
-        {"id": "p2", "experiment": "weak", "assignment": {"ranks_per_node": "2"}, "repeat": 1}]}))
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "points": [
+                    {"id": "p1", "experiment": "weak", "assignment": {"ranks_per_node": "1"}, "repeat": 0},
+                    {"id": "p2", "experiment": "weak", "assignment": {"ranks_per_node": "2"}, "repeat": 1},
+                ]
+            }
+        )
+    )
     write(tmp_path, [rec(1, 100, hp="p1"), rec(2, 190, hp="p2")])
     df = load_campaign(str(tmp_path))
     assert df["experiment"].tolist() == ["weak", "weak"]
@@ -106,19 +126,26 @@ def test_torn_lines_are_skipped_and_named_as_the_cpp_reader_does(tmp_path, capsy
 
 
 def test_a_merge_cut_short_is_ignored_and_a_second_copy_is_not_counted(tmp_path, capsys):
-    (tmp_path / "manifest.json").write_text(json.dumps({"points": [
-        {"id": "a", "experiment": "e", "assignment": {}}, {"id": "b", "experiment": "e", "assignment": {}}]}))
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {"points": [{"id": "a", "experiment": "e", "assignment": {}}, {"id": "b", "experiment": "e", "assignment": {}}]}
+        )
+    )
     tag = lambda t, n: {"token": t, "lines": n}  # noqa: E731
-    lines = [dict(rec(1, 10, hp="a"), harness_merge=tag("t1", 2)),            # a's first merge, cut short
-             dict(rec(1, 11, hp="a"), harness_merge=tag("t2", 2)),            # a merged again, whole
-             dict(rec(2, 12, hp="a"), harness_merge=tag("t2", 2)),
-             dict(rec(1, 13, hp="b"), harness_merge=tag("t3", 1)),            # b, whole
-             dict(rec(1, 14, hp="b"), harness_merge=tag("t4", 1))]            # b again: not counted
+    lines = [
+        dict(rec(1, 10, hp="a"), harness_merge=tag("t1", 2)),  # a's first merge, cut short
+        dict(rec(1, 11, hp="a"), harness_merge=tag("t2", 2)),  # a merged again, whole
+        dict(rec(2, 12, hp="a"), harness_merge=tag("t2", 2)),
+        dict(rec(1, 13, hp="b"), harness_merge=tag("t3", 1)),  # b, whole
+        dict(rec(1, 14, hp="b"), harness_merge=tag("t4", 1)),
+    ]  # b again: not counted
     write(tmp_path, lines)
     df = load_campaign(str(tmp_path))
     assert df["metrics.images_per_s"].tolist() == [11, 12, 13]
-    assert df.attrs["warnings"] == [f"{tmp_path}/records.jsonl: point a: a merge cut short (1 of 2 lines) is ignored",
-                                    f"{tmp_path}/records.jsonl: point b was merged more than once; the first copy counts"]
+    assert df.attrs["warnings"] == [
+        f"{tmp_path}/records.jsonl: point a: a merge cut short (1 of 2 lines) is ignored",
+        f"{tmp_path}/records.jsonl: point b was merged more than once; the first copy counts",
+    ]
 
 
 def test_mixed_schemas_are_refused(tmp_path):
@@ -131,8 +158,12 @@ def test_mixed_schemas_are_refused(tmp_path):
 
 def test_tables_command_writes_csv_and_markdown(tmp_path, capsys):
     from dlsanalysis.__main__ import main
-    (tmp_path / "manifest.json").write_text(json.dumps({"points": [
-        {"id": "a", "experiment": "weak", "assignment": {}}, {"id": "b", "experiment": "weak", "assignment": {}}]}))
+
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {"points": [{"id": "a", "experiment": "weak", "assignment": {}}, {"id": "b", "experiment": "weak", "assignment": {}}]}
+        )
+    )
     write(tmp_path, [rec(1, 100, epoch_t=10.0, hp="a"), rec(2, 150, epoch_t=6.0, hp="b")])
     assert main(["tables", str(tmp_path)]) == 0
     for name in ("scaling", "breakdown", "speedup"):
@@ -150,6 +181,7 @@ def test_tables_command_writes_csv_and_markdown(tmp_path, capsys):
 
 def _sample(tmp_path, name, means, sd, n, seed, provenance=None):
     import random
+
     rnd = random.Random(seed)
     recs = []
     for k, mu in enumerate(means):
@@ -163,6 +195,7 @@ def _sample(tmp_path, name, means, sd, n, seed, provenance=None):
 
 def test_compare_finds_a_planted_ten_percent_regression(tmp_path):
     from dlsanalysis.compare import compare_frames
+
     means = [100.0 + 10 * k for k in range(20)]
     a = load_records(_sample(tmp_path, "a.jsonl", means, 2.0, 5, 1))
     slowed = [m * (0.9 if k == 7 else 1.0) for k, m in enumerate(means)]  # point 7 loses 10 %
@@ -176,6 +209,7 @@ def test_compare_finds_a_planted_ten_percent_regression(tmp_path):
 
 def test_compare_raises_no_alarm_on_the_same_distribution(tmp_path):
     from dlsanalysis.compare import compare_frames
+
     means = [100.0 + 10 * k for k in range(20)]
     for seed in range(5):  # five pairs of campaigns drawn from one distribution
         a = load_records(_sample(tmp_path, f"a{seed}.jsonl", means, 2.0, 5, 100 + seed))
@@ -185,11 +219,13 @@ def test_compare_raises_no_alarm_on_the_same_distribution(tmp_path):
 
 def test_compare_command_exit_status_and_provenance(tmp_path, capsys):
     from dlsanalysis.__main__ import main
+
     a = _sample(tmp_path, "a.jsonl", [100.0], 1.0, 4, 1)
     b = _sample(tmp_path, "b.jsonl", [80.0], 1.0, 4, 2, provenance={"blas": "reference 3.11", "compiler": "gcc 12"})
     assert main(["compare", a, b]) == 1
     out = capsys.readouterr().out
     import re
+
     assert "## regressed" in out and re.search(r"-(19|20|21)\.\d%", out), out
     assert "blas: 'openblas 0.3.21' -> 'reference 3.11'" in out
     assert "compiler" not in out.split("## provenance differences")[1]

@@ -1,5 +1,6 @@
 """Kernel, collective, tau, layer-share, time-to-accuracy and reproduction tables on record
 fixtures whose answers are worked out by hand here; the HTML report rendered by Chromium."""
+
 import json
 import math
 import os
@@ -9,16 +10,32 @@ import subprocess
 import numpy as np
 import pytest
 
-from dlsanalysis import (alpha_beta_table, busbw_table, figure_verdicts, fit_alpha_beta, kernel_table, layer_share_table,
-                         load_campaign, load_records, reproduce_table, tau_table, time_to_accuracy_table)
+from dlsanalysis import (
+    alpha_beta_table,
+    busbw_table,
+    fit_alpha_beta,
+    kernel_table,
+    layer_share_table,
+    load_records,
+    tau_table,
+    time_to_accuracy_table,
+)
 from dlsanalysis.__main__ import main
 
 PHASES = {p: 0.0 for p in ("input", "forward", "backward", "update", "sync")}
 
 
 def base(kind, bench, params, metrics, pid, hp=None):
-    r = {"schema": "dlscale.record/1", "kind": kind, "benchmark": bench, "params": params, "point_id": pid,
-         "metrics": metrics, "status": "ok", "error": ""}
+    r = {
+        "schema": "dlscale.record/1",
+        "kind": kind,
+        "benchmark": bench,
+        "params": params,
+        "point_id": pid,
+        "metrics": metrics,
+        "status": "ok",
+        "error": "",
+    }
     if hp:
         r["harness_point"] = hp
     return r
@@ -32,8 +49,15 @@ def kernel(op, backend, threads, gf, shape="s", pct=None):
 
 
 def coll(algo, ranks, nbytes, t, factor=1.0, hp=None):
-    m = {"algo": algo, "ranks": ranks, "bytes": nbytes, "time_s": t, "algbw_bytes_per_s": nbytes / t,
-         "busbw_bytes_per_s": factor * nbytes / t, "busbw_factor": factor}
+    m = {
+        "algo": algo,
+        "ranks": ranks,
+        "bytes": nbytes,
+        "time_s": t,
+        "algbw_bytes_per_s": nbytes / t,
+        "busbw_bytes_per_s": factor * nbytes / t,
+        "busbw_factor": factor,
+    }
     return base("collective", "allreduce", {"algo": algo, "ranks": ranks, "bytes": nbytes}, m, f"{algo}{ranks}{nbytes}", hp)
 
 
@@ -48,9 +72,13 @@ def write(path, records):
 
 
 def test_kernel_table_percent_of_peak_and_conv_vs_gemm(tmp_path):
-    recs = [kernel("gemm", "openblas", 2, 190.0, "g", 80), kernel("gemm", "openblas", 2, 210.0, "g", 90),
-            kernel("gemm", "openblas", 2, 100.0, "small", 40), kernel("conv2d_fwd", "openblas", 2, 150.0, "c", 64),
-            kernel("conv2d_fwd", "onednn", 2, 230.0, "c", 98)]
+    recs = [
+        kernel("gemm", "openblas", 2, 190.0, "g", 80),
+        kernel("gemm", "openblas", 2, 210.0, "g", 90),
+        kernel("gemm", "openblas", 2, 100.0, "small", 40),
+        kernel("conv2d_fwd", "openblas", 2, 150.0, "c", 64),
+        kernel("conv2d_fwd", "onednn", 2, 230.0, "c", 98),
+    ]
     t = kernel_table(load_records(write(tmp_path / "r.jsonl", recs)))
     g = t[(t["op"] == "gemm") & (t["shape"] == "g")].iloc[0]
     assert (g["n"], g["gflop_per_s"], g["pct_of_peak"]) == (2, pytest.approx(200.0), pytest.approx(85.0))
@@ -76,7 +104,9 @@ def test_alpha_beta_fit_recovers_a_known_model():
 def test_busbw_and_alpha_beta_tables(tmp_path):
     # 4 ranks, allreduce busbw factor 2 (4 - 1) / 4 = 1.5; ring t = 10 us + n / 1e9, repeats at 1 MiB
     sizes = [1024, 1 << 16, 1 << 20]
-    recs = [coll("ring", 4, s, 1e-5 + s / 1e9, 1.5) for s in sizes] + [coll("ring", 4, 1 << 20, 2 * (1e-5 + (1 << 20) / 1e9), 1.5)]
+    recs = [coll("ring", 4, s, 1e-5 + s / 1e9, 1.5) for s in sizes] + [
+        coll("ring", 4, 1 << 20, 2 * (1e-5 + (1 << 20) / 1e9), 1.5)
+    ]
     recs.append(coll("mpi", 4, 1024, 3e-6, 1.5))  # one size only: no fit
     df = load_records(write(tmp_path / "c.jsonl", recs))
     b = busbw_table(df)
@@ -92,10 +122,12 @@ def test_busbw_and_alpha_beta_tables(tmp_path):
 
 def test_tau_table_against_ssgd_by_hand(tmp_path):
     ep = lambda loss: [{"epoch": 1.0, "train_loss": 9.0}, {"epoch": 2.0, "train_loss": loss}]  # noqa: E731
-    recs = [train("m", 2, 100.0, {"scheme": "easgd", "easgd": {"tau": 1, "variant": "sync"}}, epochs=ep(1.5)),
-            train("m", 2, 140.0, {"scheme": "easgd", "easgd": {"tau": 4, "variant": "sync"}}, epochs=ep(2.0)),
-            train("m", 2, 160.0, {"scheme": "easgd", "easgd": {"tau": 4, "variant": "sync"}}, epochs=ep(3.0)),
-            train("m", 2, 200.0, {"scheme": "ssgd"})]
+    recs = [
+        train("m", 2, 100.0, {"scheme": "easgd", "easgd": {"tau": 1, "variant": "sync"}}, epochs=ep(1.5)),
+        train("m", 2, 140.0, {"scheme": "easgd", "easgd": {"tau": 4, "variant": "sync"}}, epochs=ep(2.0)),
+        train("m", 2, 160.0, {"scheme": "easgd", "easgd": {"tau": 4, "variant": "sync"}}, epochs=ep(3.0)),
+        train("m", 2, 200.0, {"scheme": "ssgd"}),
+    ]
     t = tau_table(load_records(write(tmp_path / "t.jsonl", recs))).set_index("tau")
     assert t.loc[1, "vs_ssgd"] == pytest.approx(0.5)
     assert t.loc[4, "images_per_s"] == pytest.approx(150.0)
@@ -105,8 +137,12 @@ def test_tau_table_against_ssgd_by_hand(tmp_path):
 
 
 def test_layer_shares_by_hand(tmp_path):
-    layers = {"c1": {"type": "conv2d", "forward_s": 0.2, "backward_s": 0.4}, "c2": {"type": "conv2d", "forward_s": 0.1, "backward_s": 0.2},
-              "fc": {"type": "linear", "forward_s": 0.05, "backward_s": 0.05}, "r": {"type": "relu", "forward_s": 0.0, "backward_s": 0.0}}
+    layers = {
+        "c1": {"type": "conv2d", "forward_s": 0.2, "backward_s": 0.4},
+        "c2": {"type": "conv2d", "forward_s": 0.1, "backward_s": 0.2},
+        "fc": {"type": "linear", "forward_s": 0.05, "backward_s": 0.05},
+        "r": {"type": "relu", "forward_s": 0.0, "backward_s": 0.0},
+    }
     t = layer_share_table(load_records(write(tmp_path / "l.jsonl", [train("vgg16", 1, 1.0, layer_s=layers)]))).iloc[0]
     assert t["conv_forward_share"] == pytest.approx(0.3)
     assert t["conv_backward_share"] == pytest.approx(0.6)
@@ -116,9 +152,11 @@ def test_layer_shares_by_hand(tmp_path):
 
 def test_time_to_accuracy_counts_runs_that_missed(tmp_path):
     hit = dict(target_reached=True)
-    recs = [train("m", 1, 1.0, {"target": "accuracy>=0.9"}, time_to_target_s=100.0, epochs_to_target=4.0, **hit),
-            train("m", 1, 1.0, {"target": "accuracy>=0.9"}, time_to_target_s=120.0, epochs_to_target=5.0, **hit),
-            train("m", 1, 1.0, {"target": "accuracy>=0.9"}, target_reached=False)]
+    recs = [
+        train("m", 1, 1.0, {"target": "accuracy>=0.9"}, time_to_target_s=100.0, epochs_to_target=4.0, **hit),
+        train("m", 1, 1.0, {"target": "accuracy>=0.9"}, time_to_target_s=120.0, epochs_to_target=5.0, **hit),
+        train("m", 1, 1.0, {"target": "accuracy>=0.9"}, target_reached=False),
+    ]
     t = time_to_accuracy_table(load_records(write(tmp_path / "a.jsonl", recs))).iloc[0]
     assert (t["runs"], t["reached"]) == (3, 2)
     assert t["time_to_target_s"] == pytest.approx(110.0)
@@ -139,20 +177,44 @@ O,sys,site,Fig. 9,ResNet-50,parameters,-,-,1,,count,
 
 def campaign(tmp_path):
     """A campaign folder with a manifest naming a plan that reproduces seed S."""
-    (tmp_path / "plan.yaml").write_text("name: p\nreproduces: {seed: S, figure: x}\nexperiments:\n"
-                                        "  - {name: weak, kind: train, scaling: weak}\n  - {name: strong, kind: train, scaling: strong}\n"
-                                        "  - {name: r50, kind: train}\n  - {name: ar, kind: collectives}\n")
-    points = [{"id": "w1", "experiment": "weak"}, {"id": "w2", "experiment": "weak"}, {"id": "s1", "experiment": "strong"},
-              {"id": "s2", "experiment": "strong"}, {"id": "r", "experiment": "r50"}, {"id": "a", "experiment": "ar"}]
-    (tmp_path / "manifest.json").write_text(json.dumps({"plan": "p", "site": "localhost", "plan_file": str(tmp_path / "plan.yaml"),
-                                                        "points": points, "provenance": {"build": {"compiler": "GNU 12"}}}))
+    (tmp_path / "plan.yaml").write_text(
+        "name: p\nreproduces: {seed: S, figure: x}\nexperiments:\n"
+        "  - {name: weak, kind: train, scaling: weak}\n  - {name: strong, kind: train, scaling: strong}\n"
+        "  - {name: r50, kind: train}\n  - {name: ar, kind: collectives}\n"
+    )
+    points = [
+        {"id": "w1", "experiment": "weak"},
+        {"id": "w2", "experiment": "weak"},
+        {"id": "s1", "experiment": "strong"},
+        {"id": "s2", "experiment": "strong"},
+        {"id": "r", "experiment": "r50"},
+        {"id": "a", "experiment": "ar"},
+    ]
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "plan": "p",
+                "site": "localhost",
+                "plan_file": str(tmp_path / "plan.yaml"),
+                "points": points,
+                "provenance": {"build": {"compiler": "GNU 12"}},
+            }
+        )
+    )
     # weak: 100 -> 170 img/s at 2 ranks (0.85); strong: 100 -> 120 (0.60); ResNet-50's parameters;
     # allreduce at the largest size: mpi 1.0 ms, ring 0.7 ms (gain 1/0.7 - 1 = 0.43), tree 0.9 ms
-    recs = [train("cifar10_quick", 1, 100.0, hp="w1"), train("cifar10_quick", 2, 170.0, hp="w2"),
-            train("cifar10_quick", 1, 100.0, {"batch": 128}, hp="s1"), train("cifar10_quick", 2, 120.0, {"batch": 128}, hp="s2"),
-            train("resnet50", 1, 5.0, {"width": 1.0}, hp="r", parameters=25559081),
-            coll("mpi", 2, 1 << 20, 1e-3, hp="a"), coll("ring", 2, 1 << 20, 7e-4, hp="a"), coll("tree", 2, 1 << 20, 9e-4, hp="a"),
-            coll("mpi", 2, 1024, 1e-6, hp="a"), coll("ring", 2, 1024, 5e-6, hp="a")]
+    recs = [
+        train("cifar10_quick", 1, 100.0, hp="w1"),
+        train("cifar10_quick", 2, 170.0, hp="w2"),
+        train("cifar10_quick", 1, 100.0, {"batch": 128}, hp="s1"),
+        train("cifar10_quick", 2, 120.0, {"batch": 128}, hp="s2"),
+        train("resnet50", 1, 5.0, {"width": 1.0}, hp="r", parameters=25559081),
+        coll("mpi", 2, 1 << 20, 1e-3, hp="a"),
+        coll("ring", 2, 1 << 20, 7e-4, hp="a"),
+        coll("tree", 2, 1 << 20, 9e-4, hp="a"),
+        coll("mpi", 2, 1024, 1e-6, hp="a"),
+        coll("ring", 2, 1024, 5e-6, hp="a"),
+    ]
     write(tmp_path / "records.jsonl", recs)
     pub = tmp_path / "published"
     pub.mkdir()
@@ -165,6 +227,7 @@ def test_reproduce_verdicts_by_hand(tmp_path, capsys):
     assert main(["reproduce", camp, "--published", pub]) == 0
     out = capsys.readouterr().out
     import pandas as pd
+
     t = pd.read_csv(os.path.join(camp, "analysis", "reproduce.csv"), dtype={"x": str})
     v = {(r["metric"], r["x"]): r for _, r in t.iterrows()}
     assert len(t) == 7  # seed O's row is not this campaign's
@@ -179,7 +242,7 @@ def test_reproduce_verdicts_by_hand(tmp_path, capsys):
     assert gain["measured"] == pytest.approx(1 / 0.7 - 1) and gain["verdict"] == "reproduced"
     assert v[("time_share_conv_backward", "1")]["verdict"] == "not measured"
     figs = pd.read_csv(os.path.join(camp, "analysis", "reproduce_figures.csv")).set_index("figure")
-    assert figs.loc["Fig. 1", "verdict"] == "reproduced"      # one judged row, reproduced; one not reached
+    assert figs.loc["Fig. 1", "verdict"] == "reproduced"  # one judged row, reproduced; one not reached
     assert figs.loc["Fig. 2", "verdict"] == "not reproduced"
     assert figs.loc["Sec. 5", "verdict"] == "not judged"
     assert "not reproduced" in out
@@ -200,8 +263,22 @@ def test_reproduce_bad_input(tmp_path, capsys):
 
 def test_report_is_one_self_contained_file(tmp_path):
     camp, pub = campaign(tmp_path)
-    (tmp_path / "acceptance.json").write_text(json.dumps([{"result": "FAIL", "experiment": "weak", "metric": "images_per_s",
-                                                          "where": "-", "records": 2, "value": 135, "direction": ">", "bound": 200}]))
+    (tmp_path / "acceptance.json").write_text(
+        json.dumps(
+            [
+                {
+                    "result": "FAIL",
+                    "experiment": "weak",
+                    "metric": "images_per_s",
+                    "where": "-",
+                    "records": 2,
+                    "value": 135,
+                    "direction": ">",
+                    "bound": 200,
+                }
+            ]
+        )
+    )
     assert main(["report", camp, "--published", pub]) == 0
     doc = (tmp_path / "report.html").read_text()
     assert "NOT ACCEPTED" in doc and "0 of 1 criteria pass" in doc
@@ -213,27 +290,45 @@ def test_report_is_one_self_contained_file(tmp_path):
 
 def colored_pixels(png):
     import matplotlib.image
+
     img = matplotlib.image.imread(png)[..., :3]
     return int(((img.max(axis=2) - img.min(axis=2)) > 0.3).sum())
 
 
 def screenshot(html_path, png):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,3000",
-                    f"--screenshot={png}", f"file://{html_path}"], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1280,3000",
+            f"--screenshot={png}",
+            f"file://{html_path}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return png
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")) and not os.environ.get("DLS_REQUIRE_CHROMIUM"),
-                    reason="no chromium (scripts/setup.sh installs it; ctest sets DLS_REQUIRE_CHROMIUM)")
+@pytest.mark.skipif(
+    not (shutil.which("chromium") or shutil.which("chromium-browser")) and not os.environ.get("DLS_REQUIRE_CHROMIUM"),
+    reason="no chromium (scripts/setup.sh installs it; ctest sets DLS_REQUIRE_CHROMIUM)",
+)
 def test_report_renders_with_its_plots_in_chromium(tmp_path):
     camp, pub = campaign(tmp_path)
     assert main(["report", camp, "--published", pub]) == 0
     html_path = os.path.join(camp, "report.html")
     with_plots = colored_pixels(screenshot(html_path, str(tmp_path / "a.png")))
     # the same page without its images: what colour is left is text, not plots
-    doc = open(html_path).read()
+    with open(html_path) as f:
+        doc = f.read()
     import re
+
     bare = tmp_path / "bare.html"
     bare.write_text(re.sub(r"<img [^>]*>", "", doc))
     without = colored_pixels(screenshot(str(bare), str(tmp_path / "b.png")))

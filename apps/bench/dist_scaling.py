@@ -19,10 +19,10 @@ is kept. Prints tables and appends every record to --out.
   /usr/bin/python3 apps/bench/dist_scaling.py [--dlscale build/dlscale] [--models cifar10_quick,resnet50]
       [--steps 20] [--repeats 1] [--out results/scratch/dist_scaling.jsonl]
 """
+
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,13 +38,56 @@ def run(a, model, ranks, batch, scheme, extra=(), steps=None):
     steps = steps or max(4, int(a.steps * cfg["steps"]))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.jsonl")
-        cmd = [a.mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1",
-               a.dlscale, "train", "-m", model, "-b", str(batch), "--image", str(cfg["image"]),
-               "--data", f"synthetic:{max(512, 8 * batch * ranks)}", "--holdout", "0", "--eval-every", "-1",
-               "--steps", str(steps + 2), "--warmup-steps", "2", "--threads", "1", "--optim", "sgd_torch",
-               "--lr", "0.01", "--scheme", scheme, "--bucket-mb", str(cfg["bucket_mb"]), "--quiet", "--out", out, *extra]
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                   OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        cmd = [
+            a.mpirun,
+            "-np",
+            str(ranks),
+            "--oversubscribe",
+            "--bind-to",
+            "none",
+            "--mca",
+            "mpi_yield_when_idle",
+            "1",
+            a.dlscale,
+            "train",
+            "-m",
+            model,
+            "-b",
+            str(batch),
+            "--image",
+            str(cfg["image"]),
+            "--data",
+            f"synthetic:{max(512, 8 * batch * ranks)}",
+            "--holdout",
+            "0",
+            "--eval-every",
+            "-1",
+            "--steps",
+            str(steps + 2),
+            "--warmup-steps",
+            "2",
+            "--threads",
+            "1",
+            "--optim",
+            "sgd_torch",
+            "--lr",
+            "0.01",
+            "--scheme",
+            scheme,
+            "--bucket-mb",
+            str(cfg["bucket_mb"]),
+            "--quiet",
+            "--out",
+            out,
+            *extra,
+        ]
+        env = dict(
+            os.environ,
+            OMP_NUM_THREADS="1",
+            OPENBLAS_NUM_THREADS="1",
+            OMPI_ALLOW_RUN_AS_ROOT="1",
+            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        )
         p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             sys.exit(f"dist_scaling: {' '.join(cmd)} exited {p.returncode}:\n{p.stderr}")
@@ -76,23 +119,30 @@ def main():
         if model not in MODELS:
             sys.exit(f"dist_scaling: --models: unknown '{model}' (known: {', '.join(MODELS)})")
         b = MODELS[model]["batch"]
-        x = lambda r: r["metrics"]["images_per_s"]
+
+        def x(r):
+            return r["metrics"]["images_per_s"]
+
         one = best_of(a, model, 1, b, "ssgd", ["--overlap", "none"])
         weak = best_of(a, model, 2, b, "ssgd", ["--overlap", "thread"])
         weak_none = best_of(a, model, 2, b, "ssgd", ["--overlap", "none"])
         strong = best_of(a, model, 2, b // 2, "ssgd", ["--overlap", "thread"])
         local = best_of(a, model, 2, b, "localsgd", ["--local-period", str(a.local_period)])
         easgd = {tau: best_of(a, model, 3, b, "easgd", ["--easgd-tau", str(tau)]) for tau in (1, 4, 8)}
-        print(f"\n{model}: batch {b} per rank, 1 thread per rank, allreduce {weak['metrics'].get('allreduce')}, "
-              f"{weak['params'].get('buckets')} buckets")
+        print(
+            f"\n{model}: batch {b} per rank, 1 thread per rank, allreduce {weak['metrics'].get('allreduce')}, "
+            f"{weak['params'].get('buckets')} buckets"
+        )
         print(f"  1 rank                 {x(one):9.2f} img/s  step {one['metrics']['step_time_s']:.4f} s")
         print(f"  weak   2 ranks x {b:<4}  {x(weak):9.2f} img/s  E_w = {x(weak) / (2 * x(one)):.3f}")
         print(f"  strong 2 ranks x {b // 2:<4}  {x(strong):9.2f} img/s  E_s = {x(strong) / (2 * x(one)):.3f}")
         sync_none = weak_none["metrics"]["phase_s"]["sync"]
         exposed = weak["metrics"]["phase_s"]["sync"] + weak["metrics"].get("sync_waited_in_backward_s", 0.0)
         hidden = 1 - exposed / sync_none if sync_none > 0 else float("nan")
-        print(f"  overlap: sync without {sync_none * 1e3:.2f} ms/step, exposed with {exposed * 1e3:.2f} ms/step "
-              f"-> hidden {hidden:.1%};  throughput none {x(weak_none):.2f} vs thread {x(weak):.2f} img/s")
+        print(
+            f"  overlap: sync without {sync_none * 1e3:.2f} ms/step, exposed with {exposed * 1e3:.2f} ms/step "
+            f"-> hidden {hidden:.1%};  throughput none {x(weak_none):.2f} vs thread {x(weak):.2f} img/s"
+        )
         print(f"  localsgd (every {a.local_period})      {x(local):9.2f} img/s  = {x(local) / x(weak):.3f} x ssgd")
         for tau, r in easgd.items():
             print(f"  easgd tau {tau} (2 workers + 1 server) {x(r):9.2f} img/s  = {x(r) / x(weak):.3f} x ssgd")

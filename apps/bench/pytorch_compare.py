@@ -20,10 +20,12 @@ ResNet-50 there is a ratio of at least 0.9.
 
   /usr/bin/python3 apps/bench/pytorch_compare.py --device cuda --models resnet50 --batch 64 --steps 20 --warmup 5
 
-Needs Debian's python3-torch and python3-torchvision (CPU), or a CUDA build of PyTorch for --device cuda. AlexNet is the BVLC one (grouped
+Needs Debian's python3-torch and python3-torchvision (CPU), or a CUDA build of PyTorch for --device cuda.
+AlexNet is the BVLC one (grouped
 convolutions, LRN, ceil-mode pooling) written out in PyTorch below, as torchvision's AlexNet is a
 different network.
 """
+
 import argparse
 import json
 import os
@@ -37,23 +39,37 @@ import time
 def bvlc_alexnet(torch, classes=1000):
     nn = torch.nn
     return nn.Sequential(
-        nn.Conv2d(3, 96, 11, stride=4), nn.ReLU(inplace=True),
-        nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0), nn.MaxPool2d(3, 2, ceil_mode=True),
-        nn.Conv2d(96, 256, 5, padding=2, groups=2), nn.ReLU(inplace=True),
-        nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0), nn.MaxPool2d(3, 2, ceil_mode=True),
-        nn.Conv2d(256, 384, 3, padding=1), nn.ReLU(inplace=True),
-        nn.Conv2d(384, 384, 3, padding=1, groups=2), nn.ReLU(inplace=True),
-        nn.Conv2d(384, 256, 3, padding=1, groups=2), nn.ReLU(inplace=True),
-        nn.MaxPool2d(3, 2, ceil_mode=True), nn.Flatten(),
-        nn.Linear(256 * 6 * 6, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
-        nn.Linear(4096, 4096), nn.ReLU(inplace=True), nn.Dropout(0.5),
-        nn.Linear(4096, classes))
+        nn.Conv2d(3, 96, 11, stride=4),
+        nn.ReLU(inplace=True),
+        nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        nn.Conv2d(96, 256, 5, padding=2, groups=2),
+        nn.ReLU(inplace=True),
+        nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        nn.Conv2d(256, 384, 3, padding=1),
+        nn.ReLU(inplace=True),
+        nn.Conv2d(384, 384, 3, padding=1, groups=2),
+        nn.ReLU(inplace=True),
+        nn.Conv2d(384, 256, 3, padding=1, groups=2),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(3, 2, ceil_mode=True),
+        nn.Flatten(),
+        nn.Linear(256 * 6 * 6, 4096),
+        nn.ReLU(inplace=True),
+        nn.Dropout(0.5),
+        nn.Linear(4096, 4096),
+        nn.ReLU(inplace=True),
+        nn.Dropout(0.5),
+        nn.Linear(4096, classes),
+    )
 
 
 def torch_worker(args):
     """Runs in a child process: trains one model with PyTorch, prints one JSON line."""
     import torch
     import torchvision
+
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
     cuda = args.device == "cuda"
@@ -61,10 +77,7 @@ def torch_worker(args):
         torch.backends.cudnn.benchmark = True
         torch.backends.cudnn.allow_tf32 = args.math == "tf32"
         torch.backends.cuda.matmul.allow_tf32 = args.math == "tf32"
-    if args.model == "alexnet":
-        net = bvlc_alexnet(torch)
-    else:
-        net = getattr(torchvision.models, args.model)()
+    net = bvlc_alexnet(torch) if args.model == "alexnet" else getattr(torchvision.models, args.model)()
     net = net.to(args.device)
     net.train()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
@@ -72,7 +85,7 @@ def torch_worker(args):
     x = torch.randn(args.batch, 3, 224, 224, device=args.device)
     y = torch.randint(0, 1000, (args.batch,), device=args.device)
     times = []
-    for step in range(args.warmup + args.steps):
+    for _ in range(args.warmup + args.steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(net(x), y)
@@ -81,24 +94,63 @@ def torch_worker(args):
         if cuda:
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    steady = times[args.warmup:]
+    steady = times[args.warmup :]
     step = statistics.median(steady)
-    print(json.dumps({"engine": "pytorch", "model": args.model, "batch": args.batch,
-                      "parameters": sum(p.numel() for p in net.parameters()),
-                      "images_per_s": args.batch / step, "step_time_s": step,
-                      "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                      "torch": torch.__version__, "device": torch.cuda.get_device_name() if cuda else "cpu",
-                      "math": args.math if cuda else "fp32"}))
+    print(
+        json.dumps(
+            {
+                "engine": "pytorch",
+                "model": args.model,
+                "batch": args.batch,
+                "parameters": sum(p.numel() for p in net.parameters()),
+                "images_per_s": args.batch / step,
+                "step_time_s": step,
+                "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                "torch": torch.__version__,
+                "device": torch.cuda.get_device_name() if cuda else "cpu",
+                "math": args.math if cuda else "fp32",
+            }
+        )
+    )
 
 
 def run_dlscale(a, model, batch, steps, warmup):
     out = f"/tmp/dls_pytorch_compare_{os.getpid()}.jsonl"
     if os.path.exists(out):
         os.remove(out)
-    cmd = [a.dlscale, "train", "-m", model, "-b", str(batch), "--image", "224", "--data", f"synthetic:{4 * batch}",
-           "--holdout", "0", "--steps", str(warmup + steps), "--warmup-steps", str(warmup), "--eval-every", "-1",
-           "--optim", "sgd_torch", "--lr", "0.01", "--momentum", "0.9", "--weight-decay", "5e-4",
-           "--threads", str(a.threads), "--quiet", "--out", out]
+    cmd = [
+        a.dlscale,
+        "train",
+        "-m",
+        model,
+        "-b",
+        str(batch),
+        "--image",
+        "224",
+        "--data",
+        f"synthetic:{4 * batch}",
+        "--holdout",
+        "0",
+        "--steps",
+        str(warmup + steps),
+        "--warmup-steps",
+        str(warmup),
+        "--eval-every",
+        "-1",
+        "--optim",
+        "sgd_torch",
+        "--lr",
+        "0.01",
+        "--momentum",
+        "0.9",
+        "--weight-decay",
+        "5e-4",
+        "--threads",
+        str(a.threads),
+        "--quiet",
+        "--out",
+        out,
+    ]
     env = dict(os.environ)
     if a.device == "cuda":
         cmd += ["--backend", "cudnn"]
@@ -108,14 +160,40 @@ def run_dlscale(a, model, batch, steps, warmup):
         rec = json.loads(f.readline())
     os.remove(out)
     m = rec["metrics"]
-    return {"engine": "dlscale", "model": model, "batch": batch, "parameters": m["parameters"],
-            "images_per_s": m["images_per_s"], "step_time_s": m["step_time_s"], "peak_rss_bytes": m["peak_rss_bytes"],
-            "phase_s": m["phase_s"], "layer_s": m["layer_s"], "device": m.get("device", "cpu")}
+    return {
+        "engine": "dlscale",
+        "model": model,
+        "batch": batch,
+        "parameters": m["parameters"],
+        "images_per_s": m["images_per_s"],
+        "step_time_s": m["step_time_s"],
+        "peak_rss_bytes": m["peak_rss_bytes"],
+        "phase_s": m["phase_s"],
+        "layer_s": m["layer_s"],
+        "device": m.get("device", "cpu"),
+    }
 
 
 def run_torch(a, model, batch, steps, warmup):
-    cmd = [sys.executable, __file__, "--worker", "--model", model, "--batch", str(batch), "--steps", str(steps),
-           "--warmup", str(warmup), "--threads", str(a.threads), "--device", a.device, "--math", a.math]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        "--model",
+        model,
+        "--batch",
+        str(batch),
+        "--steps",
+        str(steps),
+        "--warmup",
+        str(warmup),
+        "--threads",
+        str(a.threads),
+        "--device",
+        a.device,
+        "--math",
+        a.math,
+    ]
     res = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -136,7 +214,9 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--rss-batch", type=int, default=64, help="VGG-16 batch for the memory comparison (0: skip)")
     p.add_argument("--out", default="results/scratch/pytorch_compare.jsonl")
-    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: dlscale --backend cudnn against PyTorch on CUDA")
+    p.add_argument(
+        "--device", choices=["cpu", "cuda"], default="cpu", help="cuda: dlscale --backend cudnn against PyTorch on CUDA"
+    )
     p.add_argument("--math", choices=["fp32", "tf32"], default="fp32", help="GPU math mode of both engines")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--model", help=argparse.SUPPRESS)
@@ -146,12 +226,14 @@ def main():
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     rows = []
     with open(a.out, "a") as out:
+
         def keep(r, what):
             r["what"] = what
             r["threads"] = a.threads
             out.write(json.dumps(r) + "\n")
             out.flush()
             return r
+
         for model in a.models.split(","):
             steps = max(2, a.steps // 2) if model == "vgg16" else a.steps
             ours, theirs = [], []
@@ -164,9 +246,13 @@ def main():
             t = statistics.median(r["images_per_s"] for r in theirs)
             rows.append((model, f"batch {a.batch}", o, t, o / t, "images/s (higher is better)"))
             ph = ours[-1]["phase_s"]
-            print(f"{model}: dlscale {o:.2f} img/s, PyTorch {t:.2f} img/s, ratio {o / t:.2f}; dlscale phases "
-                  + ", ".join(f"{k} {v:.3f} s" for k, v in ph.items()) + "; top layers "
-                  + ", ".join(f"{k} {v:.3f} s" for k, v in top_layers(ours[-1]["layer_s"])), flush=True)
+            print(
+                f"{model}: dlscale {o:.2f} img/s, PyTorch {t:.2f} img/s, ratio {o / t:.2f}; dlscale phases "
+                + ", ".join(f"{k} {v:.3f} s" for k, v in ph.items())
+                + "; top layers "
+                + ", ".join(f"{k} {v:.3f} s" for k, v in top_layers(ours[-1]["layer_s"])),
+                flush=True,
+            )
         if a.rss_batch > 0 and a.device == "cpu":
             ours = keep(run_dlscale(a, "vgg16", a.rss_batch, 1, 0), "peak_rss")
             theirs = keep(run_torch(a, "vgg16", a.rss_batch, 1, 0), "peak_rss")

@@ -12,6 +12,7 @@ newlines and '../' create no file outside the campaign and run no injected comma
    the same payloads: the campaign completes, the wrapper saw every payload literally, and no
    file appears outside the campaign folder.
 usage: injection_test.py DLSCALE"""
+
 import json
 import os
 import shutil
@@ -30,8 +31,14 @@ os.makedirs(CANARY)
 def payloads(tag):
     """Strings that run `touch CANARY/<tag>-<kind>` if a shell ever evaluates them."""
     c = os.path.join(CANARY, tag)
-    return {"dollar": f"$(touch {c}-dollar)", "tick": f"`touch {c}-tick`", "semi": f"x; touch {c}-semi",
-            "quote": f"x'; touch {c}-quote; '", "nl": f"x\ntouch {c}-nl", "dotdot": f"../../../../{CANARY}/{tag}-dotdot"}
+    return {
+        "dollar": f"$(touch {c}-dollar)",
+        "tick": f"`touch {c}-tick`",
+        "semi": f"x; touch {c}-semi",
+        "quote": f"x'; touch {c}-quote; '",
+        "nl": f"x\ntouch {c}-nl",
+        "dotdot": f"../../../../{CANARY}/{tag}-dotdot",
+    }
 
 
 def fail(msg):
@@ -63,6 +70,11 @@ def q(s):
     return json.dumps(s)
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def canaries():
     return sorted(os.listdir(CANARY))
 
@@ -71,7 +83,7 @@ def files_outside(campaign):
     """Every file under TMP that is neither in the campaign nor one of the test's own."""
     own = {"stubs", "canary", "plans", "bin dir"}
     out = []
-    for d, dirs, files in os.walk(TMP):
+    for d, _, files in os.walk(TMP):
         rel = os.path.relpath(d, TMP)
         if rel.split(os.sep)[0] in own or os.path.abspath(d).startswith(os.path.abspath(campaign)):
             continue
@@ -96,8 +108,18 @@ experiments:
 
 
 def site_text(**over):
-    v = dict(name="s", launcher="srun", scheduler="slurm", partition="normal", account="acct", qos="normal",
-             time="\"00:10:00\"", flags="[]", env="{}", binary="dlscale")
+    v = dict(
+        name="s",
+        launcher="srun",
+        scheduler="slurm",
+        partition="normal",
+        account="acct",
+        qos="normal",
+        time='"00:10:00"',
+        flags="[]",
+        env="{}",
+        binary="dlscale",
+    )
     v.update(over)
     return SITE.format(**v)
 
@@ -112,24 +134,55 @@ def refused():
     cases = []
     for kind, p in payloads("refused").items():
         for key in ("name", "partition", "account", "qos", "time"):
-            cases.append((f"site {key} {kind}", write("site.yaml", site_text(**{key: q(p)})), write("plan.yaml", plan_text()),
-                          f"site.{'scheduler.' if key != 'name' else ''}{'time_limit' if key == 'time' else key}"))
-        cases.append((f"environment name {kind}", write("site.yaml", site_text(env="{" + q("Y" + p) + ": 1}")),
-                      write("plan.yaml", plan_text()), "site.environment"))
+            cases.append(
+                (
+                    f"site {key} {kind}",
+                    write("site.yaml", site_text(**{key: q(p)})),
+                    write("plan.yaml", plan_text()),
+                    f"site.{'scheduler.' if key != 'name' else ''}{'time_limit' if key == 'time' else key}",
+                )
+            )
+        cases.append(
+            (
+                f"environment name {kind}",
+                write("site.yaml", site_text(env="{" + q("Y" + p) + ": 1}")),
+                write("plan.yaml", plan_text()),
+                "site.environment",
+            )
+        )
         for key, where in (("name", "plan.name"), ("exp", "plan.experiments[0].name")):
-            cases.append((f"plan {key} {kind}", write("site.yaml", site_text()), write("plan.yaml", plan_text(**{key: q(p)})), where))
-        cases.append((f"arg flag {kind}", write("site.yaml", site_text()),
-                      write("plan.yaml", plan_text().replace("model:", q("model" + p) + ":")), "plan.experiments[0].args"))
+            cases.append(
+                (f"plan {key} {kind}", write("site.yaml", site_text()), write("plan.yaml", plan_text(**{key: q(p)})), where)
+            )
+        cases.append(
+            (
+                f"arg flag {kind}",
+                write("site.yaml", site_text()),
+                write("plan.yaml", plan_text().replace("model:", q("model" + p) + ":")),
+                "plan.experiments[0].args",
+            )
+        )
         if kind == "nl":
-            for key, text, where in (("environment value", site_text(env="{X: " + q(p) + "}"), "site.environment: X: control character"),
-                                     ("launcher flag", site_text(flags="[" + q(p) + "]"), "site.launcher.extra_flags: "),
-                                     ("binary", site_text(binary=q(p)), "site.dlscale: control character")):
+            for key, text, where in (
+                ("environment value", site_text(env="{X: " + q(p) + "}"), "site.environment: X: control character"),
+                ("launcher flag", site_text(flags="[" + q(p) + "]"), "site.launcher.extra_flags: "),
+                ("binary", site_text(binary=q(p)), "site.dlscale: control character"),
+            ):
                 cases.append((f"{key} {kind}", write("site.yaml", text), write("plan.yaml", plan_text()), where))
-            cases.append((f"arg value {kind}", write("site.yaml", site_text()), write("plan.yaml", plan_text(model=q(p))),
-                          "plan.experiments[0].args"))
+            cases.append(
+                (
+                    f"arg value {kind}",
+                    write("site.yaml", site_text()),
+                    write("plan.yaml", plan_text(model=q(p))),
+                    "plan.experiments[0].args",
+                )
+            )
         for mode in (["--dry-run"], []):
             for name, site, plan, key in cases:
-                r = run(["run", "--site", site, "--plan", plan, "--campaign", os.path.join(TMP, "camp-refused"), "--no-progress"] + mode)
+                r = run(
+                    ["run", "--site", site, "--plan", plan, "--campaign", os.path.join(TMP, "camp-refused"), "--no-progress"]
+                    + mode
+                )
                 if r.returncode != 2 or key not in r.stderr:
                     fail(f"{name} {mode}: exit {r.returncode}, expected 2 naming {key}:\n{r.stderr}{r.stdout}")
         cases.clear()
@@ -145,9 +198,11 @@ def make_stubs():
     for name in ("srun", "aprun", "jsrun", "mpirun"):
         path = os.path.join(d, name)
         with open(path, "w") as f:
-            f.write("#!/usr/bin/python3\nimport json, os, sys\n"
-                    "with open(os.environ['STUB_LOG'], 'a') as f:\n"
-                    "    f.write(json.dumps({'argv': sys.argv, 'X': os.environ.get('X')}) + '\\n')\n")
+            f.write(
+                "#!/usr/bin/python3\nimport json, os, sys\n"
+                "with open(os.environ['STUB_LOG'], 'a') as f:\n"
+                "    f.write(json.dumps({'argv': sys.argv, 'X': os.environ.get('X')}) + '\\n')\n"
+            )
         os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
     return d
 
@@ -191,8 +246,14 @@ def quoted():
         with open(log) as f:
             calls = [json.loads(line) for line in f]
         argv = calls[0]["argv"]
-        want = [p["semi"], p["quote"], p["dotdot"], os.path.join(TMP, "bin dir", p["tick"]), p["dollar"] + p["semi"],
-                os.path.join(camp, "parts")]
+        want = [
+            p["semi"],
+            p["quote"],
+            p["dotdot"],
+            os.path.join(TMP, "bin dir", p["tick"]),
+            p["dollar"] + p["semi"],
+            os.path.join(camp, "parts"),
+        ]
         for w in want[:5]:
             if w not in argv:
                 fail(f"{scheduler}: '{w}' did not reach {launcher} as one argument: {argv}")
@@ -212,15 +273,20 @@ def real_run():
     # a path with spaces, ';', '$( )' and backticks: a shell evaluating it would leave files in TMP
     wrapper = os.path.join(bindir, "dl scale; $(touch made-by-dollar) `touch made-by-tick`")
     with open(wrapper, "w") as f:
-        f.write(f"#!/bin/bash\nprintf '%s\\n' \"$X\" \"$@\" > \"$(dirname \"$0\")/argv-$$.txt\"\nexec {DLSCALE} \"$@\"\n")
+        f.write(f'#!/bin/bash\nprintf \'%s\\n\' "$X" "$@" > "$(dirname "$0")/argv-$$.txt"\nexec {DLSCALE} "$@"\n')
     os.chmod(wrapper, 0o755)
-    site = write("site.yaml", f"""name: injected
+    site = write(
+        "site.yaml",
+        f"""name: injected
 node: {{cores: auto}}
 launcher: {{kind: mpirun, ranks_per_node: 1, bind: none, oversubscribe: true, extra_flags: ["-x", "X"]}}
-environment: {{X: {q(p['dollar'] + p['tick'] + p['quote'])}}}
+environment: {{X: {q(p["dollar"] + p["tick"] + p["quote"])}}}
 dlscale: {q(wrapper)}
-""")
-    plan = write("plan.yaml", f"""name: injected
+""",
+    )
+    plan = write(
+        "plan.yaml",
+        f"""name: injected
 experiments:
   - name: ok
     kind: train
@@ -228,9 +294,10 @@ experiments:
     sweep: {{batch: [4]}}
   - name: payload
     kind: train
-    args: {{model: {q(p['dollar'] + p['tick'] + p['semi'] + p['dotdot'])}, steps: "1"}}
+    args: {{model: {q(p["dollar"] + p["tick"] + p["semi"] + p["dotdot"])}, steps: "1"}}
     sweep: {{batch: [4]}}
-""")
+""",
+    )
     camp = os.path.join(TMP, "camp real " + p["semi"])
     r = run(["run", "--site", site, "--plan", plan, "--campaign", camp, "--no-progress"])
     if r.returncode != 1:
@@ -247,8 +314,8 @@ experiments:
     payload_model = p["dollar"] + p["tick"] + p["semi"] + p["dotdot"]
     if not any(a[0] == p["dollar"] + p["tick"] + p["quote"] and payload_model in a for a in seen):
         fail(f"the wrapped dlscale did not see X and the model literally: {seen}")
-    err = open(os.path.join(camp, "parts", [f for f in os.listdir(os.path.join(camp, "parts")) if f.endswith(".err")
-                                            and "unknown model" in open(os.path.join(camp, "parts", f)).read()][0])).read()
+    errs = [read(os.path.join(camp, "parts", f)) for f in os.listdir(os.path.join(camp, "parts")) if f.endswith(".err")]
+    err = [e for e in errs if "unknown model" in e][0]
     if payload_model not in err:
         fail(f"the point's error does not quote the model literally: {err}")
     left = files_outside(camp)

@@ -7,6 +7,7 @@ lines add up to the published forward multiply-accumulate counts.
 
 Run: python3 kernels/shapes/generate_shapes.py [--mb 16]   (writes the files next to this script)
 """
+
 import argparse
 import collections
 import os
@@ -38,35 +39,55 @@ def dedupe(model, lines):
 
 def caffenet(mb):
     # BVLC reference CaffeNet (AlexNet has the same conv/FC shapes; only LRN/pool order differs)
-    return [conv(mb, 3, 227, 96, 11, s=4, name="conv1"),
-            conv(mb, 96, 27, 256, 5, p=2, g=2, name="conv2"),
-            conv(mb, 256, 13, 384, 3, p=1, name="conv3"),
-            conv(mb, 384, 13, 384, 3, p=1, g=2, name="conv4"),
-            conv(mb, 384, 13, 256, 3, p=1, g=2, name="conv5"),
-            fc(mb, 9216, 4096, "fc6"), fc(mb, 4096, 4096, "fc7"), fc(mb, 4096, 1000, "fc8")]
+    return [
+        conv(mb, 3, 227, 96, 11, s=4, name="conv1"),
+        conv(mb, 96, 27, 256, 5, p=2, g=2, name="conv2"),
+        conv(mb, 256, 13, 384, 3, p=1, name="conv3"),
+        conv(mb, 384, 13, 384, 3, p=1, g=2, name="conv4"),
+        conv(mb, 384, 13, 256, 3, p=1, g=2, name="conv5"),
+        fc(mb, 9216, 4096, "fc6"),
+        fc(mb, 4096, 4096, "fc7"),
+        fc(mb, 4096, 1000, "fc8"),
+    ]
 
 
 def googlenet(mb):
-    L = [conv(mb, 3, 224, 64, 7, s=2, p=3, name="conv1/7x7_s2"),
-         conv(mb, 64, 56, 64, 1, name="conv2/3x3_reduce"),
-         conv(mb, 64, 56, 192, 3, p=1, name="conv2/3x3")]
-    blocks = [("3a", 192, 28, (64, 96, 128, 16, 32, 32)), ("3b", 256, 28, (128, 128, 192, 32, 96, 64)),
-              ("4a", 480, 14, (192, 96, 208, 16, 48, 64)), ("4b", 512, 14, (160, 112, 224, 24, 64, 64)),
-              ("4c", 512, 14, (128, 128, 256, 24, 64, 64)), ("4d", 512, 14, (112, 144, 288, 32, 64, 64)),
-              ("4e", 528, 14, (256, 160, 320, 32, 128, 128)), ("5a", 832, 7, (256, 160, 320, 32, 128, 128)),
-              ("5b", 832, 7, (384, 192, 384, 48, 128, 128))]
+    L = [
+        conv(mb, 3, 224, 64, 7, s=2, p=3, name="conv1/7x7_s2"),
+        conv(mb, 64, 56, 64, 1, name="conv2/3x3_reduce"),
+        conv(mb, 64, 56, 192, 3, p=1, name="conv2/3x3"),
+    ]
+    blocks = [
+        ("3a", 192, 28, (64, 96, 128, 16, 32, 32)),
+        ("3b", 256, 28, (128, 128, 192, 32, 96, 64)),
+        ("4a", 480, 14, (192, 96, 208, 16, 48, 64)),
+        ("4b", 512, 14, (160, 112, 224, 24, 64, 64)),
+        ("4c", 512, 14, (128, 128, 256, 24, 64, 64)),
+        ("4d", 512, 14, (112, 144, 288, 32, 64, 64)),
+        ("4e", 528, 14, (256, 160, 320, 32, 128, 128)),
+        ("5a", 832, 7, (256, 160, 320, 32, 128, 128)),
+        ("5b", 832, 7, (384, 192, 384, 48, 128, 128)),
+    ]
     for name, cin, hw, (c1, r3, c3, r5, c5, pp) in blocks:
         n = f"inception_{name}"
-        L += [conv(mb, cin, hw, c1, 1, name=f"{n}/1x1"), conv(mb, cin, hw, r3, 1, name=f"{n}/3x3_reduce"),
-              conv(mb, r3, hw, c3, 3, p=1, name=f"{n}/3x3"), conv(mb, cin, hw, r5, 1, name=f"{n}/5x5_reduce"),
-              conv(mb, r5, hw, c5, 5, p=2, name=f"{n}/5x5"), conv(mb, cin, hw, pp, 1, name=f"{n}/pool_proj")]
+        L += [
+            conv(mb, cin, hw, c1, 1, name=f"{n}/1x1"),
+            conv(mb, cin, hw, r3, 1, name=f"{n}/3x3_reduce"),
+            conv(mb, r3, hw, c3, 3, p=1, name=f"{n}/3x3"),
+            conv(mb, cin, hw, r5, 1, name=f"{n}/5x5_reduce"),
+            conv(mb, r5, hw, c5, 5, p=2, name=f"{n}/5x5"),
+            conv(mb, cin, hw, pp, 1, name=f"{n}/pool_proj"),
+        ]
     L.append(fc(mb, 1024, 1000, "loss3/classifier"))
     return L
 
 
 def cifar10(mb, full):
-    L = [conv(mb, 3, 32, 32, 5, p=2, name="conv1"), conv(mb, 32, 16, 32, 5, p=2, name="conv2"),
-         conv(mb, 32, 8, 64, 5, p=2, name="conv3")]
+    L = [
+        conv(mb, 3, 32, 32, 5, p=2, name="conv1"),
+        conv(mb, 32, 16, 32, 5, p=2, name="conv2"),
+        conv(mb, 32, 8, 64, 5, p=2, name="conv3"),
+    ]
     return L + ([fc(mb, 1024, 10, "ip1")] if full else [fc(mb, 1024, 64, "ip1"), fc(mb, 64, 10, "ip2")])
 
 
@@ -100,13 +121,19 @@ def vgg16(mb):
 def cvae(mb):
     # DEEPEX CVAE: 3 conv 3x3 'same' (1->128->128->128) at 28x28, dense 100352->128, latent 3,
     # mirrored decoder; a stride-1 ConvTranspose(Cin->Cout) is conv2d_bwd_data of a conv Cout->Cin.
-    return [conv(mb, 1, 28, 128, 3, p=1, name="enc.conv1"), conv(mb, 128, 28, 128, 3, p=1, name="enc.conv2"),
-            conv(mb, 128, 28, 128, 3, p=1, name="enc.conv3"), fc(mb, 100352, 128, "enc.dense"),
-            fc(mb, 128, 3, "z_mean"), fc(mb, 128, 3, "z_log_var"), fc(mb, 3, 128, "dec.dense1"),
-            fc(mb, 128, 100352, "dec.dense2"),
-            conv(mb, 128, 28, 128, 3, p=1, name="dec.deconv1", op="conv2d_bwd_data"),
-            conv(mb, 128, 28, 128, 3, p=1, name="dec.deconv2", op="conv2d_bwd_data"),
-            conv(mb, 1, 28, 128, 3, p=1, name="dec.out", op="conv2d_bwd_data")]
+    return [
+        conv(mb, 1, 28, 128, 3, p=1, name="enc.conv1"),
+        conv(mb, 128, 28, 128, 3, p=1, name="enc.conv2"),
+        conv(mb, 128, 28, 128, 3, p=1, name="enc.conv3"),
+        fc(mb, 100352, 128, "enc.dense"),
+        fc(mb, 128, 3, "z_mean"),
+        fc(mb, 128, 3, "z_log_var"),
+        fc(mb, 3, 128, "dec.dense1"),
+        fc(mb, 128, 100352, "dec.dense2"),
+        conv(mb, 128, 28, 128, 3, p=1, name="dec.deconv1", op="conv2d_bwd_data"),
+        conv(mb, 128, 28, 128, 3, p=1, name="dec.deconv2", op="conv2d_bwd_data"),
+        conv(mb, 1, 28, 128, 3, p=1, name="dec.out", op="conv2d_bwd_data"),
+    ]
 
 
 MODELS = {
