@@ -11,23 +11,19 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-skip() {  # THING VAR WHY
-  if [[ -n ${!2:-} && ${!2} != 0 ]]; then echo "FAIL: $2 is set, but $3"; exit 1; fi
-  echo "DLS_SKIP(no $1): $3"
-  exit 77
-}
+source "$root/scripts/test_skip.sh"
 case ${1:-} in
   cpp)
-    command -v clang-format > /dev/null || skip clang-format DLS_REQUIRE_CLANG_FORMAT "clang-format is not installed (scripts/setup.sh installs it)"
+    command -v clang-format > /dev/null || skip_or_fail clang-format DLS_REQUIRE_CLANG_FORMAT "clang-format is not installed (scripts/setup.sh installs it)"
     version=$(clang-format --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
-    [[ $version == 14 ]] || skip "clang-format 14" DLS_REQUIRE_CLANG_FORMAT "clang-format $version formats differently from Debian 12's 14"
+    [[ $version == 14 ]] || skip_or_fail "clang-format 14" DLS_REQUIRE_CLANG_FORMAT "clang-format $version formats differently from Debian 12's 14"
     mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.inc' '*.h')
     clang-format --dry-run -Werror "${files[@]}"
     echo "clang-format: ${#files[@]} files clean"
     ;;
   python)
     ruff="$root/.venv/bin/ruff"
-    [[ -x $ruff ]] || skip ruff DLS_REQUIRE_RUFF "ruff is not installed in $root/.venv (scripts/setup.sh installs it from PyPI)"
+    [[ -x $ruff ]] || skip_or_fail ruff DLS_REQUIRE_RUFF "ruff is not installed in $root/.venv (scripts/setup.sh installs it from PyPI)"
     mapfile -t files < <(git ls-files '*.py')
     "$ruff" check --no-cache "${files[@]}"
     "$ruff" format --no-cache --check "${files[@]}"

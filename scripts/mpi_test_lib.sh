@@ -9,6 +9,7 @@ flags=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/test_skip.sh"
 
 # gpu_probe NAME COMMAND...: runs COMMAND with its output in $tmp/NAME.txt. Failing because
 # the build or the machine has no GPU, it prints "DLS_SKIP(no GPU): reason" and exits 77 (ctest:
@@ -23,12 +24,7 @@ gpu_probe() {
   set -e
   if [[ $rc -ne 0 ]]; then
     if grep -q -e "no CUDA device" -e "built without CUDA" -e "no GPU collectives" "$tmp/$name.txt"; then
-      if [[ -n ${DLS_REQUIRE_GPU:-} && ${DLS_REQUIRE_GPU} != 0 ]]; then
-        cat "$tmp/$name.txt"
-        fail "DLS_REQUIRE_GPU is set, but there is no usable GPU"
-      fi
-      echo "DLS_SKIP(no GPU): $(cat "$tmp/$name.txt")"
-      exit 77
+      skip_or_fail GPU DLS_REQUIRE_GPU "$(cat "$tmp/$name.txt")"
     fi
     cat "$tmp/$name.txt"
     fail "the $name run exited $rc"

@@ -18,9 +18,6 @@ std::string text_of(const nlohmann::json& j) {
   return j.is_string() ? j.get<std::string>() : j.dump();
 }
 
-std::string text_at(const nlohmann::json& j, const char* key) { return json_text(j, key); }
-long count_at(const nlohmann::json& j, const char* key) { return json_count(j, key); }
-
 // What keeps a JSON object from being a dlscale record ("" when nothing does); records.py's
 // _row says the same.
 std::string not_a_record(const nlohmann::json& r) {
@@ -45,9 +42,9 @@ std::vector<ManifestPoint> manifest_points(const nlohmann::json& m, const std::s
     if (!p.is_object() || !p.contains("id") || !p["id"].is_string())
       throw ConfigError(fmt::format("{}: not a campaign manifest (a point without an id)", file));
     ManifestPoint q{p["id"].get<std::string>(),
-                    text_at(p, "experiment"),
+                    json_text(p, "experiment"),
                     {},
-                    int(std::max(0L, count_at(p, "repeat")))};
+                    int(std::max(0L, json_count(p, "repeat")))};
     if (p.contains("assignment") && p["assignment"].is_object())
       for (const auto& [k, v] : p["assignment"].items()) q.assignment[k] = text_of(v);
     out.push_back(std::move(q));
@@ -70,18 +67,19 @@ void read_records(Campaign& c) {
   for (const auto& l : rf.lines) {
     const auto& m = l.value.value("harness_merge", nlohmann::json());
     if (!m.is_object()) continue;
-    const std::string t = text_at(m, "token");
-    ++count[t], expected[t] = count_at(m, "lines"), point_of[t] = text_at(l.value, "harness_point");
+    const std::string t = json_text(m, "token");
+    ++count[t], expected[t] = json_count(m, "lines"),
+                point_of[t] = json_text(l.value, "harness_point");
   }
   std::map<std::string, std::string> taken;  // point -> the token of its first complete merge
   for (auto& l : rf.lines) {
-    const std::string pt = text_at(l.value, "harness_point");
+    const std::string pt = json_text(l.value, "harness_point");
     const auto& m = l.value.value("harness_merge", nlohmann::json());
     if (!m.is_object()) {  // written before merges were tagged: one line, one record
       keep(l, pt);
       continue;
     }
-    const std::string t = text_at(m, "token");
+    const std::string t = json_text(m, "token");
     if (count[t] != expected[t]) continue;  // cut short: warned below
     if (const auto it = taken.find(pt); it != taken.end() && it->second != t)
       continue;  // a second copy
@@ -106,7 +104,7 @@ void read_attempts(Campaign& c) {
   JsonlContents pf = read_jsonl(c.dir + "/points.jsonl");
   c.warnings.insert(c.warnings.end(), pf.torn.begin(), pf.torn.end());
   for (auto& l : pf.lines) {
-    const std::string id = text_at(l.value, "id");
+    const std::string id = json_text(l.value, "id");
     if (!c.last_attempt.count(id)) c.attempt_order.push_back(id);
     c.last_attempt[id] = std::move(l.value);
   }
@@ -123,8 +121,8 @@ bool Campaign::done(const std::string& id) const {
   if (merged.count(id)) return true;
   const auto it = last_attempt.find(id);
   if (it == last_attempt.end()) return false;
-  const std::string st = text_at(it->second, "status");
-  return (st == "ok" || st == "check_failed") && count_at(it->second, "records") == 0;
+  const std::string st = json_text(it->second, "status");
+  return (st == "ok" || st == "check_failed") && json_count(it->second, "records") == 0;
 }
 
 nlohmann::json read_manifest(const std::string& dir) {

@@ -14,9 +14,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <thread>
 
+#include "harness/config/proc_stat.hpp"
 #include "harness/instrument/jsonl.hpp"
 
 namespace dls {
@@ -35,18 +35,10 @@ std::string host_name() {
 }
 
 // Field 22 of /proc/PID/stat (start time in clock ticks since boot), or "" when there is no
-// such process. The command name (field 2) may hold spaces: count from its closing ')'.
+// such process.
 std::string start_time(long pid) {
-  std::ifstream f(fmt::format("/proc/{}/stat", pid));
-  std::string s;
-  std::getline(f, s);  // one line
-  const auto close = s.rfind(')');
-  if (close == std::string::npos) return "";
-  std::istringstream rest(s.substr(close + 2));
-  std::string field;
-  for (int k = 3; k <= 22 && rest >> field; ++k)
-    if (k == 22) return field;
-  return "";
+  const std::vector<std::string> f = proc_stat_fields(std::to_string(pid));
+  return f.size() > 19 ? f[19] : "";
 }
 
 std::string pid_namespace() {

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "harness/config/proc_stat.hpp"
 #include "harness/instrument/interrupt.hpp"
 #include "kernels/core/check.hpp"
 
@@ -29,18 +30,12 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Session id and state of a process from /proc/PID/stat (fields 6 and 3, counted from the
-// command name's closing ')'); false when it is gone.
+// Session id and state of a process from /proc/PID/stat (fields 6 and 3); false when it is gone.
 bool session_of(const char* pid, long& sid, char& state) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%s/stat", pid);
-  std::ifstream f(path);
-  std::string s;
-  std::getline(f, s);  // one line
-  const auto close = s.rfind(')');
-  if (close == std::string::npos || close + 2 >= s.size()) return false;
-  long ppid = 0, pgrp = 0;
-  return std::sscanf(s.c_str() + close + 2, "%c %ld %ld %ld", &state, &ppid, &pgrp, &sid) == 4;
+  const std::vector<std::string> f = proc_stat_fields(pid);
+  if (f.size() < 4 || f[0].empty()) return false;
+  state = f[0][0], sid = std::atol(f[3].c_str());
+  return true;
 }
 
 template <class F>
@@ -115,13 +110,13 @@ std::vector<char*> pointers(std::vector<std::string>& v) {
   return p;
 }
 
+}  // namespace
+
 std::string self_exe() {
   std::error_code ec;
   const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("dlscale") : p.string();
 }
-
-}  // namespace
 
 void kill_session(pid_t sid, int sig) {
   if (sid <= 1) return;

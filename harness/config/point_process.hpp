@@ -51,4 +51,6 @@ bool session_alive(pid_t sid);          // some process of it that is not a zomb
 
 int watchdog_main(int argc, char** argv);  // `dlscale __watchdog FD`
 
+std::string self_exe();  // this binary's path (/proc/self/exe), "dlscale" when it cannot be read
+
 }  // namespace dls

@@ -29,12 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("dlscale") : p.string();
-}
-
 std::string tail_lines(const std::string& path, int n) {
   std::ifstream f(path);
   std::vector<std::string> lines;

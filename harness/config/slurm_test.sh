@@ -5,12 +5,8 @@
 # records carry every rank's placement. The cluster is stopped at the end, pass or fail.
 # usage: slurm_test.sh DLSCALE
 set -euo pipefail
-if [[ $(id -u) -ne 0 ]]; then
-  why="needs root to start the Slurm daemons (CI runs as root)"
-  [[ -n ${DLS_REQUIRE_SLURM:-} && ${DLS_REQUIRE_SLURM} != 0 ]] && { echo "FAIL: DLS_REQUIRE_SLURM is set, but the test $why"; exit 1; }
-  echo "DLS_SKIP(no root for Slurm): $why"
-  exit 77
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/test_skip.sh"
+[[ $(id -u) -eq 0 ]] || skip_or_fail "root for Slurm" DLS_REQUIRE_SLURM "the test needs root to start the Slurm daemons (CI runs as root)"
 dlscale=$(readlink -f "$1")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)

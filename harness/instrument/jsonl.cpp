@@ -98,9 +98,9 @@ bool ends_whole(int fd, const std::string& path) {
 }
 
 std::string repair_torn_tail(int fd, const std::string& path, bool move_aside) {
-  if (ends_whole(fd, path)) return "";
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail_errno("cannot stat", path);
+  if (st.st_size == 0 || read_at(fd, st.st_size - 1, 1, path) == "\n") return "";
   const off_t keep = after_last_newline(fd, st.st_size, path);
   const std::string tail = read_at(fd, keep, std::size_t(st.st_size - keep), path);
   const bool whole = is_object(tail);
