@@ -4,6 +4,10 @@
 #   the page must show clearly more coloured pixels than the same page with its images removed,
 #   and carry the four plots (scaling, breakdown, busbw, convergence) and the acceptance verdict.
 #   dlscale reproduce on it says the smoke plan reproduces no seed (exit 2).
+#   Its records, points and tables equal the stored campaign golden/smoke apart from provenance
+#   and what the clock measured (golden.py). A change that should change them (a new metric, a
+#   renamed parameter) stores it again: `python3 golden.py store CAMPAIGN golden/smoke` after
+#   `dlscale tables CAMPAIGN`, and says why in its commit.
 # usage: report_smoke_test.sh DLSCALE
 set -euo pipefail
 dlscale=$1
@@ -18,6 +22,9 @@ chromium=$(command -v chromium || command -v chromium-browser) || fail "no chrom
 "$dlscale" run --site localhost --plan smoke --campaign "$tmp/smoke" --no-progress > "$tmp/run.log" 2>&1 \
   || { cat "$tmp/run.log"; fail "the smoke campaign failed"; }
 [ -s "$tmp/smoke/acceptance.json" ] || fail "no acceptance.json"
+"$dlscale" tables "$tmp/smoke" > "$tmp/tables.log" 2>&1 || { cat "$tmp/tables.log"; fail "dlscale tables failed"; }
+/usr/bin/python3 "$here/golden.py" compare "$here/golden/smoke" "$tmp/smoke" \
+  || fail "the smoke campaign differs from the stored one (above)"
 "$dlscale" report "$tmp/smoke" > "$tmp/report.log" 2>&1 || { cat "$tmp/report.log"; fail "dlscale report failed"; }
 html="$tmp/smoke/report.html"
 [ -s "$html" ] || fail "no report.html"
