@@ -17,12 +17,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "apps/core/layer.hpp"
 #include "apps/models/model.hpp"
+#include "apps/train/phase_times.hpp"
 #include "apps/train/solver.hpp"
 
 namespace dls {
@@ -73,6 +76,10 @@ struct StepInfo {
   bool epoch_end;    // the step completes an epoch
 };
 
+struct EvalResult {
+  double loss = 0, accuracy = -1, rmse = -1;  // accuracy for classifiers, rmse for the CVAE
+};
+
 struct TrainHooks {
   int rank = 0, ranks = 1;  // data sharding: rank r of `ranks` takes its part of each global batch
   int local_rank = 0;       // the rank on its node: the GPU it trains on (backend cudnn)
@@ -96,6 +103,52 @@ struct TrainResult {
   nlohmann::json params, metrics;
 };
 
+// Runs one training (a Trainer from setup to finish).
 TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks = {});
+
+// One training run as the seeds describe it: setup() opens the data, builds the net and the
+// solver; every step() takes a batch, runs forward and backward, lets the hooks exchange, and
+// updates; evaluate() measures the held-out set; finish() builds the record. run() is the loop.
+class Trainer {
+ public:
+  Trainer(TrainOptions o, TrainHooks hooks);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void setup();
+  // Step `step()` of the run (the next one); nullopt when its loss is not finite on some rank
+  // (the result is then "diverged").
+  std::optional<PhaseTimes> step();
+  EvalResult evaluate();
+  TrainResult finish();
+  TrainResult run();
+
+  long steps_run() const { return step_; }
+  long total_steps() const { return total_steps_; }
+
+ private:
+  struct State;
+  void open_data_and_net();
+  void plan_steps();
+  nlohmann::json describe_params() const;
+  void load_input(const std::vector<float>& x);
+  void account(const PhaseTimes& t);
+  bool after_step();  // epoch end and evaluation; true: the target is reached
+  void print_progress(const nlohmann::json& ep) const;
+  std::string stop_reason();
+  bool any_rank(bool v) const;
+  std::vector<double> sum_all(std::vector<double> v) const;
+  std::vector<double> max_all(std::vector<double> v) const;
+  nlohmann::json layer_times() const;
+  void add_metrics(nlohmann::json& m) const;
+  void add_eval_metrics(nlohmann::json& m) const;
+
+  TrainOptions o_;
+  TrainHooks hooks_;
+  std::unique_ptr<State> s_;  // what setup() makes
+  long bpe_ = 1, total_steps_ = 0, step_ = 0;
+  TrainResult r_;
+};
 
 }  // namespace dls

@@ -1,0 +1,57 @@
+// What Trainer::setup() makes (private to apps/train/trainer*.cpp). Members are destroyed in
+// reverse order: the prefetcher (whose thread reads the loader and stages on the device) first.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/core/net.hpp"
+#include "apps/data/loader.hpp"
+#include "apps/data/prefetcher.hpp"
+#include "apps/layers/loss_layers.hpp"
+#include "apps/train/data_spec.hpp"
+#include "apps/train/trainer.hpp"
+
+namespace dls {
+
+using TrainClock = std::chrono::steady_clock;
+
+inline double seconds_since(TrainClock::time_point t0) {
+  return std::chrono::duration<double>(TrainClock::now() - t0).count();
+}
+
+struct Trainer::State {
+  TrainClock::time_point t_start = TrainClock::now();
+  const ModelInfo* info = nullptr;
+  ModelOptions mo;  // resolved against the data
+  bool vae = false;
+  DataSpec data;
+  std::unique_ptr<Net<float>> net;
+  NetDevice* dev = nullptr;  // null: on the host; else evaluation reads the logits back
+  bool fuse = true;
+  float* planned_input = nullptr;  // evaluation's; training points the net at staged batches
+  SoftmaxLossLayer<float>* softmax = nullptr;
+  std::string logits;
+  std::optional<Loader> train;
+  std::vector<long> eval_idx;  // this rank's share of the held-out samples
+  std::size_t eval_total = 0;
+  bool eval_any = false;  // on some rank: every rank takes part in the sums
+  long eval_period = 0;
+  SolverOptions so;
+  std::unique_ptr<Solver<float>> solver;
+  std::optional<Loader> eval_loader;  // read (decoded) once and cached like the training ones
+  Context ctx;
+  nlohmann::json per_epoch = nlohmann::json::array();
+  std::vector<int> labels;         // the step's labels, copied out of the prefetch buffer
+  std::vector<PhaseTimes> steady;  // the steps after warm-up
+  std::vector<double> layer_fwd, layer_bwd;
+  double epoch_loss = 0, tta = -1, epochs_to_target = -1;
+  long epoch_steps = 0;
+  std::unique_ptr<Prefetcher> pf;
+};
+
+}  // namespace dls
