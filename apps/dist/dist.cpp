@@ -1,4 +1,5 @@
-// The distributed schemes as TrainHooks (see dist.hpp).
+// Distributed training: what every scheme shares (see dist.hpp); the schemes are in
+// ssgd.cpp, localsgd.cpp and easgd_scheme.cpp.
 #include "apps/dist/dist.hpp"
 
 #include <fmt/format.h>
@@ -8,11 +9,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "apps/dist/easgd.hpp"
-#include "apps/dist/gradient_sync.hpp"
-#include "apps/dist/local_sgd.hpp"
+#include "apps/dist/scheme.hpp"
 #include "collectives/comm.hpp"
-#include "collectives/nccl_comm.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/threads.hpp"
 
@@ -64,199 +62,126 @@ void reduce(const Comm& c, std::vector<double>& v, MPI_Op op) {
               "MPI_Allreduce");
 }
 
-std::pair<int, long> parse_failure(const std::string& text) {
-  const auto colon = text.find(':');
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument(text);
-    return {std::stoi(text.substr(0, colon)), std::stol(text.substr(colon + 1))};
-  } catch (const std::exception&) {
-    throw ConfigError(fmt::format("--inject-failure '{}': expected RANK:STEP", text));
+// A communicator freed at the end of its scope.
+struct OwnedComm {
+  MPI_Comm raw = MPI_COMM_NULL;
+  ~OwnedComm() {
+    if (raw != MPI_COMM_NULL) MPI_Comm_free(&raw);
   }
+};
+
+// This rank's index among the workers on its node: the GPU it trains on.
+int local_rank(const Comm& workers) {
+  OwnedComm on_node;
+  mpi_check(MPI_Comm_split_type(workers.raw(), MPI_COMM_TYPE_SHARED, workers.rank(), MPI_INFO_NULL,
+                                &on_node.raw),
+            "MPI_Comm_split_type");
+  int r = 0;
+  mpi_check(MPI_Comm_rank(on_node.raw, &r), "MPI_Comm_rank");
+  return r;
+}
+
+void refuse_single_under_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
+      throw ConfigError(fmt::format(
+          "launched as {} ranks ({}) but --scheme is single: choose ssgd or localsgd", n, v));
+}
+
+// The worker's hooks: the scheme at its points of the step, around the caller's own hooks.
+// `params` receives the scheme's parameters at setup.
+TrainHooks scheme_hooks(DistScheme& scheme, const Comm& workers, const DistOptions& d,
+                        const TrainHooks& extra, nlohmann::json& params) {
+  TrainHooks h = extra;
+  h.rank = workers.rank(), h.ranks = workers.size();
+  h.local_rank = local_rank(workers);
+  h.reduce_sum = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
+  h.reduce_max = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
+  h.params = {{"scheme", d.scheme}};
+  h.after_allocate = [&](Net<float>& net) {
+    // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
+    net.pull_weights();
+    mpi_check(
+        MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()),
+        "MPI_Bcast");
+    net.push_weights();
+    scheme.setup(net, workers, params);
+    if (extra.after_allocate) extra.after_allocate(net);
+  };
+  h.sync = [&](const StepInfo& s) {
+    scheme.exchange(s);
+    if (extra.sync) extra.sync(s);
+  };
+  h.after_update = [&](const StepInfo& s) {
+    scheme.after_update(s);
+    if (workers.rank() == d.inject_failure.rank && s.step == d.inject_failure.step)
+      throw Error(fmt::format("failure injected at step {} (--inject-failure)", s.step));
+    if (extra.after_update) extra.after_update(s);
+  };
+  h.at_end = [&](Net<float>& net) {
+    scheme.at_end(net);
+    if (extra.at_end) extra.at_end(net);
+  };
+  return h;
 }
 
 }  // namespace
 
 bool distributed_available() { return true; }
 
-DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, char*** argv,
-                        const TrainHooks& extra) {
-  if (d.scheme == Scheme::kSingle) {
-    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-      if (const char* n = std::getenv(v); n && std::atoi(n) > 1)
-        throw ConfigError(fmt::format(
-            "launched as {} ranks ({}) but --scheme is single: choose ssgd or localsgd", n, v));
+struct DistJob::Session {
+  Session(int* argc, char*** argv) : mpi(argc, argv) {}
+  MpiSession mpi;
+};
+
+DistJob::DistJob(const DistOptions& d, int* argc, char*** argv) {
+  if (d.scheme == "single") return;
+  session_ = std::make_unique<Session>(argc, argv);
+  const Comm world;
+  rank_ = world.rank(), size_ = world.size();
+}
+
+DistJob::~DistJob() = default;
+
+void DistJob::abort(int code) const {
+  if (size_ <= 1) return;
+  std::fflush(stdout), std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+DistRun run_distributed(const TrainOptions& o, const DistOptions& d, const TrainHooks& extra) {
+  if (d.scheme == "single") {
+    refuse_single_under_launcher();
     return {run_training(o, extra), 0, 1};
   }
-  MpiSession mpi(argc, argv);
   const Comm world;
+  const bool on_gpu = o.backend == Backend::kCudnn;
+  const SchemeArgs args{o, d, world, on_gpu, on_gpu || static_cast<bool>(extra.device)};
+  const std::unique_ptr<DistScheme> scheme = make_scheme(d.scheme, args);
+  const int servers = scheme->server_ranks();
+  if (servers < 0 || servers >= world.size())
+    throw ConfigError(fmt::format("--scheme {} needs {} server ranks and a worker; the job has {}",
+                                  d.scheme, servers, world.size()));
+  const bool server = world.rank() >= world.size() - servers;
+  OwnedComm wc;
+  mpi_check(MPI_Comm_split(world.raw(), server ? 1 : 0, world.rank(), &wc.raw), "MPI_Comm_split");
+  const Comm workers(wc.raw);  // the ranks that train (all of them but the servers)
   DistRun out;
   out.rank = world.rank(), out.ranks = world.size();
-  try {
-    const bool easgd = d.scheme == Scheme::kEasgd;
-    const int servers = easgd ? d.ps_servers : 0;
-    if (easgd && (servers < 1 || servers >= world.size()))
-      throw ConfigError(
-          fmt::format("--scheme easgd at {} ranks with --ps-servers {}: needs 1 to {} server ranks "
-                      "and a worker",
-                      world.size(), servers, world.size() - 1));
-    const bool server = world.rank() >= world.size() - servers;
-    MPI_Comm wc;
-    mpi_check(MPI_Comm_split(world.raw(), server ? 1 : 0, world.rank(), &wc), "MPI_Comm_split");
-    const Comm workers(wc);  // the ranks that train (all of them but easgd's servers)
-    const double alpha =
-        easgd ? easgd_alpha(d.easgd_alpha, d.easgd_alpha_rule, d.easgd_tau, world.size() - servers)
-              : 0;
-    if (server) {
-      if (o.threads > 0) set_threads(o.threads);
-      ElasticExchange ex(world, servers, 0, alpha, d.easgd_async);
-      ex.serve(d.ps_idle_us);
-      out.result.params = {{"scheme", "easgd"}, {"role", "server"}};
-      out.result.metrics = nlohmann::json::object();
-      placement(world);
-      MPI_Comm_free(&wc);
-      return out;
-    }
-    const bool on_gpu = o.backend == Backend::kCudnn;
-    const bool on_device =
-        on_gpu || static_cast<bool>(extra.device);  // the weights and gradients off the host
-    TrainHooks h = extra;
-    h.rank = workers.rank(), h.ranks = workers.size();
-    MPI_Comm on_node;  // the ranks on this node: the local rank picks the GPU
-    mpi_check(MPI_Comm_split_type(workers.raw(), MPI_COMM_TYPE_SHARED, workers.rank(),
-                                  MPI_INFO_NULL, &on_node),
-              "MPI_Comm_split_type");
-    mpi_check(MPI_Comm_rank(on_node, &h.local_rank), "MPI_Comm_rank");
-    MPI_Comm_free(&on_node);
-    // on a GPU the gradients are averaged after backward (no overlap) by NCCL on the device
-    // (--allreduce nccl, or auto in a build with NCCL), else through host copies by a host
-    // algorithm
-    const std::string overlap = on_device ? "none" : d.overlap;
-    const bool use_nccl =
-        on_gpu && (d.allreduce == "nccl" || (d.allreduce == "auto" && NcclComm::built()));
-    if (!on_gpu && d.allreduce == "nccl")
-      throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
-    std::unique_ptr<NcclComm> nccl;
-    h.reduce_sum = [&](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
-    h.reduce_max = [&](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
-    const auto [fail_rank, fail_step] =
-        d.inject_failure.empty() ? std::pair<int, long>{-1, -1} : parse_failure(d.inject_failure);
-    std::unique_ptr<GradientSync> grads;
-    std::unique_ptr<WeightAverager> averager;
-    std::unique_ptr<ElasticExchange> elastic;
-    std::vector<std::pair<Algo, double>> algo_times;
-    Algo algo = Algo::kMpi;
-    h.params = {{"scheme", scheme_name(d.scheme)}};
-    h.after_allocate = [&](Net<float>& net) {
-      // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
-      net.pull_weights();
-      mpi_check(
-          MPI_Bcast(net.weights().data(), int(net.weights().size()), MPI_FLOAT, 0, workers.raw()),
-          "MPI_Bcast");
-      net.push_weights();
-      if (easgd) {
-        elastic = std::make_unique<ElasticExchange>(world, servers, long(net.weights().size()),
-                                                    alpha, d.easgd_async);
-        elastic->init(net.weights().data());
-        h.params["easgd"] = {{"tau", d.easgd_tau},
-                             {"alpha", alpha},
-                             {"alpha_rule", d.easgd_alpha > 0 ? "given" : d.easgd_alpha_rule},
-                             {"variant", d.easgd_async ? "async" : "sync"},
-                             {"servers", servers},
-                             {"workers", workers.size()},
-                             {"server_idle_sleep_us", d.ps_idle_us}};
-      } else if (use_nccl) {
-        nccl = std::make_unique<NcclComm>(workers);
-        h.params["allreduce"] = d.allreduce;
-        h.params["gradient_path"] = "nccl " + NcclComm::version();
-      } else {
-        // the request is a parameter; what "auto" chose, and the times it chose by, are outcomes
-        algo = choose_allreduce(workers, d.allreduce, net.weights().size(), &algo_times);
-        h.params["allreduce"] = d.allreduce;
-      }
-      if (nccl) {
-        h.params["overlap"] = "none";
-      } else if (d.scheme == Scheme::kSsgd) {
-        grads = std::make_unique<GradientSync>(workers, net, algo, overlap, d.bucket_mb);
-        if (overlap != "none")
-          net.set_backward_observer([&](std::size_t node) { grads->node_done(node); });
-        h.params["overlap"] = overlap;
-        if (on_device) h.params["gradient_path"] = "host staging";
-        h.params["bucket_mb"] = d.bucket_mb;
-        h.params["buckets"] = grads->buckets();
-      } else if (d.scheme == Scheme::kLocalSgd) {
-        averager = std::make_unique<WeightAverager>(workers, algo, d.local_period, d.local_momentum,
-                                                    d.local_bn);
-        h.params["local_period"] = d.local_period;
-        h.params["local_momentum"] = d.local_momentum;
-        h.params["local_bn"] = d.local_bn;
-      }
-      if (extra.after_allocate) extra.after_allocate(net);
-    };
-    h.sync = [&](const StepInfo& s) {
-      if (nccl) nccl->average(s.net.grads_data(), long(s.net.weights().size()));
-      if (grads) {
-        s.net.pull_grads();  // nothing on the host
-        grads->finish();
-        s.net.push_grads();
-      }
-      if (elastic) {
-        if (s.step == 0) elastic->announce((s.total_steps + d.easgd_tau - 1) / d.easgd_tau);
-        if (s.step % d.easgd_tau == 0) {
-          s.net.pull_weights();  // on a device through the host copy
-          elastic->exchange(s.net.weights().data());
-          s.net.push_weights();
-        }
-      }
-      if (extra.sync) extra.sync(s);
-    };
-    h.after_update = [&](const StepInfo& s) {
-      if (averager && averager->due(s.step, s.epoch_end)) averager->average(s.net, s.solver);
-      if (workers.rank() == fail_rank && s.step == fail_step)
-        throw Error(fmt::format("failure injected at step {} (--inject-failure)", s.step));
-      if (extra.after_update) extra.after_update(s);
-    };
-    h.at_end = [&](Net<float>& net) {
-      if (elastic) {  // a run that stopped early still makes the exchanges the servers wait for
-        if (elastic->announced() < 0) elastic->announce(0);
-        net.pull_weights();
-        elastic->pad(net.weights().data());
-      }
-      if (extra.at_end) extra.at_end(net);
-    };
-    out.result = run_training(o, h);
-    out.result.params.update(h.params);
-    nlohmann::json& m = out.result.metrics;
-    if (!m.is_null()) {
-      m["scheme"] = scheme_name(d.scheme);
-      if (grads) {
-        const double waited = workers.max(grads->waited_in_backward());
-        m["sync_waited_in_backward_s"] =
-            m["steps"].get<long>() > 0 ? waited / double(m["steps"].get<long>()) : 0.0;
-      }
-      if (averager) m["averages"] = averager->averages();
-      if (!easgd) {
-        m["allreduce"] = nccl ? "nccl" : algo_name(algo);
-        if (!algo_times.empty()) {
-          nlohmann::json t = nlohmann::json::object();
-          for (const auto& [a, sec] : algo_times) t[algo_name(a)] = sec;
-          m["allreduce_auto_times_s"] = t;
-        }
-      }
-      if (elastic) m["exchanges"] = elastic->made();
-    }
-    const nlohmann::json where = placement(world);
-    if (!m.is_null()) m["placement"] = where;
-    MPI_Comm_free(&wc);
-  } catch (const ConfigError& e) {
-    fmt::print(stderr, "dlscale train: rank {}: {}\n", world.rank(), e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "dlscale train: rank {} of {}: error: {}; aborting every rank\n",
-               world.rank(), world.size(), e.what());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 3);
+  if (server) {
+    scheme->serve(world);
+    out.result.params = {{"scheme", d.scheme}, {"role", "server"}};
+    out.result.metrics = nlohmann::json::object();
+    placement(world);
+    return out;
   }
+  nlohmann::json params = {{"scheme", d.scheme}};
+  out.result = Trainer(o, scheme_hooks(*scheme, workers, d, extra, params)).run();
+  out.result.params.update(params);
+  nlohmann::json& m = out.result.metrics;
+  m["scheme"] = d.scheme;
+  scheme->finish(m, workers);
+  m["placement"] = placement(world);
   return out;
 }
 

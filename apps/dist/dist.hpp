@@ -1,30 +1,34 @@
-// Distributed training over MPI (seeds 001, 003, 004): the three ways the seed papers scale
-// training, on the one engine of apps/train, each a set of TrainHooks:
-//   ssgd      synchronous allreduce SGD (Horovod, Cray PE DL plugin): the gradients are averaged
-//             every step, in buckets whose allreduce starts as soon as backward has finished
-//             their layers, overlapping the rest of backward (gradient_sync.hpp)
-//   localsgd  local SGD (DEEPEX): every rank steps on its own; the weights are averaged every
-//             `local_period` steps or once an epoch (local_sgd.hpp)
+// Distributed training over MPI (seeds 001, 003, 004): the ways the seed papers scale training,
+// each a DistScheme (scheme.hpp, registered in schemes.def) run on the one engine of apps/train:
+//   ssgd      synchronous allreduce SGD (Horovod, Cray PE DL plugin), gradients in buckets whose
+//             allreduce overlaps the rest of backward (ssgd.cpp, gradient_sync.hpp)
+//   localsgd  local SGD (DEEPEX): weights averaged every `local_period` steps or once an epoch
+//             (localsgd.cpp, local_sgd.hpp)
 //   easgd     elastic averaging SGD (swFLOW): the last `ps_servers` ranks hold the centre
-//             variable; the workers exchange with it every tau steps (easgd.hpp)
+//             variable; the workers exchange with it every tau steps (easgd_scheme.cpp, easgd.hpp)
 // Every scheme broadcasts rank 0's initial weights, shards each global batch across the (worker)
 // ranks (apps/data/loader.hpp: the same data order at any rank count), scales the learning rate by
 // the chosen rule from the global batch, averages the metrics over ranks, and lets rank 0
-// print and write the record. A rank that fails aborts the job (MPI_Abort): no rank hangs.
+// print and write the record. Errors are exceptions: main (train_main.cpp) decides the exit
+// code and, in a job of several ranks, aborts every rank (DistJob::abort): no rank hangs.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "apps/train/trainer.hpp"
 
 namespace dls {
 
-enum class Scheme { kSingle, kSsgd, kLocalSgd, kEasgd };
-std::string scheme_name(Scheme s);
-Scheme parse_scheme(const std::string& name);  // ConfigError listing the names
+// --inject-failure RANK:STEP (tests of the job's abort)
+struct FailureInjection {
+  int rank = -1;
+  long step = -1;
+  static FailureInjection parse(const std::string& text);  // ConfigError naming the option
+};
 
 struct DistOptions {
-  Scheme scheme = Scheme::kSingle;
+  std::string scheme = "single";  // a name of scheme_table() (scheme.hpp)
   std::string allreduce =
       "auto";  // an algorithm of collectives/allreduce.hpp, or the fastest measured here
   std::string overlap = "thread";        // thread | nonblocking | none (all buckets after backward)
@@ -37,8 +41,8 @@ struct DistOptions {
   std::string easgd_alpha_rule = "paper";  // paper (0.9/p) | tf (0.9/(tau p))
   bool easgd_async = false;
   int ps_servers = 1;
-  int ps_idle_us = 50;         // easgd: servers sleep this long between tests for a push (0: block)
-  std::string inject_failure;  // "RANK:STEP": that rank throws at that step (tests)
+  int ps_idle_us = 50;  // easgd: servers sleep this long between tests for a push (0: block)
+  FailureInjection inject_failure;  // tests: that worker throws at that step
 };
 
 struct DistRun {
@@ -46,11 +50,28 @@ struct DistRun {
   int rank = 0, ranks = 1;
 };
 
-// Runs one training under the scheme. Initialises MPI if the process has not (argc/argv may be
-// null). On a rank's error the job is aborted with exit code 3 (2 for a ConfigError) after the
-// rank has printed it. Built without MPI, every scheme but single is a ConfigError.
-DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int* argc, char*** argv,
-                        const TrainHooks& extra = {});
+// The job this process is part of: MPI initialised (and finalised at the end) for every scheme
+// but single. Built without MPI, every scheme but single is a ConfigError.
+class DistJob {
+ public:
+  DistJob(const DistOptions& d, int* argc, char*** argv);
+  ~DistJob();
+  DistJob(const DistJob&) = delete;
+  DistJob& operator=(const DistJob&) = delete;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Ends every rank of a job of several with that exit code (MPI_Abort); else returns.
+  void abort(int code) const;
+
+ private:
+  struct Session;
+  std::unique_ptr<Session> session_;
+  int rank_ = 0, size_ = 1;
+};
+
+// Runs one training under the scheme, on MPI_COMM_WORLD (a DistJob or the caller initialised
+// MPI for every scheme but single). Errors, a rank's own or the scheme's, are thrown.
+DistRun run_distributed(const TrainOptions& o, const DistOptions& d, const TrainHooks& extra = {});
 
 bool distributed_available();
 

@@ -8,12 +8,22 @@ namespace dls {
 
 bool distributed_available() { return false; }
 
-DistRun run_distributed(const TrainOptions& o, const DistOptions& d, int*, char***,
-                        const TrainHooks& extra) {
-  if (d.scheme != Scheme::kSingle)
-    throw ConfigError(
-        fmt::format("--scheme {}: this dlscale was built without MPI (DLS_WITH_MPI=OFF)",
-                    scheme_name(d.scheme)));
+struct DistJob::Session {};
+
+DistJob::DistJob(const DistOptions& d, int*, char***) {
+  if (d.scheme != "single")
+    throw ConfigError(fmt::format(
+        "--scheme {}: this dlscale was built without MPI (DLS_WITH_MPI=OFF)", d.scheme));
+}
+
+DistJob::~DistJob() = default;
+
+void DistJob::abort(int) const {}
+
+DistRun run_distributed(const TrainOptions& o, const DistOptions& d, const TrainHooks& extra) {
+  if (d.scheme != "single")
+    throw ConfigError(fmt::format(
+        "--scheme {}: this dlscale was built without MPI (DLS_WITH_MPI=OFF)", d.scheme));
   return {run_training(o, extra), 0, 1};
 }
 

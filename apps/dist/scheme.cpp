@@ -1,4 +1,6 @@
-// Scheme names (see dist.hpp), with or without MPI.
+// The scheme names (see scheme.hpp), with or without MPI.
+#include "apps/dist/scheme.hpp"
+
 #include <fmt/format.h>
 
 #include "apps/dist/dist.hpp"
@@ -6,24 +8,44 @@
 
 namespace dls {
 
-std::string scheme_name(Scheme s) {
-  switch (s) {
-    case Scheme::kSingle:
-      return "single";
-    case Scheme::kSsgd:
-      return "ssgd";
-    case Scheme::kLocalSgd:
-      return "localsgd";
-    case Scheme::kEasgd:
-      return "easgd";
-  }
-  return "?";
+const std::vector<SchemeInfo>& scheme_table() {
+  static const std::vector<SchemeInfo> table = {
+      {"single", "one process, no exchange"},
+#define DLS_SCHEME(name, help) {#name, help},
+#include "apps/dist/schemes.def"
+#undef DLS_SCHEME
+  };
+  return table;
 }
 
-Scheme parse_scheme(const std::string& name) {
-  for (Scheme s : {Scheme::kSingle, Scheme::kSsgd, Scheme::kLocalSgd, Scheme::kEasgd})
-    if (scheme_name(s) == name) return s;
-  throw ConfigError(fmt::format("--scheme '{}': expected single, ssgd, localsgd or easgd", name));
+std::vector<std::string> scheme_names() {
+  std::vector<std::string> names;
+  for (const SchemeInfo& s : scheme_table()) names.emplace_back(s.name);
+  return names;
+}
+
+void check_scheme(const std::string& name) {
+  for (const SchemeInfo& s : scheme_table())
+    if (name == s.name) return;
+  throw ConfigError(
+      fmt::format("--scheme '{}': expected one of {}", name, fmt::join(scheme_names(), ", ")));
+}
+
+FailureInjection FailureInjection::parse(const std::string& text) {
+  FailureInjection f;
+  if (text.empty()) return f;
+  const auto colon = text.find(':');
+  try {
+    std::size_t used_rank = 0, used_step = 0;
+    if (colon == std::string::npos) throw std::invalid_argument(text);
+    f.rank = std::stoi(text.substr(0, colon), &used_rank);
+    f.step = std::stol(text.substr(colon + 1), &used_step);
+    if (used_rank != colon || used_step != text.size() - colon - 1 || f.rank < 0 || f.step < 0)
+      throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    throw ConfigError(fmt::format("--inject-failure '{}': expected RANK:STEP (two counts)", text));
+  }
+  return f;
 }
 
 }  // namespace dls
