@@ -49,7 +49,7 @@ void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceW
 template <class T>
 void allreduce_tree(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
 
-// Helpers shared by the algorithms (allreduce_common.cpp).
+// Helpers shared by the algorithms (allreduce.cpp).
 // Block b of `blocks` near-equal blocks of `count` elements: [offset, offset + length).
 struct Block {
   std::size_t offset, length;

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "collectives/sweep.hpp"
-#include "collectives/sweep_run.hpp"
+#include "collectives/sweep_common.hpp"
+#include "collectives/sweep_math.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "collectives/sweep.hpp"
-#include "collectives/sweep_run.hpp"
+#include "collectives/sweep_common.hpp"
+#include "collectives/sweep_math.hpp"
 #include "harness/instrument/provenance.hpp"
 #include "harness/instrument/record.hpp"
 #include "kernels/core/check.hpp"

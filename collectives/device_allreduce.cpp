@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "collectives/nccl_comm.hpp"
-#include "collectives/sweep_run.hpp"
+#include "collectives/sweep_common.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/gpu/cuda_check.hpp"
 

@@ -1,5 +1,5 @@
 // `--memory device` in a build without CUDA or NCCL: a clear refusal on every rank.
-#include "collectives/sweep_run.hpp"
+#include "collectives/sweep_common.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

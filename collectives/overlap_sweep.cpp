@@ -16,8 +16,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "collectives/sweep.hpp"
-#include "collectives/sweep_run.hpp"
+#include "collectives/sweep_common.hpp"
+#include "collectives/sweep_math.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

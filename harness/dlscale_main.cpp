@@ -9,7 +9,7 @@
 #include <cstring>
 #include <exception>
 
-#include "apps/train/train_main.hpp"
+#include "apps/cli/train_main.hpp"
 #include "harness/config/point_process.hpp"
 #include "harness/config/run_main.hpp"
 #include "harness/instrument/interrupt.hpp"

@@ -4,6 +4,9 @@
 #                    every C++ and CUDA file git tracks
 #   lint.sh python   ruff check and ruff format --check (ruff.toml; ruff from .venv/, which
 #                    scripts/setup.sh fills from PyPI) on every Python file git tracks
+#   lint.sh layers   the #include graph against the layers of docs/DESIGN.md (include_layers.py)
+#   lint.sh functions  no function over 60 lines of code outside the shrinking allow list
+#                    (function_length.py; lizard from .venv/ like ruff; DLS_REQUIRE_LIZARD)
 # Without the tool (or with another clang-format major version, which formats differently) the
 # check prints DLS_SKIP(no TOOL) and exits 77, or fails where DLS_REQUIRE_CLANG_FORMAT or
 # DLS_REQUIRE_RUFF is set (CI sets both). To fix what it finds: clang-format -i FILES,
@@ -21,6 +24,14 @@ case ${1:-} in
     clang-format --dry-run -Werror "${files[@]}"
     echo "clang-format: ${#files[@]} files clean"
     ;;
+  layers)
+    /usr/bin/python3 "$root/scripts/include_layers.py"
+    ;;
+  functions)
+    lizard="$root/.venv/bin/lizard"
+    [[ -x $lizard ]] || skip_or_fail lizard DLS_REQUIRE_LIZARD "lizard is not installed in $root/.venv (scripts/setup.sh installs it from PyPI)"
+    /usr/bin/python3 "$root/scripts/function_length.py" "$lizard"
+    ;;
   python)
     ruff="$root/.venv/bin/ruff"
     [[ -x $ruff ]] || skip_or_fail ruff DLS_REQUIRE_RUFF "ruff is not installed in $root/.venv (scripts/setup.sh installs it from PyPI)"
@@ -30,7 +41,7 @@ case ${1:-} in
     echo "ruff $("$ruff" --version | cut -d' ' -f2): ${#files[@]} files clean"
     ;;
   *)
-    echo "usage: lint.sh cpp|python" >&2
+    echo "usage: lint.sh cpp|python|layers|functions" >&2
     exit 2
     ;;
 esac

@@ -14,6 +14,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${DLS_BUILD_DIR:-$ROOT/build}"
 RUFF_VERSION=0.17.5  # the linter and formatter of analysis/ (pyproject.toml)
+LIZARD_VERSION=1.24.3  # function lengths (scripts/function_length.py)
 
 # Every package a step needs, with why where it is not obvious. A Debian library's CMake config
 # may pull in more (libdnnl-dev's calls find_package(OpenCL): ocl-icd-opencl-dev).
@@ -47,20 +48,24 @@ install_packages() {
   sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-install_ruff() {
+install_python_tools() {
   local venv="$ROOT/.venv"
   if ! "$venv/bin/python" -c "import sys" 2>/dev/null; then
     rm -rf "$venv"
     # Debian's interpreter (it has pandas, scipy, pytest); its pip refuses system installs
     /usr/bin/python3 -m venv --system-site-packages "$venv"
   fi
-  if [ "$("$venv/bin/ruff" --version 2>/dev/null)" != "ruff $RUFF_VERSION" ]; then
-    echo "setup: installing ruff $RUFF_VERSION into $venv"
-    # ruff lints analysis/ and nothing else needs it: a machine that cannot reach PyPI (no
-    # network, or a proxy whose certificate it lacks) builds, runs and tests all the same
-    if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check --retries 1 --timeout 30 "ruff==$RUFF_VERSION"; then
-      echo "setup: WARNING: could not install ruff $RUFF_VERSION from PyPI (see pip's message above); the Python lint" \
-           "check is not available on this machine until a later run of setup reaches PyPI" >&2
+  if [ "$("$venv/bin/ruff" --version 2>/dev/null)" != "ruff $RUFF_VERSION" ] ||
+     [ "$("$venv/bin/lizard" --version 2>/dev/null)" != "$LIZARD_VERSION" ]; then
+    echo "setup: installing ruff $RUFF_VERSION and lizard $LIZARD_VERSION into $venv"
+    # ruff lints the Python tree and lizard measures function lengths; nothing else needs them:
+    # a machine that cannot reach PyPI (no network, or a proxy whose certificate it lacks)
+    # builds, runs and tests all the same
+    if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check --retries 1 --timeout 30 \
+         "ruff==$RUFF_VERSION" "lizard==$LIZARD_VERSION"; then
+      echo "setup: WARNING: could not install ruff $RUFF_VERSION and lizard $LIZARD_VERSION from PyPI (see pip's message" \
+           "above); the Python lint and function-length checks are not available on this machine until a later run" \
+           "of setup reaches PyPI" >&2
     fi
   fi
 }
@@ -71,7 +76,7 @@ configure() {
 }
 
 install_packages
-install_ruff
+install_python_tools
 if [ ! -f "$BUILD/build.ninja" ] || [ ! -f "$BUILD/CMakeCache.txt" ]; then
   if ! configure; then
     if [ -f "$BUILD/CMakeCache.txt" ]; then

@@ -1,5 +1,5 @@
 // Distributed training: what every scheme shares (see dist.hpp); the schemes are in
-// ssgd.cpp, localsgd.cpp and easgd_scheme.cpp.
+// scheme_ssgd.cpp, scheme_localsgd.cpp and scheme_easgd.cpp.
 #include "apps/dist/dist.hpp"
 
 #include <fmt/format.h>

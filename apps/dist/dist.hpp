@@ -1,16 +1,17 @@
 // Distributed training over MPI (seeds 001, 003, 004): the ways the seed papers scale training,
 // each a DistScheme (scheme.hpp, registered in schemes.def) run on the one engine of apps/train:
 //   ssgd      synchronous allreduce SGD (Horovod, Cray PE DL plugin), gradients in buckets whose
-//             allreduce overlaps the rest of backward (ssgd.cpp, gradient_sync.hpp)
+//             allreduce overlaps the rest of backward (scheme_ssgd.cpp, gradient_sync.hpp)
 //   localsgd  local SGD (DEEPEX): weights averaged every `local_period` steps or once an epoch
-//             (localsgd.cpp, local_sgd.hpp)
+//             (scheme_localsgd.cpp, weight_averager.hpp)
 //   easgd     elastic averaging SGD (swFLOW): the last `ps_servers` ranks hold the centre
-//             variable; the workers exchange with it every tau steps (easgd_scheme.cpp, easgd.hpp)
+//             variable; the workers exchange with it every tau steps (scheme_easgd.cpp,
+//             elastic_exchange.hpp)
 // Every scheme broadcasts rank 0's initial weights, shards each global batch across the (worker)
 // ranks (apps/data/loader.hpp: the same data order at any rank count), scales the learning rate by
 // the chosen rule from the global batch, averages the metrics over ranks, and lets rank 0
-// print and write the record. Errors are exceptions: main (train_main.cpp) decides the exit
-// code and, in a job of several ranks, aborts every rank (DistJob::abort): no rank hangs.
+// print and write the record. Errors are exceptions: main (apps/cli/train_main.cpp) decides the
+// exit code and, in a job of several ranks, aborts every rank (DistJob::abort): no rank hangs.
 #pragma once
 
 #include <memory>

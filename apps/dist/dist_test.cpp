@@ -16,9 +16,9 @@
 #include <cmath>
 
 #include "apps/core/host_net_device.hpp"
+#include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
-#include "apps/dist/easgd.hpp"
-#include "apps/train/data_spec.hpp"
+#include "apps/dist/elastic_exchange.hpp"
 #include "collectives/comm.hpp"
 
 namespace dls {

@@ -14,7 +14,8 @@
 // Server ranks (easgd's parameter servers) never train: serve() runs instead of the trainer.
 // Errors are exceptions; only main decides the exit code and aborts the job.
 //
-// Adding a scheme: a file defining `std::unique_ptr<DistScheme> make_<name>(const SchemeArgs&)`
+// Adding a scheme: a file scheme_<name>.cpp defining
+// `std::unique_ptr<DistScheme> make_<name>(const SchemeArgs&)`
 // and one line in schemes.def.
 #pragma once
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "apps/core/net.hpp"
+#include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
 #include "apps/data/prefetcher.hpp"
 #include "apps/layers/loss_layers.hpp"
-#include "apps/train/data_spec.hpp"
 #include "apps/train/trainer.hpp"
 
 namespace dls {

@@ -1,5 +1,5 @@
-// Elastic averaging over the parameter server (see easgd.hpp).
-#include "apps/dist/easgd.hpp"
+// Elastic averaging over the parameter server (see elastic_exchange.hpp).
+#include "apps/dist/elastic_exchange.hpp"
 
 #include <fmt/format.h>
 

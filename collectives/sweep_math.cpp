@@ -1,5 +1,5 @@
-// Sizes, iteration bands, bandwidths and the alpha-beta fit (see sweep.hpp).
-#include "collectives/sweep.hpp"
+// Sizes, iteration bands, bandwidths and the alpha-beta fit (see sweep_math.hpp).
+#include "collectives/sweep_math.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,8 @@
 // Dispatch, names and the helpers shared by the allreduce algorithms (see allreduce.hpp).
+#include "collectives/allreduce.hpp"
+
 #include <fmt/format.h>
 
-#include "collectives/allreduce.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

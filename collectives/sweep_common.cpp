@@ -1,5 +1,5 @@
-// What the sweeps of `dlscale collectives` share (see sweep_run.hpp).
-#include "collectives/sweep_run.hpp"
+// What the sweeps of `dlscale collectives` share (see sweep_common.hpp).
+#include "collectives/sweep_common.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

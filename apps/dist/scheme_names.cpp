@@ -1,9 +1,8 @@
 // The scheme names (see scheme.hpp), with or without MPI.
-#include "apps/dist/scheme.hpp"
-
 #include <fmt/format.h>
 
 #include "apps/dist/dist.hpp"
+#include "apps/dist/scheme.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

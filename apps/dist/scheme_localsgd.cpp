@@ -1,9 +1,9 @@
 // Local SGD (DEEPEX, seed 004): every rank steps on its own; the weights are averaged every
-// --local-period steps or once an epoch (local_sgd.hpp), on a device through host copies.
+// --local-period steps or once an epoch (weight_averager.hpp), on a device through host copies.
 #include "apps/dist/allreduce_choice.hpp"
 #include "apps/dist/dist.hpp"
-#include "apps/dist/local_sgd.hpp"
 #include "apps/dist/scheme.hpp"
+#include "apps/dist/weight_averager.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

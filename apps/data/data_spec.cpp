@@ -1,5 +1,5 @@
 // The --data argument (see data_spec.hpp).
-#include "apps/train/data_spec.hpp"
+#include "apps/data/data_spec.hpp"
 
 #include <fmt/format.h>
 

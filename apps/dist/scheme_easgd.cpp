@@ -1,10 +1,10 @@
 // Elastic averaging SGD (swFLOW, seed 001): the last --ps-servers ranks hold the centre
 // variable; every worker makes an elastic exchange with it every --easgd-tau steps, in its sync
-// phase (easgd.hpp).
+// phase (elastic_exchange.hpp).
 #include <fmt/format.h>
 
 #include "apps/dist/dist.hpp"
-#include "apps/dist/easgd.hpp"
+#include "apps/dist/elastic_exchange.hpp"
 #include "apps/dist/scheme.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/threads.hpp"

@@ -1,5 +1,5 @@
 // The sweep's sizes, bands and fit, worked by hand.
-#include "collectives/sweep.hpp"
+#include "collectives/sweep_math.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,16 +1,16 @@
 // `dlscale train` (see train_main.hpp): flags -> TrainOptions and DistOptions (typed while the
 // command line is parsed) -> run_distributed -> the record. This is the only place that decides
 // the exit code and, in a job of several ranks, aborts it.
-#include "apps/train/train_main.hpp"
+#include "apps/cli/train_main.hpp"
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <optional>
 
+#include "apps/cli/cli_parse.hpp"
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
-#include "apps/train/cli_parse.hpp"
 #include "apps/train/trainer.hpp"
 #include "collectives/allreduce.hpp"
 #include "harness/instrument/interrupt.hpp"

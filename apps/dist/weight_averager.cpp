@@ -1,5 +1,5 @@
 // Periodic weight averaging (see local_sgd.hpp).
-#include "apps/dist/local_sgd.hpp"
+#include "apps/dist/weight_averager.hpp"
 
 #include <fmt/format.h>
 
