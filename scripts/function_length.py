@@ -23,7 +23,10 @@ TESTS = re.compile(r"(_test\.(cpp|hpp|cu)$|/fuzz/|test_util|mpi_test_main|gradch
 def measured(lizard: str, root: Path) -> dict[tuple[str, str], int]:
     files = subprocess.run(
         ["git", "ls-files", *(f"{d}/*.{e}" for d in FOLDERS for e in ("cpp", "hpp", "cu"))],
-        cwd=root, check=True, capture_output=True, text=True,
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split()
     files = [f for f in files if not TESTS.search(f)]
     out = subprocess.run([lizard, "--csv", "-l", "cpp", *files], cwd=root, capture_output=True, text=True)
@@ -43,9 +46,7 @@ def main(argv: list[str]) -> int:
     root = Path(__file__).resolve().parent.parent
     allow_file = root / "scripts" / "function_length_allow.txt"
     allowed = {
-        tuple(line.split(maxsplit=1))
-        for line in allow_file.read_text().splitlines()
-        if line.strip() and not line.startswith("#")
+        tuple(line.split(maxsplit=1)) for line in allow_file.read_text().splitlines() if line.strip() and not line.startswith("#")
     }
     nloc = measured(argv[0], root)
     problems = [

@@ -74,7 +74,10 @@ def main(argv: list[str]) -> int:
     root = Path(__file__).resolve().parent.parent
     listed = subprocess.run(
         ["git", "ls-files", "*.cpp", "*.hpp", "*.cu", "*.cuh", "*.inc", "*.def"],
-        cwd=root, check=True, capture_output=True, text=True,
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split()
     problems: list[str] = []
     graph: dict[str, set[str]] = defaultdict(set)
