@@ -21,8 +21,6 @@ class Easgd final : public DistScheme {
           fmt::format("--scheme easgd at {} ranks with --ps-servers {}: needs 1 to {} server ranks "
                       "and a worker",
                       size, servers, size - 1));
-    if (d_.allreduce == "nccl" && !a.on_gpu)
-      throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
     alpha_ = easgd_alpha(d_.easgd_alpha, d_.easgd_alpha_rule, d_.easgd_tau, size - servers);
   }
 

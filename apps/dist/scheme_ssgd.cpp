@@ -20,10 +20,7 @@ class Ssgd final : public DistScheme {
         on_device_(a.on_device),
         use_nccl_(a.on_gpu &&
                   (d_.allreduce == "nccl" || (d_.allreduce == "auto" && NcclComm::built()))),
-        overlap_(a.on_device ? "none" : d_.overlap) {
-    if (!a.on_gpu && d_.allreduce == "nccl")
-      throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
-  }
+        overlap_(a.on_device ? "none" : d_.overlap) {}
 
   void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) override {
     params["allreduce"] = d_.allreduce;

@@ -118,12 +118,8 @@ void Trainer::print_progress(const nlohmann::json& ep) const {
   if (ep.contains("accuracy"))
     line += fmt::format("  accuracy {:.4f}", ep["accuracy"].get<double>());
   if (ep.contains("rmse")) line += fmt::format("  rmse {:.4f}", ep["rmse"].get<double>());
-  if (!s.steady.empty()) {
-    std::vector<double> walls;
-    for (const PhaseTimes& t : s.steady) walls.push_back(t.wall);
-    line += fmt::format("  {:.1f} img/s",
-                        double(s.mo.batch * hooks_.ranks) / summarize(std::move(walls)).median);
-  }
+  if (!s.steady.empty())
+    line += fmt::format("  {:.1f} img/s", double(s.mo.batch * hooks_.ranks) / s.median_step());
   fmt::print(stderr, "{}  {:.1f} s\n", line, seconds_since(s.t_start));
 }
 

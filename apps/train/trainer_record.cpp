@@ -90,9 +90,7 @@ nlohmann::json Trainer::layer_times() const {
 // The slowest rank's median step gives the global throughput.
 void Trainer::add_metrics(nlohmann::json& m) const {
   const State& s = *s_;
-  std::vector<double> walls;
-  for (const PhaseTimes& t : s.steady) walls.push_back(t.wall);
-  const RankPhases mine{summarize(walls).median, mean_of(s.steady)};
+  const RankPhases mine{s.median_step(), mean_of(s.steady)};
   std::vector<double> sum = sum_all(mine.values());
   for (double& v : sum) v /= hooks_.ranks;
   const RankPhases avg = RankPhases::from(sum), slowest = RankPhases::from(max_all(mine.values()));

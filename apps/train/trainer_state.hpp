@@ -15,6 +15,7 @@
 #include "apps/data/prefetcher.hpp"
 #include "apps/layers/loss_layers.hpp"
 #include "apps/train/trainer.hpp"
+#include "harness/instrument/stats.hpp"
 
 namespace dls {
 
@@ -48,6 +49,11 @@ struct Trainer::State {
   nlohmann::json per_epoch = nlohmann::json::array();
   std::vector<int> labels;         // the step's labels, copied out of the prefetch buffer
   std::vector<PhaseTimes> steady;  // the steps after warm-up
+  double median_step() const {
+    std::vector<double> walls;
+    for (const PhaseTimes& t : steady) walls.push_back(t.wall);
+    return summarize(std::move(walls)).median;
+  }
   std::vector<double> layer_fwd, layer_bwd;
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
   long epoch_steps = 0;
