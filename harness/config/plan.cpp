@@ -61,103 +61,174 @@ void check_value(YamlMap& m, const std::string& key, const std::string& flag,
     m.fail(key, fmt::format("{}: {}", flag, why));
 }
 
-Experiment read_experiment(YamlMap m, const std::string& where) {
+void read_args(YamlMap& m, Experiment& e) {
+  const YAML::Node a = m.node("args");
+  if (!a) return;
+  if (!a.IsMap()) m.fail("args", "expected a mapping flag: value");
+  for (const auto& kv : a) {
+    const std::string flag = scalar_text(kv.first);
+    check_flag(m, "args", flag);
+    if (is_launcher_axis(flag))
+      m.fail("args", fmt::format("'{}' is placement: give it under sweep", flag));
+    const std::string v = scalar_at(m, "args", kv.second, flag);
+    check_value(m, "args", flag, v);
+    e.args.emplace_back(flag, v);
+  }
+}
+
+// One sweep axis's values: a scalar or a list of scalars, each a safe argument value and, for a
+// launcher axis, an integer in [1, axis_max].
+std::vector<std::string> axis_values(YamlMap& m, const std::string& axis, const YAML::Node& n) {
+  std::vector<std::string> vals;
+  if (n.IsScalar())
+    vals.push_back(scalar_text(n));
+  else if (n.IsSequence())
+    for (const auto& v : n) {
+      if (!v.IsScalar()) m.fail("sweep", fmt::format("{}: expected a list of scalars", axis));
+      vals.push_back(scalar_text(v));
+    }
+  else
+    m.fail("sweep", fmt::format("{}: expected a value or a list", axis));
+  if (vals.empty()) m.fail("sweep", fmt::format("{}: an empty list makes no points", axis));
+  for (const std::string& v : vals) {
+    check_value(m, "sweep", axis, v);
+    if (is_launcher_axis(axis) && positive_int(v, axis_max(axis)) < 0)
+      m.fail("sweep",
+             fmt::format("{}: '{}' is not an integer in [1, {}]", axis, v, axis_max(axis)));
+  }
+  return vals;
+}
+
+void read_sweep(YamlMap& m, Experiment& e) {
+  const YAML::Node s = m.node("sweep");
+  if (!s) return;
+  if (!s.IsMap()) m.fail("sweep", "expected a mapping axis: [values]");
+  for (const auto& kv : s) {
+    const std::string axis = scalar_text(kv.first);
+    check_flag(m, "sweep", axis);
+    for (const auto& [flag, v] : e.args)
+      if (flag == axis) m.fail("sweep", fmt::format("'{}' is also a fixed argument (args)", axis));
+    e.axes.emplace_back(axis, axis_values(m, axis, kv.second));
+  }
+}
+
+long axis_index(const Experiment& e, const std::string& a) {
+  for (std::size_t i = 0; i < e.axes.size(); ++i)
+    if (e.axes[i].first == a) return long(i);
+  return -1L;
+}
+
+void read_zips(YamlMap& m, Experiment& e) {
+  const YAML::Node z = m.node("zip");
+  if (!z) return;
+  if (!z.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
+  for (const auto& group : z) {
+    if (!group.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
+    std::vector<std::string> g;
+    for (const auto& a : group) g.push_back(scalar_at(m, "zip", a, "an axis name"));
+    if (g.size() < 2) m.fail("zip", "a zip group needs at least two axes");
+    for (const auto& a : g) {
+      if (axis_index(e, a) < 0) m.fail("zip", fmt::format("'{}' is not a sweep axis", a));
+      if (e.axes[std::size_t(axis_index(e, a))].second.size() !=
+          e.axes[std::size_t(axis_index(e, g[0]))].second.size())
+        m.fail("zip", fmt::format("axes {} and {} have different lengths", g[0], a));
+    }
+    e.zips.push_back(g);
+  }
+}
+
+void read_excludes(YamlMap& m, Experiment& e) {
+  const YAML::Node x = m.node("exclude");
+  if (!x) return;
+  if (!x.IsSequence()) m.fail("exclude", "expected a list of {axis: value} mappings");
+  for (const auto& item : x) {
+    if (!item.IsMap()) m.fail("exclude", "expected a list of {axis: value} mappings");
+    std::map<std::string, std::string> ex;
+    for (const auto& kv : item) {
+      if (axis_index(e, scalar_text(kv.first)) < 0)
+        m.fail("exclude", fmt::format("'{}' is not a sweep axis", scalar_text(kv.first)));
+      ex[scalar_text(kv.first)] = scalar_at(m, "exclude", kv.second, scalar_text(kv.first));
+    }
+    e.excludes.push_back(ex);
+  }
+}
+
+void read_scaling(YamlMap& m, Experiment& e) {
+  e.scaling = m.str("scaling", "weak");
+  if (e.scaling != "weak" && e.scaling != "strong")
+    m.fail("scaling", fmt::format("'{}': expected weak or strong", e.scaling));
+  if (e.scaling != "strong") return;
+  for (const auto& [axis, vals] : e.axes)
+    for (const auto& v : vals)
+      if (axis == "batch" && positive_int(v, axis_max("batch")) < 0)
+        m.fail("sweep", fmt::format("batch: '{}' is not an integer in [1, {}] (strong scaling "
+                                    "divides it by the ranks)",
+                                    v, axis_max("batch")));
+}
+
+Experiment read_experiment(YamlMap m) {
   Experiment e;
   e.name = m.name("name");
   e.kind = m.str("kind");
   if (e.kind != "kernels" && e.kind != "collectives" && e.kind != "train")
     m.fail("kind", fmt::format("'{}' is not one of kernels, collectives, train", e.kind));
-  if (const YAML::Node a = m.node("args")) {
-    if (!a.IsMap()) m.fail("args", "expected a mapping flag: value");
-    for (const auto& kv : a) {
-      const std::string flag = scalar_text(kv.first);
-      check_flag(m, "args", flag);
-      if (is_launcher_axis(flag))
-        m.fail("args", fmt::format("'{}' is placement: give it under sweep", flag));
-      const std::string v = scalar_at(m, "args", kv.second, flag);
-      check_value(m, "args", flag, v);
-      e.args.emplace_back(flag, v);
-    }
-  }
-  if (const YAML::Node s = m.node("sweep")) {
-    if (!s.IsMap()) m.fail("sweep", "expected a mapping axis: [values]");
-    for (const auto& kv : s) {
-      const std::string axis = scalar_text(kv.first);
-      check_flag(m, "sweep", axis);
-      for (const auto& [flag, v] : e.args)
-        if (flag == axis)
-          m.fail("sweep", fmt::format("'{}' is also a fixed argument (args)", axis));
-      std::vector<std::string> vals;
-      if (kv.second.IsScalar())
-        vals.push_back(scalar_text(kv.second));
-      else if (kv.second.IsSequence())
-        for (const auto& v : kv.second) {
-          if (!v.IsScalar()) m.fail("sweep", fmt::format("{}: expected a list of scalars", axis));
-          vals.push_back(scalar_text(v));
-        }
-      else
-        m.fail("sweep", fmt::format("{}: expected a value or a list", axis));
-      if (vals.empty()) m.fail("sweep", fmt::format("{}: an empty list makes no points", axis));
-      for (const std::string& v : vals) {
-        check_value(m, "sweep", axis, v);
-        if (is_launcher_axis(axis) && positive_int(v, axis_max(axis)) < 0)
-          m.fail("sweep",
-                 fmt::format("{}: '{}' is not an integer in [1, {}]", axis, v, axis_max(axis)));
-      }
-      e.axes.emplace_back(axis, vals);
-    }
-  }
-  auto axis_index = [&](const std::string& a) {
-    for (std::size_t i = 0; i < e.axes.size(); ++i)
-      if (e.axes[i].first == a) return long(i);
-    return -1L;
-  };
-  if (const YAML::Node z = m.node("zip")) {
-    if (!z.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
-    for (const auto& group : z) {
-      if (!group.IsSequence()) m.fail("zip", "expected a list of axis lists, e.g. [[batch, lr]]");
-      std::vector<std::string> g;
-      for (const auto& a : group) g.push_back(scalar_at(m, "zip", a, "an axis name"));
-      if (g.size() < 2) m.fail("zip", "a zip group needs at least two axes");
-      for (const auto& a : g) {
-        if (axis_index(a) < 0) m.fail("zip", fmt::format("'{}' is not a sweep axis", a));
-        if (e.axes[std::size_t(axis_index(a))].second.size() !=
-            e.axes[std::size_t(axis_index(g[0]))].second.size())
-          m.fail("zip", fmt::format("axes {} and {} have different lengths", g[0], a));
-      }
-      e.zips.push_back(g);
-    }
-  }
-  if (const YAML::Node x = m.node("exclude")) {
-    if (!x.IsSequence()) m.fail("exclude", "expected a list of {axis: value} mappings");
-    for (const auto& item : x) {
-      if (!item.IsMap()) m.fail("exclude", "expected a list of {axis: value} mappings");
-      std::map<std::string, std::string> ex;
-      for (const auto& kv : item) {
-        if (axis_index(scalar_text(kv.first)) < 0)
-          m.fail("exclude", fmt::format("'{}' is not a sweep axis", scalar_text(kv.first)));
-        ex[scalar_text(kv.first)] = scalar_at(m, "exclude", kv.second, scalar_text(kv.first));
-      }
-      e.excludes.push_back(ex);
-    }
-  }
-  e.scaling = m.str("scaling", "weak");
-  if (e.scaling != "weak" && e.scaling != "strong")
-    m.fail("scaling", fmt::format("'{}': expected weak or strong", e.scaling));
-  if (e.scaling == "strong")
-    for (const auto& [axis, vals] : e.axes)
-      for (const auto& v : vals)
-        if (axis == "batch" && positive_int(v, axis_max("batch")) < 0)
-          m.fail("sweep", fmt::format("batch: '{}' is not an integer in [1, {}] (strong scaling "
-                                      "divides it by the ranks)",
-                                      v, axis_max("batch")));
+  read_args(m, e);
+  read_sweep(m, e);
+  read_zips(m, e);
+  read_excludes(m, e);
+  read_scaling(m, e);
   e.repeats = int(m.integer("repeats", 1, 1, 1000));
   if (m.has("time_limit")) e.time_limit_s = m.quantity("time_limit", "s");
   if (!(e.time_limit_s > 0))
     m.fail("time_limit", "must be positive (e.g. '10 min' is not accepted: write 600 s)");
   m.done();
-  (void)where;
   return e;
+}
+
+// One acceptance criterion; its experiment must be one of `experiments`.
+Criterion read_criterion(YamlMap c, const std::vector<Experiment>& experiments) {
+  Criterion k;
+  k.experiment = c.str("experiment");
+  k.metric = c.str("metric");
+  k.direction = c.str("direction", ">=");
+  if (k.direction != ">=" && k.direction != "<=" && k.direction != ">" && k.direction != "<")
+    c.fail("direction", fmt::format("'{}': expected >=, <=, > or <", k.direction));
+  k.bound = c.number("bound", 0, -1e300, 1e300);
+  if (!c.has("bound")) c.fail("bound", "required (a number)");
+  k.description = c.str("description", "");
+  if (const YAML::Node w = c.node("where")) {
+    if (!w.IsMap()) c.fail("where", "expected a mapping axis: value");
+    for (const auto& kv : w)
+      k.where[scalar_text(kv.first)] = scalar_at(c, "where", kv.second, scalar_text(kv.first));
+  }
+  c.done();
+  if (std::none_of(experiments.begin(), experiments.end(),
+                   [&](const Experiment& e) { return e.name == k.experiment; }))
+    c.fail("experiment", fmt::format("'{}' is not an experiment of this plan", k.experiment));
+  return k;
+}
+
+void read_experiments(YamlMap& top, Plan& p) {
+  const YAML::Node ex = top.node("experiments");
+  if (!ex || !ex.IsSequence() || ex.size() == 0)
+    top.fail("experiments", "required: a non-empty list of experiments");
+  for (std::size_t i = 0; i < ex.size(); ++i) {
+    p.experiments.push_back(
+        read_experiment(YamlMap(ex[i], p.file, fmt::format("plan.experiments[{}]", i))));
+    for (std::size_t j = 0; j + 1 < p.experiments.size(); ++j)
+      if (p.experiments[j].name == p.experiments.back().name)
+        throw ConfigError(fmt::format("{}: plan.experiments[{}].name: '{}' is used twice",
+                                      top.at(ex[i]), i, p.experiments.back().name));
+  }
+}
+
+void read_acceptance(YamlMap& top, Plan& p) {
+  const YAML::Node acc = top.node("acceptance");
+  if (!acc) return;
+  if (!acc.IsSequence()) top.fail("acceptance", "expected a list of criteria");
+  for (std::size_t i = 0; i < acc.size(); ++i)
+    p.acceptance.push_back(read_criterion(
+        YamlMap(acc[i], p.file, fmt::format("plan.acceptance[{}]", i)), p.experiments));
 }
 
 }  // namespace
@@ -180,42 +251,8 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
     p.figure = r.str("figure", "");
     r.done();
   }
-  const YAML::Node ex = top.node("experiments");
-  if (!ex || !ex.IsSequence() || ex.size() == 0)
-    top.fail("experiments", "required: a non-empty list of experiments");
-  for (std::size_t i = 0; i < ex.size(); ++i) {
-    p.experiments.push_back(
-        read_experiment(YamlMap(ex[i], file, fmt::format("plan.experiments[{}]", i)), ""));
-    for (std::size_t j = 0; j + 1 < p.experiments.size(); ++j)
-      if (p.experiments[j].name == p.experiments.back().name)
-        throw ConfigError(fmt::format("{}: plan.experiments[{}].name: '{}' is used twice",
-                                      top.at(ex[i]), i, p.experiments.back().name));
-  }
-  if (const YAML::Node acc = top.node("acceptance")) {
-    if (!acc.IsSequence()) top.fail("acceptance", "expected a list of criteria");
-    for (std::size_t i = 0; i < acc.size(); ++i) {
-      YamlMap c(acc[i], file, fmt::format("plan.acceptance[{}]", i));
-      Criterion k;
-      k.experiment = c.str("experiment");
-      k.metric = c.str("metric");
-      k.direction = c.str("direction", ">=");
-      if (k.direction != ">=" && k.direction != "<=" && k.direction != ">" && k.direction != "<")
-        c.fail("direction", fmt::format("'{}': expected >=, <=, > or <", k.direction));
-      k.bound = c.number("bound", 0, -1e300, 1e300);
-      if (!c.has("bound")) c.fail("bound", "required (a number)");
-      k.description = c.str("description", "");
-      if (const YAML::Node w = c.node("where")) {
-        if (!w.IsMap()) c.fail("where", "expected a mapping axis: value");
-        for (const auto& kv : w)
-          k.where[scalar_text(kv.first)] = scalar_at(c, "where", kv.second, scalar_text(kv.first));
-      }
-      c.done();
-      if (std::none_of(p.experiments.begin(), p.experiments.end(),
-                       [&](const Experiment& e) { return e.name == k.experiment; }))
-        c.fail("experiment", fmt::format("'{}' is not an experiment of this plan", k.experiment));
-      p.acceptance.push_back(k);
-    }
-  }
+  read_experiments(top, p);
+  read_acceptance(top, p);
   top.done({"reproduces", "acceptance"});
   return p;
 }

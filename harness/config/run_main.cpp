@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -49,12 +50,9 @@ std::string si(double v, const char* unit) {
 
 }  // namespace
 
-int run_main(int argc, char** argv) {
-  RunOptions o;
-  o.root = root_dir();
-  std::string site = "localhost", plan = "smoke";
-  CLI::App app{
-      "dlscale run: expand a plan on a site into points and run each through the site's launcher"};
+namespace {
+
+void add_run_options(CLI::App& app, RunOptions& o, std::string& site, std::string& plan) {
   app.add_option("-s,--site", site, "site name (site_configs/NAME.yaml) or file")
       ->default_str(site);
   app.add_option("-p,--plan", plan, "plan name (harness/plans/NAME.yaml) or file")
@@ -80,6 +78,28 @@ int run_main(int argc, char** argv) {
       "with another plan), "
       "3 runtime error, 5 another runner holds the campaign (its host and pid are named), 130 "
       "interrupted.");
+}
+
+// The rows measured more than once (mean and spread over repeats), if any.
+void print_repeats(const std::vector<SummaryRow>& rows) {
+  if (std::none_of(rows.begin(), rows.end(), [](const SummaryRow& x) { return x.n > 1; })) return;
+  fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14} {:>12}\n", "experiment", "benchmark", "point", "n",
+             "mean", "std");
+  for (const auto& x : rows)
+    if (x.n > 1)
+      fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment, x.benchmark,
+                 x.label.substr(0, 44), x.n, x.mean, x.stddev, x.metric);
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  RunOptions o;
+  o.root = root_dir();
+  std::string site = "localhost", plan = "smoke";
+  CLI::App app{
+      "dlscale run: expand a plan on a site into points and run each through the site's launcher"};
+  add_run_options(app, o, site, plan);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -103,16 +123,7 @@ int run_main(int argc, char** argv) {
     return kExitCampaignBusy;
   }
   if (o.dry_run) return kExitOk;
-  bool repeats = false;
-  for (const auto& x : rows) repeats = repeats || x.n > 1;
-  if (repeats) {
-    fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14} {:>12}\n", "experiment", "benchmark", "point",
-               "n", "mean", "std");
-    for (const auto& x : rows)
-      if (x.n > 1)
-        fmt::print("{:<14} {:<22} {:<44} {:>3} {:>14.6g} {:>12.4g}  {}\n", x.experiment,
-                   x.benchmark, x.label.substr(0, 44), x.n, x.mean, x.stddev, x.metric);
-  }
+  print_repeats(rows);
   fmt::print(
       "plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already "
       "done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  "

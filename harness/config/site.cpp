@@ -42,6 +42,114 @@ std::string one_of(YamlMap& m, const std::string& key, const std::string& dflt,
   return v;
 }
 
+void read_node(YamlMap& top, SiteConfig& s) {
+  YamlMap n = top.map("node");
+  const YAML::Node cores = n.node("cores");
+  if (!cores || (cores.IsScalar() && cores.as<std::string>() == "auto")) {
+    s.node.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  } else {
+    s.node.cores = int(n.integer("cores", 1, 1 << 20));
+  }
+  s.node.threads_per_core = int(n.integer("threads_per_core", 1, 1, 16));
+  s.node.sockets = int(n.integer("sockets", 1, 1, 64));
+  s.node.gpus = int(n.integer("gpus", 0, 0, 64));
+  s.node.gpu_model = n.str("gpu_model", "");
+  s.node.peak_flops_sp = n.quantity("peak_flops_sp", "FLOP/s");
+  s.node.memory_bandwidth = n.quantity("memory_bandwidth", "B/s");
+  s.node.memory = n.quantity("memory", "B");
+  n.done();
+}
+
+void read_network(YamlMap& top, SiteConfig& s) {
+  if (!top.has("network")) return;
+  YamlMap n = top.map("network");
+  s.network.latency = n.quantity("latency", "s");
+  s.network.bandwidth = n.quantity("bandwidth", "B/s");
+  s.network.topology = n.str("topology", "");
+  n.done();
+}
+
+// The placement must fit the node read before it (hardware threads, GPUs).
+void check_placement(YamlMap& l, const SiteConfig& s) {
+  const int hw = s.node.cores * s.node.threads_per_core;
+  if (!s.launcher.oversubscribe && s.launcher.ranks_per_node * s.launcher.threads_per_rank > hw)
+    l.fail("ranks_per_node",
+           fmt::format("{} ranks x {} threads exceed the node's {} hardware threads (set "
+                       "oversubscribe: true to allow)",
+                       s.launcher.ranks_per_node, s.launcher.threads_per_rank, hw));
+  if (s.launcher.gpus_per_rank * s.launcher.ranks_per_node > s.node.gpus)
+    l.fail("gpus_per_rank",
+           fmt::format("{} ranks x {} GPUs exceed the node's {} GPUs", s.launcher.ranks_per_node,
+                       s.launcher.gpus_per_rank, s.node.gpus));
+  if (s.launcher.kind == "local" && s.launcher.ranks_per_node != 1)
+    l.fail("ranks_per_node", "the local launcher starts one process: ranks_per_node must be 1");
+}
+
+void read_launcher(YamlMap& top, SiteConfig& s) {
+  YamlMap l = top.map("launcher");
+  s.launcher.kind = one_of(l, "kind", "mpirun", kLaunchers);
+  s.launcher.ranks_per_node = int(l.integer("ranks_per_node", 1, 1, 1 << 16));
+  s.launcher.threads_per_rank = int(l.integer("threads_per_rank", 1, 1, 1 << 16));
+  s.launcher.gpus_per_rank = int(l.integer("gpus_per_rank", 0, 0, 64));
+  s.launcher.bind = one_of(l, "bind", "core", {"core", "socket", "none"});
+  s.launcher.oversubscribe = l.boolean("oversubscribe", false);
+  s.launcher.extra_flags = l.strings("extra_flags");
+  for (const auto& f : s.launcher.extra_flags)
+    if (const std::string why = bad_free_text(f); !why.empty())
+      l.fail("extra_flags", fmt::format("'{}': {}", f, why));
+  check_placement(l, s);
+  l.done();
+}
+
+void read_scheduler(YamlMap& top, SiteConfig& s) {
+  if (!top.has("scheduler")) return;
+  YamlMap q = top.map("scheduler");
+  s.scheduler.kind = one_of(q, "kind", "none", kSchedulers);
+  s.scheduler.partition = q.checked("partition", "", bad_scheduler_word);
+  s.scheduler.account = q.checked("account", "", bad_scheduler_word);
+  s.scheduler.qos = q.checked("qos", "", bad_scheduler_word);
+  s.scheduler.time_limit = q.str("time_limit", s.scheduler.time_limit);
+  if (!is_time(s.scheduler.time_limit))
+    q.fail("time_limit", fmt::format("'{}': expected HH:MM:SS", s.scheduler.time_limit));
+  q.done();
+}
+
+void read_environment(YamlMap& top, SiteConfig& s) {
+  const YAML::Node env = top.node("environment");
+  if (!env) return;
+  if (!env.IsMap()) top.fail("environment", "expected a mapping NAME: value");
+  for (const auto& kv : env) {
+    const std::string k = kv.first.as<std::string>();
+    if (const std::string why = bad_env_name(k); !why.empty())
+      top.fail("environment", fmt::format("'{}': {}", k, why));
+    if (!kv.second.IsScalar())
+      top.fail("environment", fmt::format("{}: expected a scalar value", k));
+    const std::string v = kv.second.as<std::string>();
+    if (const std::string why = bad_free_text(v); !why.empty())
+      top.fail("environment", fmt::format("{}: {}", k, why));
+    s.environment[k] = v;
+  }
+}
+
+void read_rest(YamlMap& top, SiteConfig& s) {
+  s.papi_events = top.strings("papi_events");
+  for (const auto& e : s.papi_events)
+    if (const std::string why = bad_free_text(e); !why.empty())
+      top.fail("papi_events", fmt::format("'{}': {}", e, why));
+  s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
+  s.dlscale = top.checked("dlscale", "self", bad_free_text);
+  if (s.dlscale.empty()) top.fail("dlscale", "expected the binary's path or name, or self");
+}
+
+// Launchers that only run under their own scheduler.
+void check_launcher_scheduler(const SiteConfig& s) {
+  if (s.launcher.kind == "srun" && s.scheduler.kind != "slurm")
+    throw ConfigError(
+        fmt::format("{}: site.launcher.kind srun needs scheduler.kind slurm", s.file));
+  if (s.launcher.kind == "jsrun" && s.scheduler.kind != "lsf")
+    throw ConfigError(fmt::format("{}: site.launcher.kind jsrun needs scheduler.kind lsf", s.file));
+}
+
 }  // namespace
 
 SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
@@ -56,93 +164,14 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   s.file = file;
   s.name = top.name("name");
   s.description = top.str("description", "");
-  {
-    YamlMap n = top.map("node");
-    const YAML::Node cores = n.node("cores");
-    if (!cores || (cores.IsScalar() && cores.as<std::string>() == "auto")) {
-      s.node.cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    } else {
-      s.node.cores = int(n.integer("cores", 1, 1 << 20));
-    }
-    s.node.threads_per_core = int(n.integer("threads_per_core", 1, 1, 16));
-    s.node.sockets = int(n.integer("sockets", 1, 1, 64));
-    s.node.gpus = int(n.integer("gpus", 0, 0, 64));
-    s.node.gpu_model = n.str("gpu_model", "");
-    s.node.peak_flops_sp = n.quantity("peak_flops_sp", "FLOP/s");
-    s.node.memory_bandwidth = n.quantity("memory_bandwidth", "B/s");
-    s.node.memory = n.quantity("memory", "B");
-    n.done();
-  }
-  if (top.has("network")) {
-    YamlMap n = top.map("network");
-    s.network.latency = n.quantity("latency", "s");
-    s.network.bandwidth = n.quantity("bandwidth", "B/s");
-    s.network.topology = n.str("topology", "");
-    n.done();
-  }
-  {
-    YamlMap l = top.map("launcher");
-    s.launcher.kind = one_of(l, "kind", "mpirun", kLaunchers);
-    s.launcher.ranks_per_node = int(l.integer("ranks_per_node", 1, 1, 1 << 16));
-    s.launcher.threads_per_rank = int(l.integer("threads_per_rank", 1, 1, 1 << 16));
-    s.launcher.gpus_per_rank = int(l.integer("gpus_per_rank", 0, 0, 64));
-    s.launcher.bind = one_of(l, "bind", "core", {"core", "socket", "none"});
-    s.launcher.oversubscribe = l.boolean("oversubscribe", false);
-    s.launcher.extra_flags = l.strings("extra_flags");
-    for (const auto& f : s.launcher.extra_flags)
-      if (const std::string why = bad_free_text(f); !why.empty())
-        l.fail("extra_flags", fmt::format("'{}': {}", f, why));
-    const int hw = s.node.cores * s.node.threads_per_core;
-    if (!s.launcher.oversubscribe && s.launcher.ranks_per_node * s.launcher.threads_per_rank > hw)
-      l.fail("ranks_per_node",
-             fmt::format("{} ranks x {} threads exceed the node's {} hardware threads (set "
-                         "oversubscribe: true to allow)",
-                         s.launcher.ranks_per_node, s.launcher.threads_per_rank, hw));
-    if (s.launcher.gpus_per_rank * s.launcher.ranks_per_node > s.node.gpus)
-      l.fail("gpus_per_rank",
-             fmt::format("{} ranks x {} GPUs exceed the node's {} GPUs", s.launcher.ranks_per_node,
-                         s.launcher.gpus_per_rank, s.node.gpus));
-    if (s.launcher.kind == "local" && s.launcher.ranks_per_node != 1)
-      l.fail("ranks_per_node", "the local launcher starts one process: ranks_per_node must be 1");
-    l.done();
-  }
-  if (top.has("scheduler")) {
-    YamlMap q = top.map("scheduler");
-    s.scheduler.kind = one_of(q, "kind", "none", kSchedulers);
-    s.scheduler.partition = q.checked("partition", "", bad_scheduler_word);
-    s.scheduler.account = q.checked("account", "", bad_scheduler_word);
-    s.scheduler.qos = q.checked("qos", "", bad_scheduler_word);
-    s.scheduler.time_limit = q.str("time_limit", s.scheduler.time_limit);
-    if (!is_time(s.scheduler.time_limit))
-      q.fail("time_limit", fmt::format("'{}': expected HH:MM:SS", s.scheduler.time_limit));
-    q.done();
-  }
-  if (const YAML::Node env = top.node("environment")) {
-    if (!env.IsMap()) top.fail("environment", "expected a mapping NAME: value");
-    for (const auto& kv : env) {
-      const std::string k = kv.first.as<std::string>();
-      if (const std::string why = bad_env_name(k); !why.empty())
-        top.fail("environment", fmt::format("'{}': {}", k, why));
-      if (!kv.second.IsScalar())
-        top.fail("environment", fmt::format("{}: expected a scalar value", k));
-      const std::string v = kv.second.as<std::string>();
-      if (const std::string why = bad_free_text(v); !why.empty())
-        top.fail("environment", fmt::format("{}: {}", k, why));
-      s.environment[k] = v;
-    }
-  }
-  s.papi_events = top.strings("papi_events");
-  for (const auto& e : s.papi_events)
-    if (const std::string why = bad_free_text(e); !why.empty())
-      top.fail("papi_events", fmt::format("'{}': {}", e, why));
-  s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
-  s.dlscale = top.checked("dlscale", "self", bad_free_text);
-  if (s.dlscale.empty()) top.fail("dlscale", "expected the binary's path or name, or self");
+  read_node(top, s);
+  read_network(top, s);
+  read_launcher(top, s);
+  read_scheduler(top, s);
+  read_environment(top, s);
+  read_rest(top, s);
   top.done({"network", "scheduler", "environment", "papi_events", "max_nodes", "dlscale"});
-  if (s.launcher.kind == "srun" && s.scheduler.kind != "slurm")
-    throw ConfigError(fmt::format("{}: site.launcher.kind srun needs scheduler.kind slurm", file));
-  if (s.launcher.kind == "jsrun" && s.scheduler.kind != "lsf")
-    throw ConfigError(fmt::format("{}: site.launcher.kind jsrun needs scheduler.kind lsf", file));
+  check_launcher_scheduler(s);
   return s;
 }
 
