@@ -1,11 +1,12 @@
-"""python3 -m dlsanalysis tables CAMPAIGN [--out DIR]
+"""python3 -m dlsanalysis tables CAMPAIGN [--out DIR] [--gemm-shape 2048x2048x2048]
    python3 -m dlsanalysis compare A B [--effect 0.05] [--alpha 0.01]      (exit 1 on a regression)
    python3 -m dlsanalysis reproduce CAMPAIGN [--seed S] [--published DIR] [--tolerance 0.1] [--strict]
    python3 -m dlsanalysis report CAMPAIGN [--published DIR]
 
 tables     every table the campaign's records support (scaling, speed-ups, time to accuracy,
-           breakdowns, tau, kernels, collectives with the alpha-beta fit), as CSV and Markdown,
-           and the plots (PNG), into DIR (default CAMPAIGN/analysis/)
+           breakdowns, tau, kernels, conv efficiency per layer and network against the sgemm
+           of --gemm-shape, collectives with the alpha-beta fit), as CSV and Markdown, and the
+           plots (PNG), into DIR (default CAMPAIGN/analysis/)
 compare    regression detection between two campaigns, matched by point_id
 reproduce  the measurements beside the published figures of the seed the plan reproduces,
            verdict per row and figure, into CAMPAIGN/analysis/reproduce*.{csv,md}
@@ -17,6 +18,7 @@ import os
 import sys
 
 from .compare import compare_frames, provenance_diff
+from .kernel_efficiency import DEFAULT_GEMM_SHAPE
 from .records import RecordError, load_campaign, load_records, read_jsonl
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
@@ -61,7 +63,7 @@ def compare_main(a):
 def tables_main(a):
     df = load_campaign(a.campaign)
     _, modes = plan_info(a.campaign)
-    tables = campaign_tables(df, modes)
+    tables = campaign_tables(df, modes, a.gemm_shape)
     if not tables:
         print("dlsanalysis: no ok records in this campaign to tabulate", file=sys.stderr)
         return 1
@@ -126,6 +128,11 @@ def main(argv=None):
     t = sub.add_parser("tables", help="a campaign's tables and plots")
     t.add_argument("campaign")
     t.add_argument("--out", help="folder for the tables and plots (default CAMPAIGN/analysis)")
+    t.add_argument(
+        "--gemm-shape",
+        default=DEFAULT_GEMM_SHAPE,
+        help=f"prefix of the OpenBLAS sgemm shape the convolutions are compared with (default {DEFAULT_GEMM_SHAPE})",
+    )
     c = sub.add_parser("compare", help="regression detection between two campaigns (exit 1 on a regression)")
     c.add_argument("a", help="campaign folder or records file (the baseline)")
     c.add_argument("b", help="campaign folder or records file (the candidate)")

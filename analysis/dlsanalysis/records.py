@@ -1,7 +1,7 @@
 """Loading records (JSON Lines, schema dlscale.record/1) into one tidy frame: a row per
 record, nested keys flattened with dots (metrics.images_per_s, metrics.phase_s.sync,
-params.model), and, for a campaign folder, the harness point's experiment and axis values from
-its manifest (columns experiment and axis.<name>).
+params.model, check.status), and, for a campaign folder, the harness point's experiment and
+axis values from its manifest (columns experiment and axis.<name>).
 
 The file policy is the C++ one (harness/instrument/jsonl.hpp, harness/config/campaign.hpp):
 - a line that is not a JSON object is torn or unreadable: it is skipped and named
@@ -128,6 +128,8 @@ def _row(path, no, rec):
         row[key] = rec.get(key)
     flatten("params", rec["params"], row)
     flatten("metrics", rec["metrics"], row)
+    if isinstance(rec.get("check"), dict):
+        flatten("check", rec["check"], row)
     return row
 
 

@@ -1,10 +1,14 @@
 """Every table a campaign supports, written as CSV and Markdown, and the plots beside them.
 
-campaign_tables(df, modes)  name -> DataFrame for the tables that the campaign's records feed:
+campaign_tables(df, modes, gemm_shape)  name -> DataFrame for the tables that the campaign's
+records feed:
     training     scaling (efficiency against the smallest scale, the plan's weak/strong mode
                  stated), speedup (per-epoch and learning), time_to_accuracy, breakdown (per
                  phase), layer_shares (per layer type), tau (EASGD)
-    kernels      kernels (GFLOP/s, % of peak, convolution vs GEMM)
+    kernels      kernels (GFLOP/s, % of peak, convolution vs GEMM); with convolution records,
+                 kernel_efficiency (per conv layer: GFLOP/s of the three directions per backend,
+                 vs the OpenBLAS sgemm of gemm_shape, OpenBLAS vs oneDNN) and
+                 kernel_efficiency_models (the same per network, count-weighted)
     collectives  busbw (by size, ranks, algorithm), alpha_beta (the fitted model)
 """
 
@@ -12,6 +16,7 @@ import os
 
 from .collectives import alpha_beta_table, busbw_table
 from .convergence import convergence_frame, layer_share_table, tau_table, time_to_accuracy_table
+from .kernel_efficiency import DEFAULT_GEMM_SHAPE, kernel_efficiency_tables
 from .kernels import kernel_table
 from .plots import breakdown_plot, busbw_plot, convergence_plot, scaling_plot
 from .records import ok_train
@@ -30,7 +35,7 @@ def train_group(train):
     return ("experiment", "params.model") if "experiment" in train else ("params.model",)
 
 
-def campaign_tables(df, modes=None):
+def campaign_tables(df, modes=None, gemm_shape=DEFAULT_GEMM_SHAPE):
     tables = {}
     if df.empty:
         return tables
@@ -51,6 +56,7 @@ def campaign_tables(df, modes=None):
         tables["layer_shares"] = layer_share_table(train, group=group)
         tables["tau"] = tau_table(train)
     tables["kernels"] = kernel_table(df)
+    tables["kernel_efficiency"], tables["kernel_efficiency_models"] = kernel_efficiency_tables(df, gemm_shape)
     tables["busbw"] = busbw_table(df)
     tables["alpha_beta"] = alpha_beta_table(df)
     return {k: v for k, v in tables.items() if v is not None and not v.empty}

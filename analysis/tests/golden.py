@@ -23,7 +23,7 @@ from pathlib import Path
 
 # keys whose values the clock or the host decide: their presence is compared, their values not
 MEASURED = re.compile(
-    r"(_s$|_s_|per_s|_share$|pct_of_peak|rss_bytes|^(r2|seconds|samples|mean|stddev|std|ci_low|ci_high|vs_gemm|"
+    r"(_s$|_s_|_vs_|per_s|_share$|pct_of_peak|rss_bytes|^(r2|seconds|samples|mean|stddev|std|ci_low|ci_high|vs_gemm|"
     r"efficiency|per_epoch_speedup|max_err_over_bound|max_rel_err|max_rel_residual|n)$)"
 )
 # subtrees decided by timing or by the host: presence only
