@@ -10,9 +10,9 @@
 #include <exception>
 
 #include "apps/cli/train_main.hpp"
-#include "harness/config/point_process.hpp"
-#include "harness/config/run_main.hpp"
+#include "harness/cli/commands.hpp"
 #include "harness/instrument/interrupt.hpp"
+#include "harness/run/point_process.hpp"
 #include "kernels/bench/kernels_main.hpp"
 #include "kernels/core/check.hpp"
 

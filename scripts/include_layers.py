@@ -29,8 +29,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("training", [r"apps/train/"]),
     ("schemes", [r"apps/dist/"]),
     ("commands", [r"apps/cli/"]),
-    ("harness", [r"harness/config/"]),
-    ("main", [r"harness/[^/]+\.cpp$"]),
+    ("reading", [r"harness/config/"]),  # sites and plans: parse, validate, expand
+    ("running", [r"harness/run/"]),  # launchers, batch scripts, point processes, the campaign
+    ("verdicts", [r"harness/verdict/"]),  # acceptance, summary, report
+    ("main", [r"harness/cli/", r"harness/[^/]+\.cpp$"]),
 ]
 TESTS = re.compile(r"(_test\.(cpp|hpp|cu)$|/fuzz/|test_util|test_require|mpi_test_main|gradcheck\.hpp$)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "harness/config/accept.hpp"
 #include "harness/config/config_test_util.hpp"
-#include "harness/config/launcher.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
-#include "harness/config/summary.hpp"
 #include "harness/config/yaml_reader.hpp"
+#include "harness/run/launcher.hpp"
+#include "harness/verdict/accept.hpp"
+#include "harness/verdict/summary.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

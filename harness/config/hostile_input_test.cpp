@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "harness/config/config_test_util.hpp"
-#include "harness/config/launcher.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
+#include "harness/run/launcher.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

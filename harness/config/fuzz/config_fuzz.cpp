@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/config/launcher.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
+#include "harness/run/launcher.hpp"
 #include "kernels/core/check.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // The campaign runner (see runner.hpp).
-#include "harness/config/runner.hpp"
+#include "harness/run/runner.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -12,14 +12,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "harness/config/campaign.hpp"
-#include "harness/config/campaign_lock.hpp"
-#include "harness/config/launcher.hpp"
-#include "harness/config/manifest.hpp"
-#include "harness/config/point_process.hpp"
 #include "harness/instrument/interrupt.hpp"
 #include "harness/instrument/jsonl.hpp"
 #include "harness/instrument/record.hpp"
+#include "harness/run/campaign.hpp"
+#include "harness/run/campaign_lock.hpp"
+#include "harness/run/launcher.hpp"
+#include "harness/run/manifest.hpp"
+#include "harness/run/point_process.hpp"
 #include "kernels/core/check.hpp"
 
 namespace fs = std::filesystem;

@@ -1,5 +1,5 @@
 // Point processes and the watchdog (see point_process.hpp).
-#include "harness/config/point_process.hpp"
+#include "harness/run/point_process.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <set>
 #include <thread>
 
-#include "harness/config/proc_stat.hpp"
 #include "harness/instrument/interrupt.hpp"
+#include "harness/run/proc_stat.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

@@ -1,5 +1,5 @@
 // The campaign manifest (see manifest.hpp).
-#include "harness/config/manifest.hpp"
+#include "harness/run/manifest.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -8,10 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/config/campaign.hpp"
 #include "harness/instrument/jsonl.hpp"
 #include "harness/instrument/provenance.hpp"
 #include "harness/instrument/record.hpp"
+#include "harness/run/campaign.hpp"
 #include "kernels/core/check.hpp"
 
 namespace dls {

@@ -1,5 +1,5 @@
 // The campaign reader (see campaign.hpp).
-#include "harness/config/campaign.hpp"
+#include "harness/run/campaign.hpp"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config/campaign.hpp"
+#include "harness/run/campaign.hpp"
 
 namespace dls {
 

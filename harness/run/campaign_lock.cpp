@@ -1,5 +1,5 @@
 // The campaign lock (see campaign_lock.hpp).
-#include "harness/config/campaign_lock.hpp"
+#include "harness/run/campaign_lock.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -16,8 +16,8 @@
 #include <random>
 #include <thread>
 
-#include "harness/config/proc_stat.hpp"
 #include "harness/instrument/jsonl.hpp"
+#include "harness/run/proc_stat.hpp"
 
 namespace dls {
 namespace {

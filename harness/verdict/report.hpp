@@ -7,7 +7,7 @@
 
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
-#include "harness/config/summary.hpp"
+#include "harness/verdict/summary.hpp"
 
 namespace dls {
 

@@ -1,5 +1,5 @@
 // Repeats summarised (see summary.hpp).
-#include "harness/config/summary.hpp"
+#include "harness/verdict/summary.hpp"
 
 #include <cmath>
 #include <map>

@@ -1,14 +1,14 @@
 // The campaign report (see report.hpp).
-#include "harness/config/report.hpp"
+#include "harness/verdict/report.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/config/accept.hpp"
-#include "harness/config/summary.hpp"
 #include "harness/instrument/jsonl.hpp"
+#include "harness/verdict/accept.hpp"
+#include "harness/verdict/summary.hpp"
 
 namespace dls {
 

@@ -4,7 +4,7 @@
 //   dlscale plans [NAME]                                          list / describe plans
 // S and P are shipped names (site_configs/S.yaml, harness/plans/P.yaml under the source root,
 // or $DLSCALE_ROOT) or paths to any file.
-#include "harness/config/run_main.hpp"
+#include "harness/cli/commands.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -18,14 +18,14 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "harness/config/accept.hpp"
-#include "harness/config/campaign.hpp"
-#include "harness/config/campaign_lock.hpp"
 #include "harness/config/plan.hpp"
-#include "harness/config/report.hpp"
-#include "harness/config/runner.hpp"
 #include "harness/config/site.hpp"
-#include "harness/config/summary.hpp"
+#include "harness/run/campaign.hpp"
+#include "harness/run/campaign_lock.hpp"
+#include "harness/run/runner.hpp"
+#include "harness/verdict/accept.hpp"
+#include "harness/verdict/report.hpp"
+#include "harness/verdict/summary.hpp"
 #include "kernels/core/check.hpp"
 
 #ifndef DLS_SOURCE_ROOT

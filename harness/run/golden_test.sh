@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Golden launcher lines and batch scripts: for every shipped site, `dlscale run --dry-run` of a
-# small plan (harness/config/golden/plan.yaml) against the checked-in text golden/<site>.txt,
+# small plan (harness/run/golden/plan.yaml) against the checked-in text golden/<site>.txt,
 # reviewed by hand once. After an intended change: golden_test.sh DLSCALE --update, review the
 # diff, commit.
 # usage: golden_test.sh DLSCALE [--update]

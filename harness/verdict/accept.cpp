@@ -1,5 +1,5 @@
 // Acceptance criteria over a campaign (see accept.hpp).
-#include "harness/config/accept.hpp"
+#include "harness/verdict/accept.hpp"
 
 #include <fmt/format.h>
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/config/campaign.hpp"
 #include "harness/config/plan.hpp"
+#include "harness/run/campaign.hpp"
 
 namespace dls {
 

@@ -1,5 +1,5 @@
 // Launcher lines and batch scripts (see launcher.hpp).
-#include "harness/config/launcher.hpp"
+#include "harness/run/launcher.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,5 @@
-// `dlscale run`, `dlscale sites`, `dlscale plans` (see run_main.cpp).
+// The harness commands: `dlscale run`, `accept`, `sites`, `plans` and the hand-over to the Python
+// analysis (see commands.cpp).
 #pragma once
 
 #include <string>

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "harness/config/campaign.hpp"
-#include "harness/config/campaign_lock.hpp"
+#include "harness/run/campaign.hpp"
+#include "harness/run/campaign_lock.hpp"
 
 namespace dls {
 namespace {
