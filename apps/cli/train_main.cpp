@@ -178,32 +178,24 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
                 "mpi, ring, recdbl, rabenseifner, tree, or nccl (--backend cudnn)")
       ->check(CLI::IsMember(allreduce_names()))
       ->default_str(d.allreduce);
-  g->add_option("--overlap", d.overlap,
-                "ssgd: thread, nonblocking, or none (all buckets after backward)")
-      ->check(CLI::IsMember({"thread", "nonblocking", "none"}))
-      ->default_str(d.overlap);
+  add_named(g, "--overlap", d.overlap, kOverlapNames,
+            "ssgd: thread, nonblocking, or none (all buckets after backward)");
   g->add_option("--bucket-mb", d.bucket_mb, "ssgd: gradient bucket size in MiB")->default_str("25");
   g->add_option("--local-period", d.local_period,
                 "localsgd: steps between weight averages (0: once an epoch)")
       ->check(CLI::NonNegativeNumber)
       ->default_str("0");
-  g->add_option("--local-momentum", d.local_momentum,
-                "localsgd: average, reset or local momentum buffers")
-      ->check(CLI::IsMember({"average", "reset", "local"}))
-      ->default_str(d.local_momentum);
-  g->add_option("--local-bn", d.local_bn,
-                "localsgd: average or local batch-norm running statistics")
-      ->check(CLI::IsMember({"average", "local"}))
-      ->default_str(d.local_bn);
+  add_named(g, "--local-momentum", d.local_momentum, kLocalMomentumNames,
+            "localsgd: average, reset or local momentum buffers");
+  add_named(g, "--local-bn", d.local_bn, kLocalBnNames,
+            "localsgd: average or local batch-norm running statistics");
   g->add_option("--easgd-tau", d.easgd_tau, "easgd: steps between elastic exchanges")
       ->check(CLI::PositiveNumber)
       ->default_str("1");
   g->add_option("--easgd-alpha", d.easgd_alpha,
                 "easgd: moving rate alpha (default: from --easgd-alpha-rule)");
-  g->add_option("--easgd-alpha-rule", d.easgd_alpha_rule,
-                "easgd: paper (0.9/p) or tf (0.9/(tau p))")
-      ->check(CLI::IsMember({"paper", "tf"}))
-      ->default_str(d.easgd_alpha_rule);
+  add_named(g, "--easgd-alpha-rule", d.easgd_alpha_rule, kAlphaRuleNames,
+            "easgd: paper (0.9/p) or tf (0.9/(tau p))");
   g->add_flag("--easgd-async", d.easgd_async,
               "easgd: asynchronous exchanges (default synchronous rounds)");
   g->add_option("--ps-servers", d.ps_servers, "easgd: parameter-server ranks (the last ones)")

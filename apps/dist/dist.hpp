@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "apps/dist/scheme_options.hpp"
 #include "apps/train/trainer.hpp"
 
 namespace dls {
@@ -32,14 +33,14 @@ struct DistOptions {
   std::string scheme = "single";  // a name of scheme_table() (scheme.hpp)
   std::string allreduce =
       "auto";  // an algorithm of collectives/allreduce.hpp, or the fastest measured here
-  std::string overlap = "thread";        // thread | nonblocking | none (all buckets after backward)
-  double bucket_mb = 25;                 // gradient bucket size (PyTorch DDP's default)
-  long local_period = 0;                 // localsgd: steps between averages; 0: once an epoch
-  std::string local_momentum = "local";  // localsgd: average | reset | local (the momentum buffers)
-  std::string local_bn = "average";  // localsgd: average | local (batch-norm running statistics)
-  long easgd_tau = 1;                // easgd: steps between exchanges
-  double easgd_alpha = 0;            // easgd: the moving rate; 0: from the rule
-  std::string easgd_alpha_rule = "paper";  // paper (0.9/p) | tf (0.9/(tau p))
+  Overlap overlap = Overlap::kThread;  // ssgd
+  double bucket_mb = 25;               // gradient bucket size (PyTorch DDP's default)
+  long local_period = 0;               // localsgd: steps between averages; 0: once an epoch
+  LocalMomentum local_momentum = LocalMomentum::kLocal;  // localsgd: the momentum buffers
+  LocalBn local_bn = LocalBn::kAverage;                  // localsgd: batch-norm running statistics
+  long easgd_tau = 1;                                    // easgd: steps between exchanges
+  double easgd_alpha = 0;                                // easgd: the moving rate; 0: from the rule
+  AlphaRule easgd_alpha_rule = AlphaRule::kPaper;
   bool easgd_async = false;
   int ps_servers = 1;
   int ps_idle_us = 50;  // easgd: servers sleep this long between tests for a push (0: block)

@@ -7,17 +7,14 @@
 
 namespace dls {
 
-double easgd_alpha(double given, const std::string& rule, long tau, int workers) {
+double easgd_alpha(double given, AlphaRule rule, long tau, int workers) {
   if (tau < 1) throw ConfigError(fmt::format("--easgd-tau {}: must be at least 1", tau));
   if (given > 0) {
     if (given >= 1)
       throw ConfigError(fmt::format("--easgd-alpha {}: the moving rate must be in (0, 1)", given));
     return given;
   }
-  if (rule == "paper") return 0.9 / workers;
-  if (rule == "tf") return 0.9 / (double(tau) * workers);
-  throw ConfigError(
-      fmt::format("--easgd-alpha-rule '{}': expected paper (0.9/p) or tf (0.9/(tau p))", rule));
+  return rule == AlphaRule::kPaper ? 0.9 / workers : 0.9 / (double(tau) * workers);
 }
 
 namespace {

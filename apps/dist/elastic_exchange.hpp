@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "apps/dist/scheme_options.hpp"
 #include "collectives/param_server.hpp"
 
 namespace dls {
 
-double easgd_alpha(double given, const std::string& rule, long tau,
-                   int workers);  // ConfigError on a bad rule
+double easgd_alpha(double given, AlphaRule rule, long tau, int workers);
 
 class ElasticExchange {
  public:

@@ -11,7 +11,7 @@
 
 namespace dls {
 
-GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap,
+GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap,
                            double bucket_mb)
     : comm_(c), net_(net), algo_(algo) {
   if (!(bucket_mb > 0))
@@ -32,10 +32,10 @@ GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, const std:
   std::size_t largest = 0;
   for (const Bucket& b : buckets_) largest = std::max(largest, b.hi - b.lo);
   work_.reserve(largest);
-  if (overlap == "thread" || overlap == "nonblocking")
-    async_ = std::make_unique<AsyncAllreduce<float>>(c, parse_engine(overlap), algo, largest);
-  else if (overlap != "none")
-    throw ConfigError(fmt::format("--overlap '{}': expected thread, nonblocking or none", overlap));
+  if (overlap != Overlap::kNone)
+    async_ = std::make_unique<AsyncAllreduce<float>>(
+        c, overlap == Overlap::kThread ? OverlapEngine::kThread : OverlapEngine::kNonblocking, algo,
+        largest);
 }
 
 void GradientSync::start(std::size_t b) {

@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "apps/core/net.hpp"
+#include "apps/dist/scheme_options.hpp"
 #include "collectives/overlap.hpp"
 
 namespace dls {
 
 class GradientSync {
  public:
-  // Collective over c. overlap: "thread", "nonblocking" or "none".
-  GradientSync(const Comm& c, Net<float>& net, Algo algo, const std::string& overlap,
-               double bucket_mb);
+  // Collective over c.
+  GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap, double bucket_mb);
   void node_done(std::size_t node);  // the observer
   void finish();                     // the sync phase: the rest of the exchange, then the average
   int buckets() const { return int(buckets_.size()); }

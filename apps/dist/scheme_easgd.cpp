@@ -36,13 +36,15 @@ class Easgd final : public DistScheme {
     elastic_ = std::make_unique<ElasticExchange>(world_, d_.ps_servers, long(net.weights().size()),
                                                  alpha_, d_.easgd_async);
     elastic_->init(net.weights().data());
-    params["easgd"] = {{"tau", d_.easgd_tau},
-                       {"alpha", alpha_},
-                       {"alpha_rule", d_.easgd_alpha > 0 ? "given" : d_.easgd_alpha_rule},
-                       {"variant", d_.easgd_async ? "async" : "sync"},
-                       {"servers", d_.ps_servers},
-                       {"workers", workers.size()},
-                       {"server_idle_sleep_us", d_.ps_idle_us}};
+    params["easgd"] = {
+        {"tau", d_.easgd_tau},
+        {"alpha", alpha_},
+        {"alpha_rule",
+         d_.easgd_alpha > 0 ? "given" : name_of(kAlphaRuleNames, d_.easgd_alpha_rule)},
+        {"variant", d_.easgd_async ? "async" : "sync"},
+        {"servers", d_.ps_servers},
+        {"workers", workers.size()},
+        {"server_idle_sleep_us", d_.ps_idle_us}};
   }
 
   void exchange(const StepInfo& s) override {

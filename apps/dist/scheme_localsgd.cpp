@@ -24,8 +24,8 @@ class LocalSgd final : public DistScheme {
     averager_ = std::make_unique<WeightAverager>(workers, choice_.algo, d_.local_period,
                                                  d_.local_momentum, d_.local_bn);
     params["local_period"] = d_.local_period;
-    params["local_momentum"] = d_.local_momentum;
-    params["local_bn"] = d_.local_bn;
+    params["local_momentum"] = name_of(kLocalMomentumNames, d_.local_momentum);
+    params["local_bn"] = name_of(kLocalBnNames, d_.local_bn);
   }
 
   void after_update(const StepInfo& s) override {

@@ -20,7 +20,7 @@ class Ssgd final : public DistScheme {
         on_device_(a.on_device),
         use_nccl_(a.on_gpu &&
                   (d_.allreduce == "nccl" || (d_.allreduce == "auto" && NcclComm::built()))),
-        overlap_(a.on_device ? "none" : d_.overlap) {}
+        overlap_(a.on_device ? Overlap::kNone : d_.overlap) {}
 
   void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) override {
     params["allreduce"] = d_.allreduce;
@@ -32,9 +32,9 @@ class Ssgd final : public DistScheme {
     }
     choice_.choose(workers, d_.allreduce, net.weights().size());
     grads_ = std::make_unique<GradientSync>(workers, net, choice_.algo, overlap_, d_.bucket_mb);
-    if (overlap_ != "none")
+    if (overlap_ != Overlap::kNone)
       net.set_backward_observer([this](std::size_t node) { grads_->node_done(node); });
-    params["overlap"] = overlap_;
+    params["overlap"] = name_of(kOverlapNames, overlap_);
     if (on_device_) params["gradient_path"] = "host staging";
     params["bucket_mb"] = d_.bucket_mb;
     params["buckets"] = grads_->buckets();
@@ -61,7 +61,7 @@ class Ssgd final : public DistScheme {
  private:
   const DistOptions& d_;
   const bool on_device_, use_nccl_;
-  const std::string overlap_;  // none on a device: every bucket after backward
+  const Overlap overlap_;  // none on a device: every bucket after backward
   AllreduceChoice choice_;
   std::unique_ptr<NcclComm> nccl_;
   std::unique_ptr<GradientSync> grads_;

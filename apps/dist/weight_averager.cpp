@@ -1,4 +1,4 @@
-// Periodic weight averaging (see local_sgd.hpp).
+// Periodic weight averaging (see weight_averager.hpp).
 #include "apps/dist/weight_averager.hpp"
 
 #include <fmt/format.h>
@@ -11,17 +11,12 @@
 
 namespace dls {
 
-WeightAverager::WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum,
-                               const std::string& bn)
+WeightAverager::WeightAverager(const Comm& c, Algo algo, long period, LocalMomentum momentum,
+                               LocalBn bn)
     : comm_(c), algo_(algo), period_(period), momentum_(momentum), bn_(bn) {
   if (period < 0)
     throw ConfigError(
         fmt::format("--local-period {}: must be 0 (once an epoch) or positive", period));
-  if (momentum != "average" && momentum != "reset" && momentum != "local")
-    throw ConfigError(
-        fmt::format("--local-momentum '{}': expected average, reset or local", momentum));
-  if (bn != "average" && bn != "local")
-    throw ConfigError(fmt::format("--local-bn '{}': expected average or local", bn));
 }
 
 void WeightAverager::mean(std::vector<float>& v) {
@@ -37,15 +32,15 @@ void WeightAverager::average(Net<float>& net, Solver<float>& solver) {
   net.pull_weights();
   mean(net.weights());
   net.push_weights();
-  if (momentum_ != "local") {
+  if (momentum_ != LocalMomentum::kLocal) {
     solver.pull_state1();
-    if (momentum_ == "average")
+    if (momentum_ == LocalMomentum::kAverage)
       mean(solver.state1());
     else
       std::fill(solver.state1().begin(), solver.state1().end(), 0.0f);
     solver.push_state1();
   }
-  if (bn_ == "average") {
+  if (bn_ == LocalBn::kAverage) {
     net.pull_layer_state();
     for (std::size_t i = 0; i < net.size(); ++i)
       if (auto* bnl = dynamic_cast<BatchNormLayer<float>*>(&net.layer(net.layer_name(i)))) {

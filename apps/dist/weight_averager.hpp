@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/core/net.hpp"
+#include "apps/dist/scheme_options.hpp"
 #include "apps/train/solver.hpp"
 #include "collectives/allreduce.hpp"
 
@@ -18,8 +19,7 @@ namespace dls {
 
 class WeightAverager {
  public:
-  WeightAverager(const Comm& c, Algo algo, long period, const std::string& momentum,
-                 const std::string& bn);
+  WeightAverager(const Comm& c, Algo algo, long period, LocalMomentum momentum, LocalBn bn);
   bool due(long step, bool epoch_end) const {
     return period_ > 0 ? (step + 1) % period_ == 0 : epoch_end;
   }
@@ -31,7 +31,8 @@ class WeightAverager {
   Comm comm_;
   Algo algo_;
   long period_;
-  std::string momentum_, bn_;
+  LocalMomentum momentum_;
+  LocalBn bn_;
   AllreduceWork<float> work_;
   long averages_ = 0;
 };
