@@ -75,31 +75,129 @@ Point measure(const Comm& c, AllreduceTarget& t, std::size_t a, std::size_t n, I
   return p;
 }
 
+// The times of one (size, algorithm) point as the table and the record show them.
+struct Row {
+  const std::string& algo;
+  std::size_t count, bytes;
+  Iterations it;
+  Point p;
+  double algbw, busbw;
+};
+
+// The measured (bytes, time) pairs of one algorithm, for its alpha-beta fit.
+struct FitPoints {
+  std::vector<double> bytes, time_s;
+};
+
+void print_header(const SweepContext& s) {
+  fmt::print(
+      "# dlscale collectives: allreduce, {} ranks, {}, {} memory, in place, sum; time = max over "
+      "ranks of the "
+      "per-rank mean; GB = 1e9 B\n{:>12} {:>12} {:>13} {:>6} {:>6} {:>11} {:>11} {:>11} {:>9} "
+      "{:>9} {:>7}\n",
+      s.c.size(), s.o.dtype, s.o.memory, "size(B)", "count", "algo", "warmup", "iters", "time(us)",
+      "min(us)", "avg(us)", "algbw", "busbw", "#wrong");
+}
+
+void print_row(const Row& w) {
+  fmt::print(
+      "{:>12} {:>12} {:>13} {:>6} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.3f} {:>9.3f} "
+      "{:>7}\n",
+      w.bytes, w.count, w.algo, w.it.warmup, w.it.iters, w.p.time_max * 1e6, w.p.time_min * 1e6,
+      w.p.time_avg * 1e6, w.algbw / 1e9, w.busbw / 1e9,
+      w.p.wrong < 0 ? std::string("-") : std::to_string(w.p.wrong));
+  std::fflush(stdout);
+}
+
+Record point_record(const SweepContext& s, const Row& w, const nlohmann::json& target) {
+  const SweepOptions& o = s.o;
+  const Comm& c = s.c;
+  Record r = collective_record(s, "allreduce", w.p.wrong);
+  r.params = {{"algo", w.algo},   {"ranks", c.size()}, {"bytes", w.bytes},  {"dtype", o.dtype},
+              {"in_place", true}, {"op", "sum"},       {"memory", o.memory}};
+  r.metrics = {{"algo", w.algo},
+               {"ranks", c.size()},
+               {"bytes", w.bytes},
+               {"count", w.count},
+               {"dtype", o.dtype},
+               {"size_semantics", "bytes of the vector each rank contributes (nccl-tests)"},
+               {"time_s", w.p.time_max},
+               {"time_s_rank_min", w.p.time_min},
+               {"time_s_rank_avg", w.p.time_avg},
+               {"iters", w.it.iters},
+               {"warmup", w.it.warmup},
+               {"algbw_bytes_per_s", w.algbw},
+               {"busbw_bytes_per_s", w.busbw},
+               {"busbw_factor", allreduce_bus_factor(c.size())}};
+  r.metrics.update(target);
+  return r;
+}
+
+// Rank 0's share of one point: its table row, its fit point and its record. Returns whether
+// its check failed.
+bool report_point(const SweepContext& s, const AllreduceTarget& target, std::size_t ai,
+                  const Row& w, FitPoints& fit) {
+  print_row(w);
+  if (w.count > 0) fit.bytes.push_back(double(w.bytes)), fit.time_s.push_back(w.p.time_max);
+  if (s.writer) s.writer->append(point_record(s, w, target.describe(ai)));
+  return w.p.wrong > 0;
+}
+
+Record fit_record(const SweepContext& s, const std::string& algo, const AlphaBeta& fit,
+                  const FitPoints& points) {
+  Record r = collective_record(s, "allreduce_alpha_beta_fit", -1);
+  r.check = nlohmann::json{{"status", "skipped"}, {"reason", "a fit of the measured times"}};
+  r.params = {{"algo", algo},
+              {"ranks", s.c.size()},
+              {"dtype", s.o.dtype},
+              {"memory", s.o.memory},
+              {"bytes_min", points.bytes.front()},
+              {"bytes_max", points.bytes.back()}};
+  r.metrics = {
+      {"algo", algo},
+      {"ranks", s.c.size()},
+      {"alpha_s", fit.alpha_s},
+      {"beta_s_per_byte", fit.beta_s_per_byte},
+      {"r2", fit.r2},
+      {"points", fit.points},
+      {"model", "time_s = alpha_s + beta_s_per_byte * bytes (least squares over the sweep)"}};
+  return r;
+}
+
+// Rank 0, after the sweep: one alpha-beta fit per algorithm that has two sizes or more.
+void report_fits(const SweepContext& s, const std::vector<std::string>& algos,
+                 const std::vector<FitPoints>& points) {
+  for (std::size_t ai = 0; ai < algos.size(); ++ai) {
+    const AlphaBeta fit = fit_alpha_beta(points[ai].bytes, points[ai].time_s);
+    if (fit.points < 2) continue;
+    fmt::print("# fit {:>13}: t = {:.2f} us + bytes / {:.3f} GB/s (r2 {:.4f}, {} sizes)\n",
+               algos[ai], fit.alpha_s * 1e6,
+               fit.beta_s_per_byte > 0 ? 1e-9 / fit.beta_s_per_byte : 0.0, fit.r2, fit.points);
+    if (s.writer) s.writer->append(fit_record(s, algos[ai], fit, points[ai]));
+  }
+}
+
+template <class T>
+std::unique_ptr<AllreduceTarget> make_target(const SweepContext& s, std::size_t max_count) {
+  if (s.o.memory == "device") return make_device_target<T>(s.c, s.device_algos, max_count);
+  return std::make_unique<HostTarget<T>>(s.c, s.algos, max_count);
+}
+
 }  // namespace
 
 template <class T>
 int run_allreduce_sweep(SweepContext& s) {
   const SweepOptions& o = s.o;
   const Comm& c = s.c;
-  auto& writer = s.writer;
   const std::size_t max_count = s.sizes.back() / sizeof(T);
-  check_node_memory(c, 2.0 * double(max_count * sizeof(T)),
-                    o.e);  // buffer and workspace (or staging copy)
-  const std::unique_ptr<AllreduceTarget> target =
-      o.memory == "device" ? make_device_target<T>(c, s.device_algos, max_count)
-                           : std::make_unique<HostTarget<T>>(c, s.algos, max_count);
+  // buffer and workspace (or staging copy)
+  check_node_memory(c, 2.0 * double(max_count * sizeof(T)), o.e);
+  const std::unique_ptr<AllreduceTarget> target = make_target<T>(s, max_count);
   const std::vector<std::string> algos = target->algos();
   const bool root = c.rank() == 0;
-  if (root)
-    fmt::print(
-        "# dlscale collectives: allreduce, {} ranks, {}, {} memory, in place, sum; time = max over "
-        "ranks of the "
-        "per-rank mean; GB = 1e9 B\n{:>12} {:>12} {:>13} {:>6} {:>6} {:>11} {:>11} {:>11} {:>9} "
-        "{:>9} {:>7}\n",
-        c.size(), o.dtype, o.memory, "size(B)", "count", "algo", "warmup", "iters", "time(us)",
-        "min(us)", "avg(us)", "algbw", "busbw", "#wrong");
+  if (root) print_header(s);
   int failures = 0;
-  std::vector<std::vector<double>> fit_x(algos.size()), fit_y(algos.size());
+  std::vector<FitPoints> fits(algos.size());
   std::size_t last = SIZE_MAX;
   for (std::size_t bytes : s.sizes) {
     const std::size_t n = bytes / sizeof(T);  // whole elements, as nccl-tests rounds
@@ -107,70 +205,15 @@ int run_allreduce_sweep(SweepContext& s) {
     last = n;
     const Iterations it = iterations_for(bytes, o.warmup, o.iters);
     for (std::size_t ai = 0; ai < algos.size(); ++ai) {
-      const std::string& a = algos[ai];
       const Point p = measure(c, *target, ai, n, it, o.check != 0);
       if (!root) continue;
-      const double size = double(n * sizeof(T));
-      const double algbw = p.time_max > 0 ? size / p.time_max : 0,
-                   busbw = algbw * allreduce_bus_factor(c.size());
-      failures += p.wrong > 0;
-      fmt::print(
-          "{:>12} {:>12} {:>13} {:>6} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.3f} {:>9.3f} "
-          "{:>7}\n",
-          n * sizeof(T), n, a, it.warmup, it.iters, p.time_max * 1e6, p.time_min * 1e6,
-          p.time_avg * 1e6, algbw / 1e9, busbw / 1e9,
-          p.wrong < 0 ? std::string("-") : std::to_string(p.wrong));
-      std::fflush(stdout);
-      if (n > 0) fit_x[ai].push_back(size), fit_y[ai].push_back(p.time_max);
-      if (!writer) continue;
-      Record r = collective_record(s, "allreduce", p.wrong);
-      r.params = {{"algo", a},         {"ranks", c.size()}, {"bytes", n * sizeof(T)},
-                  {"dtype", o.dtype},  {"in_place", true},  {"op", "sum"},
-                  {"memory", o.memory}};
-      r.metrics = {{"algo", a},
-                   {"ranks", c.size()},
-                   {"bytes", n * sizeof(T)},
-                   {"count", n},
-                   {"dtype", o.dtype},
-                   {"size_semantics", "bytes of the vector each rank contributes (nccl-tests)"},
-                   {"time_s", p.time_max},
-                   {"time_s_rank_min", p.time_min},
-                   {"time_s_rank_avg", p.time_avg},
-                   {"iters", it.iters},
-                   {"warmup", it.warmup},
-                   {"algbw_bytes_per_s", algbw},
-                   {"busbw_bytes_per_s", busbw},
-                   {"busbw_factor", allreduce_bus_factor(c.size())}};
-      r.metrics.update(target->describe(ai));
-      writer->append(r);
+      const double algbw = p.time_max > 0 ? double(n * sizeof(T)) / p.time_max : 0;
+      const Row w{
+          algos[ai], n, n * sizeof(T), it, p, algbw, algbw * allreduce_bus_factor(c.size())};
+      failures += report_point(s, *target, ai, w, fits[ai]);
     }
   }
-  if (root)
-    for (std::size_t ai = 0; ai < algos.size(); ++ai) {
-      const AlphaBeta fit = fit_alpha_beta(fit_x[ai], fit_y[ai]);
-      if (fit.points < 2) continue;
-      fmt::print("# fit {:>13}: t = {:.2f} us + bytes / {:.3f} GB/s (r2 {:.4f}, {} sizes)\n",
-                 algos[ai], fit.alpha_s * 1e6,
-                 fit.beta_s_per_byte > 0 ? 1e-9 / fit.beta_s_per_byte : 0.0, fit.r2, fit.points);
-      if (!writer) continue;
-      Record r = collective_record(s, "allreduce_alpha_beta_fit", -1);
-      r.check = nlohmann::json{{"status", "skipped"}, {"reason", "a fit of the measured times"}};
-      r.params = {{"algo", algos[ai]},
-                  {"ranks", c.size()},
-                  {"dtype", o.dtype},
-                  {"memory", o.memory},
-                  {"bytes_min", fit_x[ai].front()},
-                  {"bytes_max", fit_x[ai].back()}};
-      r.metrics = {
-          {"algo", algos[ai]},
-          {"ranks", c.size()},
-          {"alpha_s", fit.alpha_s},
-          {"beta_s_per_byte", fit.beta_s_per_byte},
-          {"r2", fit.r2},
-          {"points", fit.points},
-          {"model", "time_s = alpha_s + beta_s_per_byte * bytes (least squares over the sweep)"}};
-      writer->append(r);
-    }
+  if (root) report_fits(s, algos, fits);
   return failures > 0 ? kExitCheckFailed : kExitOk;
 }
 

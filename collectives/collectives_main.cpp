@@ -21,11 +21,7 @@
 namespace dls {
 namespace {
 
-int sweep_main(int argc, char** argv, const Comm& c) {
-  SweepOptions o;
-  CLI::App app{
-      "dlscale collectives: allreduce message-size sweeps (run under mpirun/srun, or as one "
-      "process)"};
+void add_options(CLI::App& app, SweepOptions& o) {
   app.add_option("-b,--minbytes", o.b, "smallest message in bytes (K/M/G suffixes)")
       ->default_str("8");
   app.add_option("-e,--maxbytes", o.e, "largest message in bytes (K/M/G suffixes)")
@@ -62,6 +58,57 @@ int sweep_main(int argc, char** argv, const Comm& c) {
       ->default_str("host");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
   app.footer("Exit codes: 0 ok, 1 a check failed, 2 bad arguments, 3 runtime error.");
+}
+
+// --algo for --memory host: the algorithms of allreduce.hpp, "all" standing for every one.
+std::vector<Algo> host_algos(const SweepOptions& o) {
+  std::vector<Algo> algos;
+  for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
+    if (name == "all")
+      algos.insert(algos.end(), all_algos().begin(), all_algos().end());
+    else
+      algos.push_back(parse_algo(name));
+  }
+  return algos;
+}
+
+// --overlap: the engines to measure (none: the plain allreduce sweep).
+std::vector<OverlapEngine> overlap_engines(const SweepOptions& o) {
+  std::vector<OverlapEngine> engines;
+  if (!o.overlap.empty())
+    for (const auto& name : split_commas(std::vector<std::string>{o.overlap})) {
+      if (name == "all")
+        engines.insert(engines.end(), {OverlapEngine::kThread, OverlapEngine::kNonblocking});
+      else
+        engines.push_back(parse_engine(name));
+    }
+  return engines;
+}
+
+// Rank 0 opens --out and captures the provenance; a failure there stops every rank alike.
+nlohmann::json start_records(int argc, char** argv, const Comm& c, const SweepOptions& o,
+                             std::optional<RecordWriter>& writer) {
+  nlohmann::json prov;
+  std::string setup_error;
+  if (c.rank() == 0) try {
+      if (!o.out.empty()) writer.emplace(o.out);
+      std::string cmd;
+      for (int k = 0; k < argc; ++k) cmd += (k ? " " : "") + std::string(argv[k]);
+      prov = capture_provenance({.site = o.site, .command_line = cmd});
+    } catch (const std::exception& e) {
+      setup_error = e.what();
+    }
+  if (c.any(!setup_error.empty()))
+    throw ConfigError(setup_error.empty() ? "rank 0 could not start" : setup_error);
+  return prov;
+}
+
+int sweep_main(int argc, char** argv, const Comm& c) {
+  SweepOptions o;
+  CLI::App app{
+      "dlscale collectives: allreduce message-size sweeps (run under mpirun/srun, or as one "
+      "process)"};
+  add_options(app, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,37 +122,14 @@ int sweep_main(int argc, char** argv, const Comm& c) {
     if (!o.overlap.empty())
       throw ConfigError("--overlap measures host memory: leave out --memory device");
   } else {
-    for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
-      if (name == "all")
-        algos.insert(algos.end(), all_algos().begin(), all_algos().end());
-      else
-        algos.push_back(parse_algo(name));
-    }
+    algos = host_algos(o);
   }
-  std::vector<OverlapEngine> engines;
-  if (!o.overlap.empty())
-    for (const auto& name : split_commas(std::vector<std::string>{o.overlap})) {
-      if (name == "all")
-        engines.insert(engines.end(), {OverlapEngine::kThread, OverlapEngine::kNonblocking});
-      else
-        engines.push_back(parse_engine(name));
-    }
+  const std::vector<OverlapEngine> engines = overlap_engines(o);
   if (o.iters < 0 || o.warmup < 0) throw ConfigError("--iters and --warmup must be positive");
   const std::size_t step = o.i.empty() ? 0 : parse_bytes(o.i, "-i");
   const auto sizes = sweep_sizes(parse_bytes(o.b, "-b"), parse_bytes(o.e, "-e"), o.f, step);
   std::optional<RecordWriter> writer;
-  nlohmann::json prov;
-  std::string setup_error;
-  if (c.rank() == 0) try {
-      if (!o.out.empty()) writer.emplace(o.out);
-      std::string cmd;
-      for (int k = 0; k < argc; ++k) cmd += (k ? " " : "") + std::string(argv[k]);
-      prov = capture_provenance({.site = o.site, .command_line = cmd});
-    } catch (const std::exception& e) {
-      setup_error = e.what();
-    }
-  if (c.any(!setup_error.empty()))
-    throw ConfigError(setup_error.empty() ? "rank 0 could not start" : setup_error);
+  const nlohmann::json prov = start_records(argc, argv, c, o, writer);
   SweepContext s{o, c, algos, device_algos, engines, sizes, writer, prov};
   if (!engines.empty())
     return o.dtype == "double" ? run_overlap_sweep<double>(s) : run_overlap_sweep<float>(s);

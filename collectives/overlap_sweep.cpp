@@ -93,6 +93,71 @@ OverlapPoint measure(const Comm& c, AsyncAllreduce<T>& ar, T* buf, std::size_t n
   return p;
 }
 
+// What to measure: every --algo under the thread engine; MPI's own under the nonblocking one.
+std::vector<Case> overlap_cases(const SweepContext& s) {
+  std::vector<Case> cases;
+  for (OverlapEngine e : s.engines) {
+    if (e == OverlapEngine::kNonblocking)
+      cases.push_back({e, Algo::kMpi});
+    else
+      for (Algo a : s.algos) cases.push_back({e, a});
+  }
+  return cases;
+}
+
+void print_header(const SweepContext& s) {
+  fmt::print(
+      "# dlscale collectives --overlap: allreduce started, {:.2f} x its time of computation, "
+      "then waited for; "
+      "{} ranks, {}; times: max over ranks of per-rank means; overlap: mean and min over ranks\n"
+      "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}\n",
+      s.o.compute_ratio, s.c.size(), s.o.dtype, "size(B)", "count", "engine", "algo", "iters",
+      "pure(us)", "compute(us)", "total(us)", "overlap%", "min%", "#wrong");
+}
+
+// One measured point: the case, its size (elements and bytes), its iterations and times.
+struct Row {
+  const Case& k;
+  std::size_t count, bytes;
+  Iterations it;
+  OverlapPoint p;
+};
+
+void print_row(const Row& w) {
+  fmt::print(
+      "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.1f} {:>9.1f} "
+      "{:>7}\n",
+      w.bytes, w.count, engine_name(w.k.engine), algo_name(w.k.algo), w.it.iters, w.p.pure * 1e6,
+      w.p.cpu * 1e6, w.p.total * 1e6, 100 * w.p.overlap_avg, 100 * w.p.overlap_min,
+      w.p.wrong < 0 ? std::string("-") : std::to_string(w.p.wrong));
+  std::fflush(stdout);
+}
+
+Record point_record(const SweepContext& s, const Row& w) {
+  Record r = collective_record(s, "allreduce_overlap", w.p.wrong);
+  r.params = {{"engine", engine_name(w.k.engine)},
+              {"algo", algo_name(w.k.algo)},
+              {"ranks", s.c.size()},
+              {"bytes", w.bytes},
+              {"dtype", s.o.dtype},
+              {"compute_ratio", s.o.compute_ratio}};
+  r.metrics = {
+      {"engine", engine_name(w.k.engine)},
+      {"algo", algo_name(w.k.algo)},
+      {"ranks", s.c.size()},
+      {"bytes", w.bytes},
+      {"count", w.count},
+      {"iters", w.it.iters},
+      {"warmup", w.it.warmup},
+      {"time_s_pure", w.p.pure},
+      {"time_s_compute", w.p.cpu},
+      {"time_s_total", w.p.total},
+      {"overlap_fraction", w.p.overlap_avg},
+      {"overlap_fraction_rank_min", w.p.overlap_min},
+      {"definition", "overlap = max(0, 1 - (t_total - t_compute) / t_pure), per rank (OSU)"}};
+  return r;
+}
+
 }  // namespace
 
 template <class T>
@@ -101,27 +166,14 @@ int run_overlap_sweep(SweepContext& s) {
   const Comm& c = s.c;
   const std::size_t max_count = s.sizes.back() / sizeof(T);
   check_node_memory(c, 2.0 * double(max_count * sizeof(T)), o.e);
-  std::vector<Case> cases;
-  for (OverlapEngine e : s.engines) {
-    if (e == OverlapEngine::kNonblocking)
-      cases.push_back({e, Algo::kMpi});
-    else
-      for (Algo a : s.algos) cases.push_back({e, a});
-  }
+  const std::vector<Case> cases = overlap_cases(s);
   std::vector<T> buf(max_count);
   std::vector<std::unique_ptr<AsyncAllreduce<T>>> engines;
   for (const Case& k : cases)
     engines.push_back(std::make_unique<AsyncAllreduce<T>>(c, k.engine, k.algo, max_count));
   Busy busy;
   const bool root = c.rank() == 0;
-  if (root)
-    fmt::print(
-        "# dlscale collectives --overlap: allreduce started, {:.2f} x its time of computation, "
-        "then waited for; "
-        "{} ranks, {}; times: max over ranks of per-rank means; overlap: mean and min over ranks\n"
-        "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11} {:>11} {:>11} {:>9} {:>9} {:>7}\n",
-        o.compute_ratio, c.size(), o.dtype, "size(B)", "count", "engine", "algo", "iters",
-        "pure(us)", "compute(us)", "total(us)", "overlap%", "min%", "#wrong");
+  if (root) print_header(s);
   int failures = 0;
   std::size_t last = SIZE_MAX;
   for (std::size_t bytes : s.sizes) {
@@ -134,36 +186,9 @@ int run_overlap_sweep(SweepContext& s) {
           measure(c, *engines[ci], buf.data(), n, it, o.compute_ratio, o.check != 0, busy);
       if (!root) continue;
       failures += p.wrong > 0;
-      fmt::print(
-          "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.1f} {:>9.1f} "
-          "{:>7}\n",
-          n * sizeof(T), n, engine_name(cases[ci].engine), algo_name(cases[ci].algo), it.iters,
-          p.pure * 1e6, p.cpu * 1e6, p.total * 1e6, 100 * p.overlap_avg, 100 * p.overlap_min,
-          p.wrong < 0 ? std::string("-") : std::to_string(p.wrong));
-      std::fflush(stdout);
-      if (!s.writer) continue;
-      Record r = collective_record(s, "allreduce_overlap", p.wrong);
-      r.params = {{"engine", engine_name(cases[ci].engine)},
-                  {"algo", algo_name(cases[ci].algo)},
-                  {"ranks", c.size()},
-                  {"bytes", n * sizeof(T)},
-                  {"dtype", o.dtype},
-                  {"compute_ratio", o.compute_ratio}};
-      r.metrics = {
-          {"engine", engine_name(cases[ci].engine)},
-          {"algo", algo_name(cases[ci].algo)},
-          {"ranks", c.size()},
-          {"bytes", n * sizeof(T)},
-          {"count", n},
-          {"iters", it.iters},
-          {"warmup", it.warmup},
-          {"time_s_pure", p.pure},
-          {"time_s_compute", p.cpu},
-          {"time_s_total", p.total},
-          {"overlap_fraction", p.overlap_avg},
-          {"overlap_fraction_rank_min", p.overlap_min},
-          {"definition", "overlap = max(0, 1 - (t_total - t_compute) / t_pure), per rank (OSU)"}};
-      s.writer->append(r);
+      const Row w{cases[ci], n, n * sizeof(T), it, p};
+      print_row(w);
+      if (s.writer) s.writer->append(point_record(s, w));
     }
   }
   return failures > 0 ? kExitCheckFailed : kExitOk;

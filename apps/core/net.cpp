@@ -1,4 +1,5 @@
-// The network graph (see net.hpp).
+// The network graph (see net.hpp): building it, allocating it, the forward and backward passes.
+// The memory plan is in net_plan.cpp, where the buffers live and how layers run in net_storage.cpp.
 #include "apps/core/net.hpp"
 
 #include <fmt/format.h>
@@ -6,9 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <limits>
 
-#include "apps/core/memory_plan.hpp"
 #include "kernels/core/check.hpp"
 #include "kernels/core/rng.hpp"
 #include "kernels/eltwise/eltwise.hpp"
@@ -23,6 +22,41 @@ long align_up(long v) { return (v + kAlign - 1) / kAlign * kAlign; }
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Where one node's backward writes the gradients of its inputs (dx), and what is left to do
+// after it.
+template <class T>
+struct InputGrads {
+  std::vector<const T*> xs;
+  std::vector<T*> dx;
+  std::vector<std::size_t> claimed;  // the tensors whose gradient this backward writes first
+  std::vector<char> added;           // dx[j] went to scratch: add it to the gradient
+  std::vector<char> acc;             // dx[j] is added to by the layer
+
+  template <class Tensors>
+  void route(Layer<T>& layer, const std::vector<std::size_t>& in, const Tensors& tensors,
+             const std::vector<T*>& scratch) {
+    xs.clear(), dx.clear(), claimed.clear(), added.assign(in.size(), 0), acc.assign(in.size(), 0);
+    for (std::size_t j = 0; j < in.size(); ++j) {
+      const std::size_t t = in[j];
+      xs.push_back(tensors[t].value);
+      const bool mine = std::find(claimed.begin(), claimed.end(), t) != claimed.end();
+      if (t == 0)
+        dx.push_back(nullptr);  // the data needs no gradient
+      else if (!tensors[t].grad_ready && !mine) {
+        dx.push_back(tensors[t].grad);  // the first gradient overwrites
+        claimed.push_back(t);
+      } else if (layer.can_accumulate_dx() && !mine) {
+        dx.push_back(tensors[t].grad);  // an earlier backward wrote it: the layer adds to it
+        acc[j] = 1;
+      } else {
+        dx.push_back(scratch[j]);  // later ones are added to it
+        added[j] = 1;
+      }
+      layer.set_accumulate_dx(j, acc[j]);
+    }
+  }
+};
 
 }  // namespace
 
@@ -184,114 +218,6 @@ void Net<T>::set_fusion(bool on) {
 }
 
 template <class T>
-void Net<T>::plan_memory() {
-  // steps: the data at 0, node i's forward at i + 1, its backward at 2 nn - i
-  const std::size_t nt = tensors_.size(), nn = nodes_.size();
-  const auto bwd_step = [nn](std::size_t node) { return long(2 * nn - node); };
-  std::vector<int> readers(nt, 0);
-  std::vector<std::size_t> last_reader(nt, 0);  // node index + 1
-  for (std::size_t i = 0; i < nn; ++i)
-    for (std::size_t t : nodes_[i].in) ++readers[t], last_reader[t] = i + 1;
-  // fused ReLUs: a ReLU that is its input's only reader, made by a layer that can apply it
-  for (Node& n : nodes_) {
-    n.fused = false;
-    if (!fuse_ || !n.layer->is_relu() || n.in.size() != 1 || n.in[0] == 0 || readers[n.in[0]] != 1)
-      continue;
-    Layer<T>& producer = *nodes_[tensors_[n.in[0]].producer - 1].layer;
-    if (producer.can_fuse_relu()) producer.fuse_relu(), n.fused = true;
-  }
-  // in-place and fused ReLUs: the output shares the input's value and the input's gradient the
-  // output's
-  std::vector<std::size_t> group(nt);
-  for (std::size_t t = 0; t < nt; ++t) {
-    group[t] = t;
-    const std::size_t p = tensors_[t].producer;
-    if (p == 0) continue;
-    const Node& n = nodes_[p - 1];
-    const std::size_t in = n.in.size() == 1 ? n.in[0] : 0;
-    if (n.fused || (n.layer->in_place_ok() && in > 0 && readers[in] == 1 &&
-                    !nodes_[tensors_[in].producer - 1].layer->backward_reads_output()))
-      group[t] = group[in];
-  }
-  // one request per value group and per gradient group
-  std::vector<MemRequest> req;
-  std::vector<long> value_req(nt, -1), grad_req(nt, -1);
-  const auto widen = [&](std::vector<long>& of, std::size_t g, long start, long end, long size) {
-    if (of[g] < 0) {
-      of[g] = long(req.size());
-      req.push_back({start, end, size, -1});
-      return;
-    }
-    MemRequest& r = req[std::size_t(of[g])];
-    r.start = std::min(r.start, start), r.end = std::max(r.end, end);
-  };
-  for (std::size_t t = 0; t < nt; ++t) {
-    // a value lives from its forward to the end of the forward pass (output() after forward),
-    // and on to the last backward that reads it: its readers' (inputs) or its producer's (output)
-    long end = t == 0 ? 2 * long(nn) + 1 : long(nn);  // the data are the caller's: kept for good
-    const std::size_t p = tensors_[t].producer;
-    if (p > 0 && nodes_[p - 1].layer->backward_reads_output()) end = std::max(end, bwd_step(p - 1));
-    for (std::size_t i = 0; i < nn; ++i)
-      if (nodes_[i].layer->backward_reads_inputs() &&
-          std::count(nodes_[i].in.begin(), nodes_[i].in.end(), t))
-        end = std::max(end, bwd_step(i));
-    widen(value_req, group[t], long(p), end, tensors_[t].dims.count());
-  }
-  for (std::size_t t = 1; t < nt; ++t) {
-    // a gradient lives from the backward of its last reader (its first writer) to the backward
-    // of its producer; a loss output's is set at its producer's backward
-    const std::size_t p = tensors_[t].producer - 1;
-    const bool loss = nodes_[p].loss_weight != 0;
-    if (readers[t] == 0 && !loss) continue;  // nothing flows back into it
-    widen(grad_req, group[t], loss ? bwd_step(p) : bwd_step(last_reader[t] - 1), bwd_step(p),
-          tensors_[t].dims.count());
-  }
-  arena_size_ = plan_offsets(req, kAlign);
-  arena_p_ = device_alloc(arena_size_);
-  if (!arena_p_) arena_.assign(std::size_t(arena_size_), T(0)), arena_p_ = arena_.data();
-  planned_bytes_ = arena_size_ * long(sizeof(T));
-  lower_bound_bytes_ = long(live_lower_bound(req)) * long(sizeof(T));
-  for (std::size_t t = 0; t < nt; ++t) {
-    tensors_[t].value = arena_p_ + req[std::size_t(value_req[group[t]])].offset;
-    tensors_[t].grad =
-        grad_req[group[t]] < 0 ? nullptr : arena_p_ + req[std::size_t(grad_req[group[t]])].offset;
-  }
-  // what dies after each backward step, for poisoning (end <= nn: dies with the forward pass)
-  dies_after_.assign(nn + 1, {});
-  for (const MemRequest& r : req) {
-    if (r.end > 2 * long(nn)) continue;
-    const std::size_t slot =
-        r.end <= long(nn) ? nn : std::size_t(2 * long(nn) - r.end);  // nn: before backward
-    dies_after_[slot].push_back({r.offset, r.size});
-  }
-  // scratch for the second and later gradients of a tensor with several readers
-  long fan = 0;
-  std::size_t max_in = 0;
-  for (std::size_t t = 1; t < nt; ++t)
-    if (readers[t] > 1) fan = std::max(fan, tensors_[t].dims.count());
-  for (const Node& n : nodes_) max_in = std::max(max_in, n.in.size());
-  scratch_.clear(), scratch_ptr_.clear();
-  for (std::size_t j = 0; fan > 0 && j < max_in; ++j) {
-    T* p = device_alloc(fan);
-    if (!p) p = scratch_.emplace_back(std::size_t(fan)).data();
-    scratch_ptr_.push_back(p);
-  }
-  scratch_bytes_ = long(scratch_ptr_.size()) * fan * long(sizeof(T));
-}
-
-template <class T>
-void Net<T>::poison(std::size_t slot) {
-  if (!poison_dead_) return;
-  for (const auto& [offset, size] : dies_after_[slot])
-    fill(arena_p_ + offset, size, std::numeric_limits<T>::quiet_NaN());
-}
-
-template <class T>
-long Net<T>::activation_bytes() const {
-  return planned_bytes_ + scratch_bytes_;
-}
-
-template <class T>
 const T* Net<T>::output(const std::string& name) const {
   return tensors_[tensor(name)].value;
 }
@@ -337,59 +263,30 @@ template <class T>
 void Net<T>::backward(const Context& ctx) {
   for (Tensor& t : tensors_) t.grad_ready = false;
   poison(nodes_.size());
-  std::vector<const T*> xs;
-  std::vector<T*> dx;
-  std::vector<std::size_t> claimed;
-  std::vector<char> added;  // dx[j] went to scratch: add it to the gradient
-  std::vector<char> acc;    // dx[j] is added to by the layer
+  InputGrads<T> g;
   const std::size_t nn = nodes_.size(), base = nn + 1;
   std::vector<char> ran(nn, 0);
   for (std::size_t i = nn; i-- > 0;) {
     Node& n = nodes_[i];
     Tensor& out = tensors_[n.out];
     mark(base + (nn - 1 - i));
-    if (n.fused) {  // its producer masks the gradient, which is already its input's (one buffer)
+    if (n.fused)  // its producer masks the gradient, which is already its input's (one buffer)
       tensors_[n.in[0]].grad_ready = out.grad_ready;
-      bwd_s_[i] = 0;
-      poison(i);
-      if (observer_) observer_(i);
-      continue;
-    }
-    if (n.loss_weight != 0)
+    else if (n.loss_weight != 0)
       fill(out.grad, 1, T(n.loss_weight));
-    else if (!out.grad_ready) {  // nothing downstream needs it: no gradient flows here
-      bwd_s_[i] = 0;
-      poison(i);
-      if (observer_) observer_(i);
-      continue;
+    // a node that is not a loss and whose output has no gradient is skipped: nothing
+    // downstream needs it, no gradient flows here
+    ran[i] = !n.fused && (n.loss_weight != 0 || out.grad_ready);
+    bwd_s_[i] = 0;
+    if (ran[i]) {
+      g.route(*n.layer, n.in, tensors_, scratch_ptr_);
+      const auto t0 = std::chrono::steady_clock::now();
+      run_backward(i, ctx, g.xs, out.value, out.grad, g.dx, g.acc);
+      for (std::size_t j = 0; j < n.in.size(); ++j)
+        if (g.added[j]) accumulate(g.dx[j], tensors_[n.in[j]].grad, tensors_[n.in[j]].dims.count());
+      bwd_s_[i] = seconds_since(t0);
+      for (std::size_t t : g.claimed) tensors_[t].grad_ready = true;
     }
-    xs.clear(), dx.clear(), claimed.clear(), added.assign(n.in.size(), 0),
-        acc.assign(n.in.size(), 0);
-    for (std::size_t j = 0; j < n.in.size(); ++j) {
-      const std::size_t t = n.in[j];
-      xs.push_back(tensors_[t].value);
-      const bool mine = std::find(claimed.begin(), claimed.end(), t) != claimed.end();
-      if (t == 0)
-        dx.push_back(nullptr);  // the data needs no gradient
-      else if (!tensors_[t].grad_ready && !mine) {
-        dx.push_back(tensors_[t].grad);  // the first gradient overwrites
-        claimed.push_back(t);
-      } else if (n.layer->can_accumulate_dx() && !mine) {
-        dx.push_back(tensors_[t].grad);  // an earlier backward wrote it: the layer adds to it
-        acc[j] = 1;
-      } else {
-        dx.push_back(scratch_ptr_[j]);  // later ones are added to it
-        added[j] = 1;
-      }
-      n.layer->set_accumulate_dx(j, acc[j]);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    run_backward(i, ctx, xs, out.value, out.grad, dx, acc);
-    for (std::size_t j = 0; j < n.in.size(); ++j)
-      if (added[j]) accumulate(dx[j], tensors_[n.in[j]].grad, tensors_[n.in[j]].dims.count());
-    bwd_s_[i] = seconds_since(t0);
-    ran[i] = 1;
-    for (std::size_t t : claimed) tensors_[t].grad_ready = true;
     poison(i);
     if (observer_) observer_(i);
   }

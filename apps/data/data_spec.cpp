@@ -23,14 +23,45 @@ long count_arg(const std::string& v, const std::string& what) {
   throw ConfigError(fmt::format("--data {}: '{}' is not a positive count", what, v));
 }
 
-}  // namespace
+// fashion-mnist[:DIR]: Debian's dataset (or DIR), train and t10k, raw or .gz.
+void open_fashion_mnist(const std::string& arg, DataSpec& d) {
+  const std::string dir = arg.empty() ? "/usr/share/datasets/fashion-mnist" : arg;
+  if (!std::filesystem::is_directory(dir))
+    throw ConfigError(fmt::format(
+        "--data fashion-mnist: {} is not a directory (install Debian's dataset-fashion-mnist)",
+        dir));
+  auto f = [&](const std::string& n) {
+    const std::string p = dir + "/" + n;
+    return std::filesystem::exists(p + ".gz") ? p + ".gz" : p;
+  };
+  d.train = open_idx(f("train-images-idx3-ubyte"), f("train-labels-idx1-ubyte"));
+  d.test = open_idx(f("t10k-images-idx3-ubyte"), f("t10k-labels-idx1-ubyte"));
+}
 
-DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
-  DataSpec d;
-  d.text = text;
-  const auto colon = text.find(':');
-  const std::string kind = text.substr(0, colon),
-                    arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+// idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]
+void open_idx_files(const std::string& arg, DataSpec& d) {
+  const auto p = split_commas({arg});
+  if (p.size() != 2 && p.size() != 4)
+    throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
+  d.train = open_idx(p[0], p[1]);
+  if (p.size() == 4) d.test = open_idx(p[2], p[3]);
+}
+
+// cifar10:DIR: data_batch_1..5.bin to train, test_batch.bin to test.
+void open_cifar10_dir(const std::string& arg, DataSpec& d) {
+  if (arg.empty())
+    throw ConfigError("--data cifar10:DIR (the folder of data_batch_*.bin and test_batch.bin)");
+  std::vector<std::string> files;
+  for (int i = 1; i <= 5; ++i) files.push_back(fmt::format("{}/data_batch_{}.bin", arg, i));
+  d.train = open_cifar10(files);
+  d.test = open_cifar10({arg + "/test_batch.bin"});
+}
+
+// The source that d.text names: d.train and, where the source has one, d.test.
+void open_sources(DataSpec& d, const DataSpecOptions& o) {
+  const auto colon = d.text.find(':');
+  const std::string kind = d.text.substr(0, colon),
+                    arg = colon == std::string::npos ? "" : d.text.substr(colon + 1);
   if (kind == "synthetic") {
     SyntheticOptions s{.dims = o.model_input,
                        .classes = o.classes,
@@ -38,30 +69,11 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
                        .seed = o.seed};
     d.train = open_synthetic(s);
   } else if (kind == "fashion-mnist") {
-    const std::string dir = arg.empty() ? "/usr/share/datasets/fashion-mnist" : arg;
-    if (!std::filesystem::is_directory(dir))
-      throw ConfigError(fmt::format(
-          "--data fashion-mnist: {} is not a directory (install Debian's dataset-fashion-mnist)",
-          dir));
-    auto f = [&](const std::string& n) {
-      const std::string p = dir + "/" + n;
-      return std::filesystem::exists(p + ".gz") ? p + ".gz" : p;
-    };
-    d.train = open_idx(f("train-images-idx3-ubyte"), f("train-labels-idx1-ubyte"));
-    d.test = open_idx(f("t10k-images-idx3-ubyte"), f("t10k-labels-idx1-ubyte"));
+    open_fashion_mnist(arg, d);
   } else if (kind == "idx") {
-    const auto p = split_commas({arg});
-    if (p.size() != 2 && p.size() != 4)
-      throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
-    d.train = open_idx(p[0], p[1]);
-    if (p.size() == 4) d.test = open_idx(p[2], p[3]);
+    open_idx_files(arg, d);
   } else if (kind == "cifar10") {
-    if (arg.empty())
-      throw ConfigError("--data cifar10:DIR (the folder of data_batch_*.bin and test_batch.bin)");
-    std::vector<std::string> files;
-    for (int i = 1; i <= 5; ++i) files.push_back(fmt::format("{}/data_batch_{}.bin", arg, i));
-    d.train = open_cifar10(files);
-    d.test = open_cifar10({arg + "/test_batch.bin"});
+    open_cifar10_dir(arg, d);
   } else if (kind == "contact-maps") {
     if (arg.empty()) throw ConfigError("--data contact-maps:FILE");
     d.train = open_contact_maps(arg);
@@ -77,8 +89,13 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
     throw ConfigError(fmt::format(
         "--data '{}': unknown source (synthetic, fashion-mnist, idx, cifar10, contact-maps, "
         "chain, images)",
-        text));
+        d.text));
   }
+}
+
+// The training and held-out samples: the test set's own, or a seeded split of the training set;
+// then at most --train-samples of the training ones.
+void choose_samples(DataSpec& d, const DataSpecOptions& o) {
   if (d.test) {
     for (long i = 0; i < d.train->size(); ++i) d.train_idx.push_back(i);
     for (long i = 0; i < d.test->size(); ++i) d.test_idx.push_back(i);
@@ -90,6 +107,15 @@ DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
     d.train_idx.resize(std::size_t(o.train_samples));
     std::sort(d.train_idx.begin(), d.train_idx.end());
   }
+}
+
+}  // namespace
+
+DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
+  DataSpec d;
+  d.text = text;
+  open_sources(d, o);
+  choose_samples(d, o);
   return d;
 }
 
