@@ -13,10 +13,10 @@
 
 #include "collectives/sweep_common.hpp"
 #include "collectives/sweep_math.hpp"
-#include "harness/instrument/provenance.hpp"
-#include "harness/instrument/record.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
+#include "measure/check.hpp"
+#include "measure/provenance.hpp"
+#include "measure/record.hpp"
 
 namespace dls {
 namespace {

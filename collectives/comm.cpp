@@ -5,7 +5,7 @@
 
 #include <climits>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -7,8 +7,8 @@
 
 #include "collectives/nccl_comm.hpp"
 #include "collectives/sweep_common.hpp"
-#include "kernels/core/check.hpp"
 #include "kernels/gpu/cuda_check.hpp"
+#include "measure/check.hpp"
 
 // Open MPI says at compile time whether it was built with CUDA, and at run time whether the
 // library loaded has it (MPIX_Query_cuda_support); other MPIs: assume not, and stage.

@@ -1,6 +1,6 @@
 // `--memory device` in a build without CUDA or NCCL: a clear refusal on every rank.
 #include "collectives/sweep_common.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

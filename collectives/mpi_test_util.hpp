@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
 
 namespace dls {
 

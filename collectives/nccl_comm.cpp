@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
-#include "kernels/core/check.hpp"
 #include "kernels/gpu/cuda_check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -1,6 +1,6 @@
 // NcclComm in a build without CUDA or NCCL (nccl_comm.hpp): a clear refusal.
 #include "collectives/nccl_comm.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -18,7 +18,7 @@
 
 #include "collectives/sweep_common.hpp"
 #include "collectives/sweep_math.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

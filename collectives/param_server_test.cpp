@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collectives/mpi_test_util.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -11,7 +11,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/device_allreduce.hpp"
 #include "collectives/overlap.hpp"
-#include "harness/instrument/record.hpp"
+#include "measure/record.hpp"
 
 namespace dls {
 

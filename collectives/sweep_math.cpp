@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

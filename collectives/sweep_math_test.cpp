@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -1,5 +1,5 @@
 // `dlscale collectives` in a build without MPI (DLS_WITH_MPI=OFF).
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 int run_collectives(int, char**) {

@@ -11,10 +11,10 @@
 
 #include "apps/cli/train_main.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/instrument/interrupt.hpp"
 #include "harness/run/point_process.hpp"
 #include "kernels/bench/kernels_main.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/interrupt.hpp"
 
 namespace dls {
 int run_collectives(int argc, char** argv);  // dlscale_collectives[_none].cpp

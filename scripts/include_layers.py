@@ -20,12 +20,13 @@ from pathlib import Path
 # lowest first; a file's layer is that of a file pattern (ending in $) it matches, else of the
 # first folder pattern
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", [r"kernels/core/"]),  # errors, threads, BLAS binding, descriptors, version probes
-    ("measure", [r"harness/instrument/"]),  # records, provenance, PAPI, timers, statistics, peak
-    ("kernels", [r"kernels/"]),
+    # the measuring kit, the bottom library: errors, named enums, threads and the BLAS binding,
+    # version probes, records, provenance, PAPI, timers, statistics, comparison bounds, peak
+    ("measure", [r"measure/"]),
+    ("kernels", [r"kernels/"]),  # kernels/common/ (backend, descriptors, RNG) and the maths
     ("kernel-bench", [r"kernels/bench/", r"kernels/[^/]+/[^/]+_bench\.cpp$"]),
     ("collectives", [r"collectives/"]),
-    ("engine", [r"apps/core/", r"apps/layers/", r"apps/gpu/", r"apps/models/", r"apps/data/"]),
+    ("engine", [r"apps/net/", r"apps/layers/", r"apps/net_gpu/", r"apps/models/", r"apps/data/"]),
     ("training", [r"apps/train/"]),
     ("schemes", [r"apps/dist/"]),
     ("commands", [r"apps/cli/"]),

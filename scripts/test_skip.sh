@@ -1,5 +1,5 @@
 # Sourced by the shell tests: a test skips only for its one named reason, and fails instead on a
-# machine that must run it (DLS_REQUIRE_<THING>=1; kernels/core/test_require.hpp is the C++ side).
+# machine that must run it (DLS_REQUIRE_<THING>=1; kernels/common/test_require.hpp is the C++ side).
 #   skip_or_fail THING VAR WHY   prints "DLS_SKIP(no THING): WHY" and exits 77 (ctest: skipped),
 #                                or "FAIL: VAR is set, but WHY" and exits 1 where VAR is set
 skip_or_fail() {

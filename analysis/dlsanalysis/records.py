@@ -3,7 +3,7 @@ record, nested keys flattened with dots (metrics.images_per_s, metrics.phase_s.s
 params.model, check.status), and, for a campaign folder, the harness point's experiment and
 axis values from its manifest (columns experiment and axis.<name>).
 
-The file policy is the C++ one (harness/instrument/jsonl.hpp, harness/run/campaign.hpp):
+The file policy is the C++ one (measure/jsonl.hpp, harness/run/campaign.hpp):
 - a line that is not a JSON object is torn or unreadable: it is skipped and named
   ("FILE:LINE: torn or unreadable line (N bytes) skipped") on stderr;
 - in a campaign's records.jsonl a point's records count only when one merge of it is whole

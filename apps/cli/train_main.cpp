@@ -8,15 +8,15 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
-#include "apps/cli/cli_parse.hpp"
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
 #include "apps/train/trainer.hpp"
 #include "collectives/allreduce.hpp"
-#include "harness/instrument/interrupt.hpp"
-#include "harness/instrument/provenance.hpp"
-#include "harness/instrument/record.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/cli_parse.hpp"
+#include "measure/interrupt.hpp"
+#include "measure/provenance.hpp"
+#include "measure/record.hpp"
 
 namespace dls {
 namespace {
@@ -58,10 +58,12 @@ void add_model_options(CLI::App& app, TrainCli& c) {
 
 void add_data_options(CLI::App& app, TrainCli& c) {
   TrainOptions& o = c.o;
-  app.add_option("-d,--data", o.data,
+  app.add_option("-d,--data",
                  "synthetic[:N] | fashion-mnist[:DIR] | idx:IMG,LAB[,TIMG,TLAB] | cifar10:DIR | "
                  "contact-maps:FILE | chain[:FRAMES] | images:DIR")
-      ->default_str(o.data);
+      ->check(parsed_into(o.data, &DataRequest::parse))
+      ->type_name("SOURCE[:ARG]")
+      ->default_str(o.data.text);
   app.add_option("--holdout", o.holdout, "held-out fraction for data without a test set")
       ->default_str("0.1");
   app.add_option("--train-samples", o.train_samples, "use only this many training samples");
@@ -78,14 +80,16 @@ void add_data_options(CLI::App& app, TrainCli& c) {
       ->default_str("1");
   app.add_option("--target",
                  "stop when the held-out metric reaches it: accuracy=X, loss=X or rmse=X")
-      ->check(parsed_into(o.target, &Target::parse, "TARGET"));
+      ->check(parsed_into(o.target, &Target::parse))
+      ->type_name("TARGET");
   app.add_flag("--no-cache", c.no_cache, "read every epoch from the source (no in-memory cache)");
 }
 
 void add_solver_options(CLI::App& app, TrainCli& c) {
   SolverOptions& so = c.o.solver;
   app.add_option("--optim", "sgd (Caffe), sgd_torch, nesterov, rmsprop, adam, lars")
-      ->check(parsed_into(so.optim, &parse_optim, "OPTIM"))
+      ->check(parsed_into(so.optim, &parse_optim))
+      ->type_name("OPTIM")
       ->default_str("sgd");
   app.add_option("--lr", c.lr, "base learning rate")->default_str("0.01");
   app.add_option("--momentum", so.params.momentum, "momentum")->default_str("0.9");
@@ -95,7 +99,8 @@ void add_solver_options(CLI::App& app, TrainCli& c) {
   app.add_option("--eps", so.params.eps, "RMSprop / Adam epsilon")->default_str("1e-8");
   app.add_option("--trust", so.params.eta, "LARS trust coefficient")->default_str("0.001");
   app.add_option("--lr-scaling", "none, linear or sqrt in the global batch over --ref-batch")
-      ->check(parsed_into(so.schedule.scaling, &parse_lr_scaling, "RULE"))
+      ->check(parsed_into(so.schedule.scaling, &parse_lr_scaling))
+      ->type_name("RULE")
       ->default_str("none");
   app.add_option("--ref-batch", so.schedule.ref_batch,
                  "the batch the base rate is for (scaling rules)");
@@ -135,13 +140,15 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
   app.add_option("--backend",
                  "ref, openblas, onednn, or cudnn (the GPU: cuDNN, cuBLAS and dlscale CUDA "
                  "kernels; one GPU per rank; DLS_GPU_MATH=fp32|tf32)")
-      ->check(parsed_into(o.backend, &parse_backend, "BACKEND"))
+      ->check(parsed_into(o.backend, &parse_backend))
+      ->type_name("BACKEND")
       ->default_str("openblas");
   app.add_option("--conv-algo",
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 "
                  "layers of 16+ channels, im2col + GEMM elsewhere), gemm, or winograd (wherever "
                  "it applies)")
-      ->check(parsed_into(o.conv_algo, &parse_conv_algo, "ALGO"))
+      ->check(parsed_into(o.conv_algo, &parse_conv_algo))
+      ->type_name("ALGO")
       ->default_str("auto");
   app.add_flag("--no-fuse", c.no_fuse,
                "run every ReLU as its own layer (default: folded into the batch norm or residual "
@@ -204,7 +211,8 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
                 "easgd: servers sleep this long between polls (0: block)")
       ->default_str("50");
   g->add_option("--inject-failure", "RANK:STEP: that rank fails there (to test the abort)")
-      ->check(parsed_into(d.inject_failure, &FailureInjection::parse, "RANK:STEP"));
+      ->check(parsed_into(d.inject_failure, &FailureInjection::parse))
+      ->type_name("RANK:STEP");
 }
 
 // The flags that need others' values, once everything is parsed.
@@ -258,7 +266,7 @@ Record train_record(const TrainCli& c, const TrainResult& r, const nlohmann::jso
   rec.kind = "train";
   rec.benchmark = c.o.model;
   rec.params =
-      r.params.is_null() ? nlohmann::json{{"model", c.o.model}, {"data", c.o.data}} : r.params;
+      r.params.is_null() ? nlohmann::json{{"model", c.o.model}, {"data", c.o.data.text}} : r.params;
   rec.metrics = r.metrics.is_null() ? nlohmann::json::object() : r.metrics;
   rec.status = r.status;
   rec.error = r.error;

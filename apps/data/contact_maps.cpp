@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

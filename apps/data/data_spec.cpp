@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "apps/data/contact_maps.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {
@@ -24,8 +24,8 @@ long count_arg(const std::string& v, const std::string& what) {
 }
 
 // fashion-mnist[:DIR]: Debian's dataset (or DIR), train and t10k, raw or .gz.
-void open_fashion_mnist(const std::string& arg, DataSpec& d) {
-  const std::string dir = arg.empty() ? "/usr/share/datasets/fashion-mnist" : arg;
+void open_fashion_mnist(const std::vector<std::string>& paths, DataSpec& d) {
+  const std::string dir = paths.empty() ? "/usr/share/datasets/fashion-mnist" : paths[0];
   if (!std::filesystem::is_directory(dir))
     throw ConfigError(fmt::format(
         "--data fashion-mnist: {} is not a directory (install Debian's dataset-fashion-mnist)",
@@ -39,58 +39,77 @@ void open_fashion_mnist(const std::string& arg, DataSpec& d) {
 }
 
 // idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]
-void open_idx_files(const std::string& arg, DataSpec& d) {
-  const auto p = split_commas({arg});
-  if (p.size() != 2 && p.size() != 4)
-    throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
+void open_idx_files(const std::vector<std::string>& p, DataSpec& d) {
   d.train = open_idx(p[0], p[1]);
   if (p.size() == 4) d.test = open_idx(p[2], p[3]);
 }
 
 // cifar10:DIR: data_batch_1..5.bin to train, test_batch.bin to test.
 void open_cifar10_dir(const std::string& arg, DataSpec& d) {
-  if (arg.empty())
-    throw ConfigError("--data cifar10:DIR (the folder of data_batch_*.bin and test_batch.bin)");
   std::vector<std::string> files;
   for (int i = 1; i <= 5; ++i) files.push_back(fmt::format("{}/data_batch_{}.bin", arg, i));
   d.train = open_cifar10(files);
   d.test = open_cifar10({arg + "/test_batch.bin"});
 }
 
-// The source that d.text names: d.train and, where the source has one, d.test.
-void open_sources(DataSpec& d, const DataSpecOptions& o) {
-  const auto colon = d.text.find(':');
-  const std::string kind = d.text.substr(0, colon),
-                    arg = colon == std::string::npos ? "" : d.text.substr(colon + 1);
-  if (kind == "synthetic") {
-    SyntheticOptions s{.dims = o.model_input,
-                       .classes = o.classes,
-                       .size = arg.empty() ? 4096 : count_arg(arg, kind),
-                       .seed = o.seed};
-    d.train = open_synthetic(s);
-  } else if (kind == "fashion-mnist") {
-    open_fashion_mnist(arg, d);
-  } else if (kind == "idx") {
-    open_idx_files(arg, d);
-  } else if (kind == "cifar10") {
-    open_cifar10_dir(arg, d);
-  } else if (kind == "contact-maps") {
-    if (arg.empty()) throw ConfigError("--data contact-maps:FILE");
-    d.train = open_contact_maps(arg);
-  } else if (kind == "chain") {
-    const long frames = arg.empty() ? 4000 : count_arg(arg, kind);
-    d.train =
-        contact_map_source(o.model_input.h, generate_contact_maps(o.model_input.h, frames, o.seed),
-                           fmt::format("chain model seed {}", o.seed));
-  } else if (kind == "images") {
-    if (arg.empty()) throw ConfigError("--data images:DIR");
-    d.train = open_image_folder(arg, o.model_input);
-  } else {
-    throw ConfigError(fmt::format(
-        "--data '{}': unknown source (synthetic, fashion-mnist, idx, cifar10, contact-maps, "
-        "chain, images)",
-        d.text));
+// The source r names: d.train and, where the source has one, d.test.
+void open_sources(const DataRequest& r, DataSpec& d, const DataSpecOptions& o) {
+  switch (r.kind) {
+    case DataKind::kSynthetic:
+      d.train = open_synthetic({.dims = o.model_input,
+                                .classes = o.classes,
+                                .size = r.count > 0 ? r.count : 4096,
+                                .seed = o.seed});
+      return;
+    case DataKind::kFashionMnist:
+      return open_fashion_mnist(r.paths, d);
+    case DataKind::kIdx:
+      return open_idx_files(r.paths, d);
+    case DataKind::kCifar10:
+      return open_cifar10_dir(r.paths[0], d);
+    case DataKind::kContactMaps:
+      d.train = open_contact_maps(r.paths[0]);
+      return;
+    case DataKind::kChain: {
+      const long frames = r.count > 0 ? r.count : 4000;
+      d.train = contact_map_source(o.model_input.h,
+                                   generate_contact_maps(o.model_input.h, frames, o.seed),
+                                   fmt::format("chain model seed {}", o.seed));
+      return;
+    }
+    case DataKind::kImages:
+      d.train = open_image_folder(r.paths[0], o.model_input);
+      return;
   }
+}
+
+// What a source's argument must be: its error when it is missing or malformed.
+void check_argument(DataRequest& r, const std::string& kind, const std::string& arg) {
+  switch (r.kind) {
+    case DataKind::kSynthetic:
+    case DataKind::kChain:
+      if (!arg.empty()) r.count = count_arg(arg, kind);
+      return;
+    case DataKind::kFashionMnist:
+      if (!arg.empty()) r.paths = {arg};
+      return;
+    case DataKind::kIdx:
+      r.paths = split_commas({arg});
+      if (r.paths.size() != 2 && r.paths.size() != 4)
+        throw ConfigError("--data idx:IMAGES,LABELS[,TEST_IMAGES,TEST_LABELS]");
+      return;
+    case DataKind::kCifar10:
+      if (arg.empty())
+        throw ConfigError("--data cifar10:DIR (the folder of data_batch_*.bin and test_batch.bin)");
+      break;
+    case DataKind::kContactMaps:
+      if (arg.empty()) throw ConfigError("--data contact-maps:FILE");
+      break;
+    case DataKind::kImages:
+      if (arg.empty()) throw ConfigError("--data images:DIR");
+      break;
+  }
+  r.paths = {arg};
 }
 
 // The training and held-out samples: the test set's own, or a seeded split of the training set;
@@ -111,10 +130,24 @@ void choose_samples(DataSpec& d, const DataSpecOptions& o) {
 
 }  // namespace
 
-DataSpec open_data(const std::string& text, const DataSpecOptions& o) {
+DataRequest DataRequest::parse(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string kind = text.substr(0, colon),
+                    arg = colon == std::string::npos ? "" : text.substr(colon + 1);
+  DataRequest r;
+  r.text = text;
+  const auto names = names_of(kDataKindNames);
+  if (std::find(names.begin(), names.end(), kind) == names.end())
+    throw ConfigError(
+        fmt::format("--data '{}': unknown source ({})", text, fmt::join(names, ", ")));
+  r.kind = parse_named(kDataKindNames, kind, "--data");
+  check_argument(r, kind, arg);
+  return r;
+}
+
+DataSpec open_data(const DataRequest& r, const DataSpecOptions& o) {
   DataSpec d;
-  d.text = text;
-  open_sources(d, o);
+  open_sources(r, d, o);
   choose_samples(d, o);
   return d;
 }

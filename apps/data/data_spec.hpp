@@ -16,11 +16,31 @@
 #include <vector>
 
 #include "apps/data/data_source.hpp"
+#include "measure/named_enum.hpp"
 
 namespace dls {
 
+enum class DataKind { kSynthetic, kFashionMnist, kIdx, kCifar10, kContactMaps, kChain, kImages };
+inline constexpr Named<DataKind> kDataKindNames[] = {{DataKind::kSynthetic, "synthetic"},
+                                                     {DataKind::kFashionMnist, "fashion-mnist"},
+                                                     {DataKind::kIdx, "idx"},
+                                                     {DataKind::kCifar10, "cifar10"},
+                                                     {DataKind::kContactMaps, "contact-maps"},
+                                                     {DataKind::kChain, "chain"},
+                                                     {DataKind::kImages, "images"}};
+
+// --data, parsed and checked once, at the command line (open_data opens the files).
+struct DataRequest {
+  DataKind kind = DataKind::kSynthetic;
+  long count = 0;  // synthetic: samples, chain: frames (0: the source's default)
+  // fashion-mnist: DIR or none; idx: 2 or 4 files; cifar10, images: DIR; contact-maps: FILE
+  std::vector<std::string> paths;
+  std::string text = "synthetic";  // as given: messages and records
+
+  static DataRequest parse(const std::string& text);  // ConfigError naming --data
+};
+
 struct DataSpec {
-  std::string text;
   std::unique_ptr<DataSource> train, test;  // test may be the same object as train (then split)
   std::vector<long> train_idx, test_idx;
 };
@@ -33,6 +53,6 @@ struct DataSpecOptions {
   std::uint64_t seed = 1;
 };
 
-DataSpec open_data(const std::string& text, const DataSpecOptions& o);  // ConfigError naming --data
+DataSpec open_data(const DataRequest& r, const DataSpecOptions& o);  // ConfigError naming --data
 
 }  // namespace dls

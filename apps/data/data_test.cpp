@@ -17,7 +17,7 @@
 #include "apps/data/contact_maps.hpp"
 #include "apps/data/data_source.hpp"
 #include "apps/data/loader.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "apps/data/data_source.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -14,7 +14,7 @@
 #include <filesystem>
 
 #include "apps/data/data_source.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

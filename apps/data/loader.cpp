@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -11,8 +11,8 @@
 
 #include "apps/dist/scheme.hpp"
 #include "collectives/comm.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/threads.hpp"
+#include "measure/check.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 namespace {

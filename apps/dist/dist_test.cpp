@@ -15,10 +15,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "apps/core/host_net_device.hpp"
 #include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
 #include "apps/dist/elastic_exchange.hpp"
+#include "apps/net/host_net_device.hpp"
 #include "collectives/comm.hpp"
 
 namespace dls {
@@ -30,7 +30,7 @@ TrainOptions tiny(int batch) {
   TrainOptions o;
   o.model = "cifar10_quick";
   o.model_options.batch = batch, o.model_options.image = 16;
-  o.data = "synthetic:640";
+  o.data = DataRequest::parse("synthetic:640");
   o.steps = kSteps, o.quiet = true, o.threads = 1, o.eval_every = -1, o.warmup_steps = 1;
   o.solver.optim = Optim::kSgdCaffe;
   o.solver.params.momentum = 0.9, o.solver.params.weight_decay = 5e-4;
@@ -175,7 +175,7 @@ TEST(Dist, LocalSgdEveryStepEqualsSsgd) {
 
 TEST(Dist, EachRankLoadsItsPartOfTheOneProcessBatch) {
   const Comm c;
-  DataSpec data = open_data("synthetic:640",
+  DataSpec data = open_data(DataRequest::parse("synthetic:640"),
                             {.model_input = {3, 16, 16}, .classes = 10, .holdout = 0.1, .seed = 1});
   Loader mine(*data.train, data.train_idx,
               {.batch = 3, .rank = c.rank(), .ranks = c.size(), .shuffle = true, .seed = 1});

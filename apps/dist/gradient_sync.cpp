@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "kernels/core/check.hpp"
 #include "kernels/eltwise/eltwise.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -12,8 +12,8 @@
 #include <memory>
 #include <vector>
 
-#include "apps/core/net.hpp"
 #include "apps/dist/scheme_options.hpp"
+#include "apps/net/net.hpp"
 #include "collectives/overlap.hpp"
 
 namespace dls {

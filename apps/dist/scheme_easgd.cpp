@@ -6,8 +6,8 @@
 #include "apps/dist/dist.hpp"
 #include "apps/dist/elastic_exchange.hpp"
 #include "apps/dist/scheme.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/threads.hpp"
+#include "measure/check.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 namespace {

@@ -4,7 +4,7 @@
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
 #include "apps/dist/weight_averager.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

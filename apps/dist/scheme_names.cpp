@@ -3,7 +3,7 @@
 
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

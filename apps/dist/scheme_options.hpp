@@ -1,9 +1,9 @@
 // The schemes' choices that are names on the command line and in records, as enums with their
-// name tables (kernels/core/named_enum.hpp): parsed once, by dlscale train's CLI11 validators.
+// name tables (measure/named_enum.hpp): parsed once, by dlscale train's CLI11 validators.
 // No MPI here: the build without MPI reads the same options (and refuses the schemes).
 #pragma once
 
-#include "kernels/core/named_enum.hpp"
+#include "measure/named_enum.hpp"
 
 namespace dls {
 

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "apps/dist/scheme.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -8,7 +8,7 @@
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
 #include "collectives/nccl_comm.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

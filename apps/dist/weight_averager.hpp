@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/core/net.hpp"
 #include "apps/dist/scheme_options.hpp"
+#include "apps/net/net.hpp"
 #include "apps/train/solver.hpp"
 #include "collectives/allreduce.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "apps/core/ref_path.hpp"
+#include "apps/net/ref_path.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 

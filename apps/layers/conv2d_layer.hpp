@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 #include "kernels/conv/conv2d.hpp"
 
 namespace dls {

@@ -10,7 +10,7 @@
 // The oneDNN backend runs this layer on OpenBLAS.
 #pragma once
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 #include "kernels/conv/conv2d.hpp"
 
 namespace dls {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "apps/core/ref_path.hpp"
-#include "kernels/core/rng.hpp"
+#include "apps/net/ref_path.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/eltwise/dropout.hpp"
 
 namespace dls {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 
 namespace dls {

@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "apps/core/gradcheck.hpp"
 #include "apps/layers/conv2d_layer.hpp"
 #include "apps/layers/deconv2d_layer.hpp"
 #include "apps/layers/eltwise_layers.hpp"
@@ -13,8 +12,9 @@
 #include "apps/layers/norm_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
 #include "apps/layers/vae_layers.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "apps/net/gradcheck.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -1,7 +1,7 @@
 // Fully connected layer (see linear_layer.hpp).
 #include "apps/layers/linear_layer.hpp"
 
-#include "apps/core/ref_path.hpp"
+#include "apps/net/ref_path.hpp"
 
 namespace dls {
 

@@ -2,7 +2,7 @@
 // flattened per image (C*H*W features); the output is (N, out, 1, 1).
 #pragma once
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 #include "kernels/fc/fc.hpp"
 
 namespace dls {

@@ -1,10 +1,10 @@
 // Loss layers (see loss_layers.hpp).
 #include "apps/layers/loss_layers.hpp"
 
-#include "apps/core/ref_path.hpp"
-#include "kernels/core/check.hpp"
+#include "apps/net/ref_path.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -5,7 +5,7 @@
 //                     (Caffe's SoftmaxWithLoss, normalised by the batch)
 #pragma once
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 
 namespace dls {
 

@@ -1,8 +1,8 @@
 // Batch normalisation layer (see norm_layers.hpp).
 #include "apps/layers/norm_layers.hpp"
 
-#include "apps/core/ref_path.hpp"
-#include "kernels/core/check.hpp"
+#include "apps/net/ref_path.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -7,7 +7,7 @@
 // variance are buffers owned by the layer (never gradients, not counted as parameters).
 #pragma once
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 #include "kernels/norm/bnorm.hpp"
 
 namespace dls {

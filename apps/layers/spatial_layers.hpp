@@ -5,7 +5,7 @@
 //   ConcatLayer  channel concatenation (GoogLeNet's inception join)
 #pragma once
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 #include "kernels/layout/concat.hpp"
 #include "kernels/norm/lrn.hpp"
 #include "kernels/pool/pool.hpp"

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "apps/core/layer.hpp"
+#include "apps/net/layer.hpp"
 
 namespace dls {
 

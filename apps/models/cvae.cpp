@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "apps/models/model.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

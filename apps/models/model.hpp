@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "apps/core/net.hpp"
 #include "apps/layers/conv2d_layer.hpp"
 #include "apps/layers/deconv2d_layer.hpp"
 #include "apps/layers/eltwise_layers.hpp"
@@ -17,6 +16,7 @@
 #include "apps/layers/norm_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
 #include "apps/layers/vae_layers.hpp"
+#include "apps/net/net.hpp"
 
 namespace dls {
 

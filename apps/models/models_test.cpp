@@ -9,10 +9,10 @@
 #include <cstdio>
 
 #include "apps/models/model.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/fd_grad.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/fd_grad.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/optim/optim.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "apps/models/model.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

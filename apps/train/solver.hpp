@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "apps/core/net.hpp"
+#include "apps/net/net.hpp"
 #include "apps/train/schedule.hpp"
 #include "kernels/optim/optim.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "apps/layers/linear_layer.hpp"
 #include "apps/layers/loss_layers.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "apps/gpu/gpu_device.hpp"
+#include "apps/net_gpu/gpu_device.hpp"
 #include "apps/train/trainer_state.hpp"
-#include "harness/instrument/interrupt.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
-#include "kernels/core/threads.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
+#include "measure/interrupt.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 
@@ -42,7 +42,8 @@ void Trainer::open_data_and_net() {
   s.data = open_data(o_.data, dso);
   const SampleDims sd = s.data.train->dims();
   if (sd.h != sd.w)
-    throw ConfigError(fmt::format("--data {}: {}x{} samples are not square", o_.data, sd.h, sd.w));
+    throw ConfigError(
+        fmt::format("--data {}: {}x{} samples are not square", o_.data.text, sd.h, sd.w));
   if (mo.image > 0 && mo.image != sd.h)
     throw ConfigError(fmt::format("--image {} but the data are {}x{}", mo.image, sd.h, sd.w));
   mo.image = sd.h, mo.channels = sd.c;
@@ -51,7 +52,7 @@ void Trainer::open_data_and_net() {
     const int data_classes = s.data.train->classes();
     if (data_classes == 0)
       throw ConfigError(
-          fmt::format("model {} needs labelled data; --data {} has none", o_.model, o_.data));
+          fmt::format("model {} needs labelled data; --data {} has none", o_.model, o_.data.text));
     if (mo.classes == 0) mo.classes = data_classes;
     if (mo.classes < data_classes)
       throw ConfigError(

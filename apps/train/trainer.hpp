@@ -7,7 +7,7 @@
 // reconstruction RMSE for the CVAE. A NaN or Inf loss ends the run with status "diverged"; a
 // target (loss <= x, accuracy >= x, rmse <= x on the held-out set) ends it with the time and
 // epochs it took.
-// With backend cudnn the net runs on the GPU (apps/gpu): the prefetch thread also stages each
+// With backend cudnn the net runs on the GPU (apps/net_gpu): the prefetch thread also stages each
 // batch on the device (pinned memory, a copy stream of its own), so the host-to-device copy
 // of the next batch overlaps this step's compute; a batch's buffer is released once its step's
 // work has finished. Each phase ends with the device's queue drained (the loss read, the
@@ -23,8 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/core/layer.hpp"
+#include "apps/data/data_spec.hpp"
 #include "apps/models/model.hpp"
+#include "apps/net/layer.hpp"
 #include "apps/train/phase_times.hpp"
 #include "apps/train/solver.hpp"
 
@@ -41,7 +42,7 @@ struct Target {
 struct TrainOptions {
   std::string model = "cifar10_quick";
   ModelOptions model_options;  // image / channels / classes 0: from the data
-  std::string data = "synthetic";
+  DataRequest data;            // --data
   double holdout = 0.1;
   long train_samples = 0;
   long steps = 0;     // > 0: stop after this many steps
@@ -93,7 +94,7 @@ struct TrainHooks {
   std::function<void(std::vector<double>&)> reduce_sum, reduce_max;
   // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
   // the error) and the result still carries what was measured; default: Ctrl-C / SIGTERM
-  // in graceful mode (harness/instrument/interrupt.hpp). Distributed runs must agree on it.
+  // in graceful mode (measure/interrupt.hpp). Distributed runs must agree on it.
   std::function<std::string(long step)> stop;
   nlohmann::json params;  // the scheme's parameters, merged into the record's params
 };

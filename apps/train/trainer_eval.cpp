@@ -6,9 +6,9 @@
 
 #include "apps/train/trainer.hpp"
 #include "apps/train/trainer_state.hpp"
-#include "harness/instrument/stats.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
 #include "kernels/vae/vae.hpp"
+#include "measure/stats.hpp"
 
 namespace dls {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "apps/train/trainer.hpp"
 #include "apps/train/trainer_state.hpp"
-#include "harness/instrument/stats.hpp"
-#include "kernels/core/threads.hpp"
+#include "measure/stats.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 namespace {
@@ -51,7 +51,7 @@ nlohmann::json Trainer::describe_params() const {
                       {"channels", s.mo.channels},
                       {"classes", s.mo.classes},
                       {"width", s.mo.width},
-                      {"data", o_.data},
+                      {"data", o_.data.text},
                       {"optim", optim_name(o_.solver.optim)},
                       {"lr", s.so.schedule.describe()},
                       {"momentum", o_.solver.params.momentum},

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "apps/core/net.hpp"
 #include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
 #include "apps/data/prefetcher.hpp"
 #include "apps/layers/loss_layers.hpp"
+#include "apps/net/net.hpp"
 #include "apps/train/trainer.hpp"
-#include "harness/instrument/stats.hpp"
+#include "measure/stats.hpp"
 
 namespace dls {
 

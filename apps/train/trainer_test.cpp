@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "apps/core/host_net_device.hpp"
-#include "kernels/core/check.hpp"
+#include "apps/net/host_net_device.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {
@@ -18,7 +18,7 @@ TrainOptions tiny_classifier() {
   o.model = "cifar10_quick";
   o.model_options.batch = 16,
   o.model_options.image = 16;  // full width: Caffe's N(0, 1e-4) conv1 starts slowly
-  o.data = "synthetic:640";
+  o.data = DataRequest::parse("synthetic:640");
   o.epochs = 12, o.quiet = true, o.threads = 1;
   o.solver.optim = Optim::kSgdTorch;
   o.solver.params.weight_decay = 0;
@@ -90,7 +90,7 @@ TEST(Trainer, CvaeRmseFallsOnChainModelMaps) {
   TrainOptions o;
   o.model = "cvae_molecules";
   o.model_options.batch = 16, o.model_options.image = 16, o.model_options.width = 0.25;
-  o.data = "chain:800";
+  o.data = DataRequest::parse("chain:800");
   o.epochs = 4, o.quiet = true, o.threads = 1;
   o.solver.optim = Optim::kRmsprop;
   o.solver.params.weight_decay = 0;
@@ -138,13 +138,18 @@ TEST(Trainer, ScheduleInEpochsUsesTheRunsStepsPerEpoch) {
 
 TEST(Trainer, BadArgumentsNameThemselves) {
   TrainOptions o = tiny_classifier();
-  o.data = "nope:1";
+  EXPECT_THROW(DataRequest::parse("nope:1"), ConfigError);
+  EXPECT_THROW(DataRequest::parse("synthetic:0"), ConfigError);
+  EXPECT_THROW(DataRequest::parse("idx:a,b,c"), ConfigError);
+  EXPECT_THROW(DataRequest::parse("cifar10"), ConfigError);
+  o = tiny_classifier();
+  o.data = DataRequest::parse("cifar10:/nonexistent");  // well formed, no such folder
   EXPECT_THROW(run_training(o), ConfigError);
   o = tiny_classifier();
   o.model = "resnet5";
   EXPECT_THROW(run_training(o), ConfigError);
   o = tiny_classifier();
-  o.data = "chain:100";  // unlabelled contact maps for a classifier
+  o.data = DataRequest::parse("chain:100");  // unlabelled contact maps for a classifier
   EXPECT_THROW(run_training(o), ConfigError);
   EXPECT_THROW(Target::parse("accuracy>0.9"), ConfigError);
   EXPECT_THROW(Target::parse("accuracy=high"), ConfigError);

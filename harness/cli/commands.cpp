@@ -26,7 +26,7 @@
 #include "harness/verdict/accept.hpp"
 #include "harness/verdict/report.hpp"
 #include "harness/verdict/summary.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 #ifndef DLS_SOURCE_ROOT
 #define DLS_SOURCE_ROOT "."

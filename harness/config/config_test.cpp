@@ -13,7 +13,7 @@
 #include "harness/run/launcher.hpp"
 #include "harness/verdict/accept.hpp"
 #include "harness/verdict/summary.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls::test {
 

@@ -9,7 +9,7 @@
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
 #include "harness/run/launcher.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

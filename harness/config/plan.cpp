@@ -8,8 +8,8 @@
 
 #include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
-#include "harness/instrument/record.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/record.hpp"
 
 namespace dls {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "harness/config/safe_text.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -8,8 +8,8 @@
 #include <random>
 #include <string_view>
 
-#include "harness/instrument/jsonl.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/jsonl.hpp"
 
 namespace dls {
 namespace {

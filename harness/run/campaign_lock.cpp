@@ -16,8 +16,8 @@
 #include <random>
 #include <thread>
 
-#include "harness/instrument/jsonl.hpp"
 #include "harness/run/proc_stat.hpp"
+#include "measure/jsonl.hpp"
 
 namespace dls {
 namespace {

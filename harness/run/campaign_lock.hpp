@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

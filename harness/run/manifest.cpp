@@ -8,11 +8,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/instrument/jsonl.hpp"
-#include "harness/instrument/provenance.hpp"
-#include "harness/instrument/record.hpp"
 #include "harness/run/campaign.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/jsonl.hpp"
+#include "measure/provenance.hpp"
+#include "measure/record.hpp"
 
 namespace dls {
 namespace {

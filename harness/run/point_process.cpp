@@ -17,9 +17,9 @@
 #include <set>
 #include <thread>
 
-#include "harness/instrument/interrupt.hpp"
 #include "harness/run/proc_stat.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/interrupt.hpp"
 
 namespace dls {
 namespace {

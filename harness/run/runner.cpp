@@ -12,15 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "harness/instrument/interrupt.hpp"
-#include "harness/instrument/jsonl.hpp"
-#include "harness/instrument/record.hpp"
 #include "harness/run/campaign.hpp"
 #include "harness/run/campaign_lock.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/point_process.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
+#include "measure/interrupt.hpp"
+#include "measure/jsonl.hpp"
+#include "measure/record.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

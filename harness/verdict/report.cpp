@@ -6,9 +6,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/instrument/jsonl.hpp"
 #include "harness/verdict/accept.hpp"
 #include "harness/verdict/summary.hpp"
+#include "measure/jsonl.hpp"
 
 namespace dls {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "harness/instrument/jsonl.hpp"
+#include "measure/jsonl.hpp"
 
 namespace dls {
 

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

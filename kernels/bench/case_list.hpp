@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/instrument/papi_region.hpp"
 #include "kernels/bench/kernel_case.hpp"
+#include "measure/papi_region.hpp"
 
 namespace dls {
 

@@ -7,10 +7,10 @@
 #include <sstream>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
-#include "kernels/core/versions.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/gpu/gpu.hpp"
+#include "measure/check.hpp"
+#include "measure/versions.hpp"
 
 namespace dls {
 

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/backend.hpp"
+#include "kernels/common/backend.hpp"
 #include "kernels/gpu/gpu_ops.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 

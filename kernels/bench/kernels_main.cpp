@@ -15,18 +15,19 @@
 #include <optional>
 #include <set>
 
-#include "harness/instrument/papi_region.hpp"
-#include "harness/instrument/peak.hpp"
-#include "harness/instrument/provenance.hpp"
-#include "harness/instrument/record.hpp"
-#include "harness/instrument/stats.hpp"
-#include "harness/instrument/timer.hpp"
 #include "kernels/bench/case_list.hpp"
 #include "kernels/bench/op_table.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/descriptor.hpp"
-#include "kernels/core/threads.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/gpu/gpu.hpp"
+#include "measure/check.hpp"
+#include "measure/cli_parse.hpp"
+#include "measure/papi_region.hpp"
+#include "measure/peak.hpp"
+#include "measure/provenance.hpp"
+#include "measure/record.hpp"
+#include "measure/stats.hpp"
+#include "measure/threads.hpp"
+#include "measure/timer.hpp"
 
 namespace dls {
 namespace {
@@ -35,7 +36,7 @@ struct Options {
   CaseRequest req;
   std::string mode = "perf";
   std::string out;
-  std::string counters = "default";
+  CounterList counters = CounterList::parse("default");
   std::string site = "localhost";
   double peak_gflops = 0;       // > 0: given, not measured
   double full_ref_limit = 2e8;  // multiply-adds above which the check is sampled
@@ -281,8 +282,10 @@ int kernels_main(int argc, char** argv) {
       "thread counts, comma list (a thread sweep); default: OMP_NUM_THREADS or all cores");
   app.add_option("--mb", mbs, "batch sizes, comma list (a batch sweep); default: the descriptor's");
   app.add_option("--out", o.out, "append one record per case to this JSON Lines file");
-  app.add_option("--counters", o.counters,
+  app.add_option("--counters",
                  "PAPI events: default | flops | cache | software | none | comma list")
+      ->check(parsed_into(o.counters, &CounterList::parse))
+      ->type_name("SET|EVENT,...")
       ->default_str("default");
   app.add_option("--peak-gflops", o.peak_gflops,
                  "node single-precision peak in GFLOP/s (else measured)")
@@ -306,7 +309,6 @@ int kernels_main(int argc, char** argv) {
     const int default_threads = omp_threads();
     for (auto& e : run.cases)
       if (e.threads == 0) e.threads = default_threads;
-    if (o.mode != "list") resolve_event_set(o.counters);  // validate before anything runs
   } catch (const ConfigError& e) {
     fmt::print(stderr, "dlscale kernels: {}\n", e.what());
     return kExitUsage;
@@ -325,7 +327,7 @@ int kernels_main(int argc, char** argv) {
   run.provenance = capture_provenance({.site = o.site, .command_line = cmd});
   if (!o.out.empty()) run.writer.emplace(o.out);
   if (o.mode == "perf") {
-    run.counter_set.emplace(resolve_event_set(o.counters));
+    run.counter_set.emplace(o.counters.events);
     for (const auto& e : run.cases) {
       if (run.peaks.count(e.threads)) continue;
       if (o.peak_gflops > 0) {

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/core/backend.hpp"
+#include "kernels/common/backend.hpp"
 
 namespace dls {
 
@@ -107,7 +107,7 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 //   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
 //             tile transforms cost more than the multiplies they save), else gemm
-// (ConvAlgo, its names and parse_conv_algo are in kernels/core/backend.hpp.)
+// (ConvAlgo, its names and parse_conv_algo are in kernels/common/backend.hpp.)
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested);  // kGemm or kWinograd
 void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y,
                     ConvWorkspace& ws, ConvAlgo algo);

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "harness/instrument/compare.hpp"
 #include "kernels/conv/conv2d.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 

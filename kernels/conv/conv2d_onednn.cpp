@@ -5,7 +5,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -1,6 +1,6 @@
 // Stand-in when oneDNN is not linked (DLS_WITH_ONEDNN=OFF): construction reports it.
 #include "kernels/conv/conv2d_onednn.hpp"
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 struct Conv2dOnednn::Impl {};

@@ -17,7 +17,7 @@
 #include <cstring>
 
 #include "kernels/conv/im2col.hpp"
-#include "kernels/core/threads.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 namespace {

@@ -1,8 +1,8 @@
 // Conv2dShape: benchdnn descriptor parsing, output size, FLOP count (see conv2d.hpp).
 #include <fmt/format.h>
 
+#include "kernels/common/descriptor.hpp"
 #include "kernels/conv/conv2d.hpp"
-#include "kernels/core/descriptor.hpp"
 
 namespace dls {
 namespace {

@@ -2,13 +2,13 @@
 // backend and direction against the reference over shapes/conv2d_small.txt.
 #include <gtest/gtest.h>
 
-#include "harness/instrument/compare.hpp"
+#include "kernels/common/descriptor.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/descriptor.hpp"
-#include "kernels/core/rng.hpp"
 #include "kernels/testing_paths.hpp"
+#include "measure/check.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

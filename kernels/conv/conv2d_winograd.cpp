@@ -26,7 +26,7 @@
 
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/winograd_transforms.hpp"
-#include "kernels/core/threads.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/core/descriptor.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/descriptor.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/testing_paths.hpp"
 
 namespace dls {

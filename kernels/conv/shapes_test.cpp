@@ -6,8 +6,8 @@
 
 #include <charconv>
 
+#include "kernels/common/descriptor.hpp"
 #include "kernels/conv/conv2d.hpp"
-#include "kernels/core/descriptor.hpp"
 #include "kernels/fc/fc.hpp"
 #include "kernels/testing_paths.hpp"
 

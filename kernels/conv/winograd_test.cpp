@@ -7,10 +7,10 @@
 #include <cmath>
 #include <ostream>
 
+#include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/winograd_transforms.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 
 namespace dls {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/core/host_device.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/host_device.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 
 namespace dls {

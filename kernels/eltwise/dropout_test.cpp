@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

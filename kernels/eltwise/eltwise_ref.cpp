@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 
 namespace dls {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/fc/fc.hpp"
 
 namespace dls {

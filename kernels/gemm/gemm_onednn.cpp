@@ -1,8 +1,8 @@
 // GEMM on oneDNN's dnnl_sgemm (row-major since oneDNN 1.0). Threads: OpenMP (omp_set_num_threads).
 #include <oneapi/dnnl/dnnl.h>
 
-#include "kernels/core/check.hpp"
 #include "kernels/gemm/gemm.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -1,6 +1,6 @@
 // Stand-in when oneDNN is not linked: the backend reports itself unavailable.
-#include "kernels/core/check.hpp"
 #include "kernels/gemm/gemm.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 void gemm_onednn(const GemmShape&, const float*, const float*, float*, float, float) {

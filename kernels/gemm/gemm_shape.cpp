@@ -3,8 +3,8 @@
 
 #include <charconv>
 
-#include "kernels/core/check.hpp"
 #include "kernels/gemm/gemm.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

@@ -7,7 +7,7 @@
 #include <cudnn.h>
 #include <fmt/format.h>
 
-#include "kernels/core/check.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

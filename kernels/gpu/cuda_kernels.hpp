@@ -31,7 +31,7 @@ void xent_loss(const float* x, const int* label, double* row_loss, float* loss, 
 // dx = (p - onehot(label)) / n
 void softmax_xent_bwd(const float* p, const int* label, float* dx, int n, int k, cudaStream_t s);
 
-// The training engine's plumbing (apps/gpu): x[i] = value; z += x; x *= *factor (a device
+// The training engine's plumbing (apps/net_gpu): x[i] = value; z += x; x *= *factor (a device
 // scalar: the loss weight the net seeded the gradient with).
 void fill(float* x, long count, float value, cudaStream_t s);
 void accumulate(const float* x, float* z, long count, cudaStream_t s);

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "kernels/core/host_device.hpp"
+#include "kernels/common/host_device.hpp"
 #include "kernels/eltwise/dropout.hpp"
 #include "kernels/optim/optim.hpp"
 #include "kernels/pool/pool.hpp"

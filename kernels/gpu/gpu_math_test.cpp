@@ -11,12 +11,12 @@
 #include <cstring>
 #include <vector>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/eltwise/dropout.hpp"
 #include "kernels/pool/pool.hpp"
 #include "kernels/pool/pool_test_shapes.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

@@ -1,8 +1,8 @@
 // Stand-in when CUDA is not built (DLS_WITH_CUDA=OFF, or no nvcc/cuDNN at configure time):
 // gpu_unavailable() says so, constructors throw, and the cases report "skipped" with the reason.
-#include "kernels/core/check.hpp"
 #include "kernels/gpu/gpu.hpp"
 #include "kernels/gpu/gpu_ops.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 

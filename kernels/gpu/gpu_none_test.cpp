@@ -7,9 +7,9 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/core/check.hpp"
 #include "kernels/gpu/gpu.hpp"
 #include "kernels/gpu/gpu_ops.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

@@ -10,14 +10,14 @@
 #include <cmath>
 #include <set>
 
-#include "harness/instrument/compare.hpp"
 #include "kernels/bench/case_list.hpp"
 #include "kernels/bench/op_table.hpp"
+#include "kernels/common/descriptor.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
-#include "kernels/core/descriptor.hpp"
-#include "kernels/core/rng.hpp"
 #include "kernels/gpu/gpu_test_skip.hpp"
 #include "kernels/testing_paths.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

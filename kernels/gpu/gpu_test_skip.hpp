@@ -1,13 +1,13 @@
 // For the GPU tests (label gpu): a test that needs a usable GPU is SKIPPED, with
 // gpu_unavailable()'s reason, where there is none (never passed), and fails instead where
-// DLS_REQUIRE_GPU is set (kernels/core/test_require.hpp).
+// DLS_REQUIRE_GPU is set (kernels/common/test_require.hpp).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "kernels/core/test_require.hpp"
+#include "kernels/common/test_require.hpp"
 #include "kernels/gpu/gpu.hpp"
 
 #define DLS_NEED_GPU()                                                \

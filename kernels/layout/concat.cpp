@@ -7,7 +7,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 
 namespace dls {
 

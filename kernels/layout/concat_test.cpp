@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 namespace {

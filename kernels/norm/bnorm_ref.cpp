@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/norm/bnorm.hpp"
 
 namespace dls {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/norm/lrn.hpp"
 
 namespace dls {

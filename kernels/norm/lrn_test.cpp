@@ -9,11 +9,11 @@
 
 #include <cmath>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/fd_grad.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/fd_grad.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/pool/pool.hpp"
+#include "measure/check.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

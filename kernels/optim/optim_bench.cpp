@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/optim/optim.hpp"
 
 namespace dls {

@@ -7,8 +7,8 @@
 
 #include <cmath>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

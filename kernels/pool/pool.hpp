@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/core/host_device.hpp"
+#include "kernels/common/host_device.hpp"
 
 namespace dls {
 

@@ -3,7 +3,7 @@
 
 #include <tuple>
 
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/pool/pool.hpp"
 
 namespace dls {

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/check.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/pool/pool_test_shapes.hpp"
+#include "measure/check.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

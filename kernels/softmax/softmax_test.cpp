@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "harness/instrument/compare.hpp"
-#include "kernels/core/fd_grad.hpp"
-#include "kernels/core/rng.hpp"
+#include "kernels/common/fd_grad.hpp"
+#include "kernels/common/rng.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
+#include "measure/compare.hpp"
 
 namespace dls {
 namespace {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
-#include "kernels/core/descriptor.hpp"
+#include "kernels/common/descriptor.hpp"
 #include "kernels/softmax/softmax_xent.hpp"
 
 namespace dls {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/core/rng.hpp"
+#include "kernels/common/rng.hpp"
 
 namespace dls {
 

@@ -1,0 +1,189 @@
+// The network graph: layers in the order they were added (which must be a topological order),
+// tensors named after the layer that produces them ("data" is the input). Branches and joins
+// come from naming inputs: a tensor read by several layers (GoogLeNet's inception input,
+// ResNet's shortcut) gets the sum of their input gradients.
+// All parameters live in one contiguous buffer and all gradients in another (DEEPEX), each blob
+// at a 64-byte aligned offset, so one allreduce (or a few fused buckets) moves them.
+// Shapes are checked as layers are added; nothing is allocated until allocate(), so the full-size
+// models can be counted (parameters, forward MACs) without their memory.
+// Memory plan (allocate): values and gradients share one arena, each at an offset planned
+// from its lifetime over the steps of one forward + backward (apps/net/memory_plan.hpp):
+//   a value lives from its forward to the end of the forward pass and on to the last backward
+//   that reads it (layers declare whether backward reads their inputs or their output);
+//   a gradient lives from the backward of its last reader to the backward of its producer.
+// So the backward pass's gradients reuse the memory of activations that are already dead, as
+// a framework that frees saved tensors would. A ReLU whose input has no other reader, and whose
+// producer's backward does not read its own output, works in place: its output is its input's
+// buffer (output() of that input then shows the ReLU'd values), and the input's gradient is
+// its output's gradient. Where that ReLU's input comes from a layer that can apply it (batch
+// norm, the residual add), the ReLU is fused: the producer writes max(f(x), 0) and masks the
+// gradient in its backward, and the ReLU node does nothing (one pass over the tensor less each
+// way; set_fusion(false) turns it off).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/net/layer.hpp"
+#include "apps/net/net_device.hpp"
+
+namespace dls {
+
+struct ParamBlob {
+  std::string layer, name;
+  long offset = 0, count = 0;
+  float lr_mult = 1, decay_mult = 1;
+  Filler filler;
+  long fan_in = 1, fan_out = 1;
+  std::size_t node = 0;  // the index of the layer that owns it
+};
+
+template <class T>
+class Net {
+ public:
+  Net(std::string name, Dims input);
+  Net(const Net&) = delete;
+  Net& operator=(const Net&) = delete;
+
+  // Adds a layer reading the named tensors (none: the last added output). loss_weight != 0
+  // makes it a loss whose scalar output enters the objective with that weight. Returns the
+  // output tensor's name (the layer's). Throws ConfigError for unknown tensors, reused names or
+  // shapes the layer refuses.
+  const std::string& add(std::unique_ptr<Layer<T>> layer, std::vector<std::string> inputs = {},
+                         float loss_weight = 0);
+
+  const std::string& name() const { return name_; }
+  Dims input_dims() const { return tensors_.front().dims; }
+  Dims dims(const std::string& tensor) const;
+  const std::string& last() const { return tensors_.back().name; }
+  long parameters() const { return parameters_; }
+  long forward_macs_per_image() const;
+  const std::vector<ParamBlob>& blobs() const { return blobs_; }
+  std::vector<std::string> loss_layers() const;
+  Layer<T>& layer(const std::string& name);
+  std::vector<std::string> inputs_of(const std::string& layer) const;  // the tensors a layer reads
+  std::size_t size() const { return nodes_.size(); }
+
+  // Runs the net on a device (the GPU backend, net_device.hpp) instead of the host: set before
+  // allocate(), float nets only. Its buffers (weights, gradients, the planned arena) are then
+  // device memory, every layer runs its device implementation, and ReLU fusion is off (the
+  // device layers apply no fused ReLU; the ReLUs work in place instead).
+  void set_device(std::unique_ptr<NetDevice> device);
+  NetDevice* device() const { return device_.get(); }
+
+  // Allocates parameters (filled by their fillers from `seed`), gradients and activations.
+  void allocate(std::uint64_t seed);
+  // The data tensor (device memory on a device). set_input points it at another buffer of the
+  // same size (a staged batch on the device) instead of copying into the planned one.
+  T* input() { return tensors_.front().value; }
+  void set_input(T* data) { tensors_.front().value = data; }
+  // A tensor's values: device memory on a device; read() copies them to the host either way.
+  const T* output(const std::string& tensor) const;
+  void read(const std::string& tensor, std::vector<T>& out) const;
+  // The weights and gradients where the layers use them (device memory on a device)...
+  T* weights_data() { return wp_; }
+  T* grads_data() { return dwp_; }
+  // ... and as host vectors. On a device these are host copies: pull_*() refreshes them from
+  // the device, push_*() sends them back (both nothing on the host), so host code (MPI
+  // broadcasts, host-staged allreduce) works on a device net between the two.
+  std::vector<T>& weights() { return w_; }
+  std::vector<T>& grads() { return dw_; }
+  void pull_weights(), push_weights(), pull_grads(), push_grads();
+  // Likewise the layers' state outside the parameters (batch norm's running statistics),
+  // between the device layers and the host layers' own copies.
+  void pull_layer_state(), push_layer_state();
+  // Waits for the device's queued work (nothing on the host): the trainer's phase boundaries.
+  void synchronize();
+  // The objective: sum over loss layers of weight x loss.
+  double forward(const Context& ctx);
+  // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
+  void backward(const Context& ctx);
+  void zero_grad();
+  // Called after each node's backward (in backward order, also for nodes no gradient reached):
+  // from then on the gradients of that node's blobs are final for this pass (the distributed
+  // schemes start a bucket's allreduce there, overlapping it with the rest of backward).
+  void set_backward_observer(std::function<void(std::size_t node)> f) { observer_ = std::move(f); }
+  // Bytes of activations and activation gradients after planning (allocate()): the arena plus
+  // the fan-out scratch; and the least any plan of these lifetimes could use for the arena.
+  long activation_bytes() const;
+  long activation_lower_bound_bytes() const { return lower_bound_bytes_; }
+  // Testing the plan: fill every buffer with NaN as soon as its planned life ends, so a layer
+  // that reads memory the plan gave away produces NaN (gradient checks then fail).
+  void set_poison_dead(bool on) { poison_dead_ = on; }
+  // ReLU fusion (Layer::can_fuse_relu), on by default; set it before allocate(). A fused ReLU
+  // node is skipped in both passes (its times are 0, its producer's include its work).
+  void set_fusion(bool on);
+  bool fused(std::size_t node) const { return nodes_[node].fused; }
+  // Per-layer forward and backward seconds of the last pass, in node order (on a device, the
+  // device's time between marks around the layer).
+  const std::vector<double>& forward_seconds() const { return fwd_s_; }
+  const std::vector<double>& backward_seconds() const { return bwd_s_; }
+  std::string layer_name(std::size_t node) const { return nodes_[node].layer->name(); }
+  std::string layer_type(std::size_t node) const { return nodes_[node].layer->type(); }
+
+ private:
+  struct Tensor {
+    std::string name;
+    Dims dims;
+    T* value = nullptr;
+    T* grad = nullptr;         // null: no gradient flows into it
+    bool grad_ready = false;   // some consumer has written its gradient in this backward pass
+    std::size_t producer = 0;  // node index + 1 (0: the data)
+  };
+  void plan_memory();
+  void poison(std::size_t slot);  // after node slot's backward (slot size(): before backward)
+  // memory wherever the buffers live: device_alloc is null on the host
+  T* device_alloc(long count);
+  void fill(T* p, long count, T value);
+  void copy_out(const T* p, T* host, long count) const;
+  // one layer's pass, on the device or the host
+  void run_forward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, T* y);
+  void run_backward(std::size_t i, const Context& ctx, const std::vector<const T*>& x, const T* y,
+                    const T* dy, const std::vector<T*>& dx, const std::vector<char>& acc);
+  void mark(std::size_t m);                       // a device timing mark (nothing on the host)
+  void accumulate(const T* x, T* z, long count);  // z += x
+  struct Node {
+    std::unique_ptr<Layer<T>> layer;
+    std::vector<std::size_t> in;
+    std::size_t out;
+    float loss_weight;
+    std::vector<std::size_t> blob;  // indices into blobs_
+    bool fused = false;             // a ReLU folded into its input's producer
+  };
+  std::size_t tensor(const std::string& name) const;
+
+  std::string name_;
+  std::vector<Tensor> tensors_;
+  std::map<std::string, std::size_t> by_name_;
+  std::vector<Node> nodes_;
+  std::vector<ParamBlob> blobs_;
+  long parameters_ = 0, buffer_ = 0;
+  std::vector<T> w_, dw_;
+  std::vector<T> arena_;  // values and gradients, at the planned offsets (on the host)
+  long arena_size_ = 0;
+  std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per backward step
+  long planned_bytes_ = 0, lower_bound_bytes_ = 0, scratch_bytes_ = 0;
+  bool poison_dead_ = false;
+  bool fuse_ = true;
+  std::function<void(std::size_t)> observer_;
+  std::vector<std::vector<T>> scratch_;
+  std::vector<T*> scratch_ptr_;  // scratch_ or its device buffers
+  // on a device: the device, each node's implementation, the buffers' device memory
+  std::unique_ptr<NetDevice> device_;
+  std::vector<std::unique_ptr<DeviceLayer>> device_layers_;
+  T *wp_ = nullptr, *dwp_ = nullptr, *arena_p_ = nullptr;
+  std::vector<double> fwd_s_, bwd_s_;
+  bool allocated_ = false;
+};
+
+// The initial values of one blob (Caffe's constant / gaussian / xavier, torchvision's
+// kaiming_normal fan_out), drawn from the counter RNG: the same seed gives the same weights
+// at any thread count.
+template <class T>
+void fill_blob(const ParamBlob& b, std::uint64_t seed, T* w);
+
+}  // namespace dls

@@ -1,6 +1,0 @@
-// Stand-in when this build does not link onednn.
-#include "kernels/core/versions.hpp"
-
-namespace dls {
-std::string onednn_version() { return ""; }
-}  // namespace dls

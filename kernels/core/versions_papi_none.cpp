@@ -1,6 +1,0 @@
-// Stand-in when this build does not link papi.
-#include "kernels/core/versions.hpp"
-
-namespace dls {
-std::string papi_version() { return ""; }
-}  // namespace dls

@@ -1,0 +1,19 @@
+// OpenMP thread control and the BLAS threads guard (see threads.hpp); the BLAS library's own
+// calls are in blas_<library>.cpp, the one CMake's DLS_BLAS picks.
+#include "measure/threads.hpp"
+
+#include <omp.h>
+
+namespace dls {
+
+int omp_threads() { return omp_get_max_threads(); }
+
+void set_threads(int n) {
+  omp_set_num_threads(n);
+  set_blas_threads(n);
+}
+
+BlasThreadsGuard::BlasThreadsGuard(int n) : saved_(blas_threads()) { set_blas_threads(n); }
+BlasThreadsGuard::~BlasThreadsGuard() { set_blas_threads(saved_); }
+
+}  // namespace dls
