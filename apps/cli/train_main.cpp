@@ -11,7 +11,6 @@
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
 #include "apps/train/trainer.hpp"
-#include "collectives/allreduce.hpp"
 #include "measure/check.hpp"
 #include "measure/cli_parse.hpp"
 #include "measure/interrupt.hpp"
@@ -160,13 +159,6 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
   app.add_option("--site", c.site, "site name recorded in provenance")->default_str(c.site);
 }
 
-std::vector<std::string> allreduce_names() {
-  std::vector<std::string> names = {"auto"};
-  for (Algo a : all_algos()) names.push_back(algo_name(a));
-  names.emplace_back("nccl");
-  return names;
-}
-
 std::string scheme_help() {
   std::string h;
   for (const SchemeInfo& s : scheme_table())
@@ -180,11 +172,12 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
   g->add_option("--scheme", d.scheme, scheme_help())
       ->check(CLI::IsMember(scheme_names()))
       ->default_str(d.scheme);
-  g->add_option("--allreduce", d.allreduce,
+  g->add_option("--allreduce",
                 "auto (the fastest measured at start; NCCL with --backend cudnn where built), "
                 "mpi, ring, recdbl, rabenseifner, tree, or nccl (--backend cudnn)")
-      ->check(CLI::IsMember(allreduce_names()))
-      ->default_str(d.allreduce);
+      ->check(parsed_into(d.allreduce, &AllreduceRequest::parse))
+      ->type_name(fmt::format("{{{}}}", fmt::join(AllreduceRequest::names(), ",")))
+      ->default_str(d.allreduce.name());
   add_named(g, "--overlap", d.overlap, kOverlapNames,
             "ssgd: thread, nonblocking, or none (all buckets after backward)");
   g->add_option("--bucket-mb", d.bucket_mb, "ssgd: gradient bucket size in MiB")->default_str("25");

@@ -16,8 +16,8 @@ struct AllreduceChoice {
   Algo algo = Algo::kMpi;
   std::vector<std::pair<Algo, double>> times;  // "auto": each algorithm's seconds
 
-  void choose(const Comm& workers, const std::string& name, std::size_t count) {
-    algo = choose_allreduce(workers, name, count, &times);
+  void choose(const Comm& workers, const AllreduceRequest& r, std::size_t count) {
+    algo = choose_allreduce(workers, r, count, &times);
   }
   void record(nlohmann::json& m) const {
     m["allreduce"] = algo_name(algo);

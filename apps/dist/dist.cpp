@@ -156,7 +156,8 @@ DistRun run_distributed(const TrainOptions& o, const DistOptions& d, const Train
   }
   const Comm world;
   const bool on_gpu = o.backend == Backend::kCudnn;
-  if (!on_gpu && d.allreduce == "nccl")  // every scheme: NCCL reduces device memory only
+  // every scheme: NCCL reduces device memory only
+  if (!on_gpu && d.allreduce.kind == AllreduceRequest::Kind::kNccl)
     throw ConfigError("--allreduce nccl needs --backend cudnn (the gradients on the GPU)");
   const SchemeArgs args{o, d, world, on_gpu, on_gpu || static_cast<bool>(extra.device)};
   const std::unique_ptr<DistScheme> scheme = make_scheme(d.scheme, args);

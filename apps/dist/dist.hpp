@@ -31,8 +31,7 @@ struct FailureInjection {
 
 struct DistOptions {
   std::string scheme = "single";  // a name of scheme_table() (scheme.hpp)
-  std::string allreduce =
-      "auto";  // an algorithm of collectives/allreduce.hpp, or the fastest measured here
+  AllreduceRequest allreduce;
   Overlap overlap = Overlap::kThread;  // ssgd
   double bucket_mb = 25;               // gradient bucket size (PyTorch DDP's default)
   long local_period = 0;               // localsgd: steps between averages; 0: once an epoch

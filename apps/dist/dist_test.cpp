@@ -61,7 +61,8 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 DistRun run(const std::string& s, const std::string& overlap, std::vector<float>& w,
             std::vector<float>* w0 = nullptr) {
   DistOptions d;
-  d.scheme = s, d.overlap = parse_named(kOverlapNames, overlap, "overlap"), d.allreduce = "ring",
+  d.scheme = s, d.overlap = parse_named(kOverlapNames, overlap, "overlap"),
+  d.allreduce = AllreduceRequest::parse("ring"),
   d.bucket_mb = 0.05;  // several buckets
   d.local_period = 1;
   return run_distributed(tiny(4), d, capture(w, w0));
@@ -118,7 +119,8 @@ TEST(Dist, SsgdOnADeviceEqualsSsgdOnTheHostBitForBit) {
   std::vector<float> host, dev;
   ASSERT_EQ(run("ssgd", "none", host).result.status, "ok");
   DistOptions d;
-  d.scheme = "ssgd", d.overlap = Overlap::kThread, d.allreduce = "ring", d.bucket_mb = 0.05;
+  d.scheme = "ssgd", d.overlap = Overlap::kThread, d.allreduce = AllreduceRequest::parse("ring"),
+  d.bucket_mb = 0.05;
   const DistRun r = run_on_device(d, dev);
   ASSERT_EQ(r.result.status, "ok") << r.result.error;
   EXPECT_EQ(r.result.params["overlap"], "none");
@@ -130,7 +132,7 @@ TEST(Dist, LocalSgdOnADeviceEqualsTheHostBitForBit) {
   for (const char* momentum : {"average", "reset"}) {
     SCOPED_TRACE(momentum);
     DistOptions d;
-    d.scheme = "localsgd", d.allreduce = "ring", d.local_period = 2,
+    d.scheme = "localsgd", d.allreduce = AllreduceRequest::parse("ring"), d.local_period = 2,
     d.local_momentum = parse_named(kLocalMomentumNames, momentum, "momentum");
     std::vector<float> host, dev;
     const DistRun a = run_distributed(tiny(4), d, capture(host));

@@ -63,9 +63,9 @@ void GradientSync::finish() {
     scale_cpu(1.0f / float(comm_.size()), net_.grads().data(), long(net_.grads().size()));
 }
 
-Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count,
+Algo choose_allreduce(const Comm& c, const AllreduceRequest& r, std::size_t count,
                       std::vector<std::pair<Algo, double>>* times) {
-  if (name != "auto") return parse_algo(name);
+  if (r.kind == AllreduceRequest::Kind::kHost) return r.algo;
   std::vector<float> buf(std::max<std::size_t>(count, 1), 0.0f);  // zeros: sums stay finite
   AllreduceWork<float> work;
   work.tmp = std::vector<float>(

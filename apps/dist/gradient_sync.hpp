@@ -49,7 +49,7 @@ class GradientSync {
 // The allreduce algorithm for `count` floats: the one named, or with "auto" the fastest of all
 // algorithms timed here on that count (3 calls each after one warm-up; the slowest rank's
 // time decides, rank 0's choice is broadcast). `times` receives each algorithm's seconds.
-Algo choose_allreduce(const Comm& c, const std::string& name, std::size_t count,
+Algo choose_allreduce(const Comm& c, const AllreduceRequest& r, std::size_t count,
                       std::vector<std::pair<Algo, double>>* times);
 
 }  // namespace dls

@@ -12,14 +12,14 @@ namespace {
 class LocalSgd final : public DistScheme {
  public:
   explicit LocalSgd(const SchemeArgs& a) : d_(a.dist) {
-    if (d_.allreduce == "nccl")
+    if (d_.allreduce.kind == AllreduceRequest::Kind::kNccl)
       throw ConfigError(
           "--allreduce nccl: localsgd averages the weights through host copies; choose a host "
           "algorithm or auto");
   }
 
   void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) override {
-    params["allreduce"] = d_.allreduce;
+    params["allreduce"] = d_.allreduce.name();
     choice_.choose(workers, d_.allreduce, net.weights().size());
     averager_ = std::make_unique<WeightAverager>(workers, choice_.algo, d_.local_period,
                                                  d_.local_momentum, d_.local_bn);

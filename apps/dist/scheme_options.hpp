@@ -3,9 +3,25 @@
 // No MPI here: the build without MPI reads the same options (and refuses the schemes).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "measure/named_enum.hpp"
 
 namespace dls {
+
+enum class Algo;  // collectives/allreduce.hpp (declared here only: no MPI in this header)
+
+// --allreduce: auto (the fastest host algorithm measured at start; NCCL with --backend cudnn
+// where built), one host algorithm of collectives/allreduce.hpp, or nccl (device memory).
+struct AllreduceRequest {
+  enum class Kind { kAuto, kHost, kNccl } kind = Kind::kAuto;
+  Algo algo{};  // kHost: the algorithm
+
+  std::string name() const;  // as --allreduce and the records spell it
+  static AllreduceRequest parse(const std::string& text);  // ConfigError listing names()
+  static std::vector<std::string> names();                 // auto, the algorithms, nccl
+};
 
 // ssgd: how a bucket's allreduce overlaps the rest of backward: on a communication thread, as
 // nonblocking MPI calls progressed between layers, or not at all (every bucket after backward).

@@ -19,11 +19,12 @@ class Ssgd final : public DistScheme {
       : d_(a.dist),
         on_device_(a.on_device),
         use_nccl_(a.on_gpu &&
-                  (d_.allreduce == "nccl" || (d_.allreduce == "auto" && NcclComm::built()))),
+                  (d_.allreduce.kind == AllreduceRequest::Kind::kNccl ||
+                   (d_.allreduce.kind == AllreduceRequest::Kind::kAuto && NcclComm::built()))),
         overlap_(a.on_device ? Overlap::kNone : d_.overlap) {}
 
   void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) override {
-    params["allreduce"] = d_.allreduce;
+    params["allreduce"] = d_.allreduce.name();
     if (use_nccl_) {
       nccl_ = std::make_unique<NcclComm>(workers);
       params["gradient_path"] = "nccl " + NcclComm::version();
