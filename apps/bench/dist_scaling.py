@@ -12,9 +12,9 @@ For each model, under mpirun with one thread per rank:
     with it
   * localsgd (weights averaged every --local-period steps) and EASGD (2 workers + 1 parameter
     server, tau 1, 4, 8, sync) throughput against ssgd at the same 2 workers
-The throughput of a run is images/s over all workers from the slowest rank's median step
-(warm-up steps excluded). Each configuration runs --repeats times, alternating, and the median
-is kept. Prints tables and appends every record to --out.
+The throughput of a run is the images of all workers over the wall time of the steady window
+on the slowest rank (warm-up excluded; whole exchange periods, exchange steps counted). Each
+configuration runs --repeats times, alternating, and the median is kept. Prints tables and appends every record to --out.
 
   /usr/bin/python3 apps/bench/dist_scaling.py [--dlscale build/dlscale] [--models cifar10_quick,resnet50]
       [--steps 20] [--repeats 1] [--out results/scratch/dist_scaling.jsonl]

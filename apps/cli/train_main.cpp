@@ -240,13 +240,16 @@ int report(const TrainCli& c, const TrainResult& r) {
                "dlscale train: the {} steps run were all warm-up (--warmup-steps {}): throughput "
                "not measured\n",
                m["steps"].get<long>(), c.o.warmup_steps);
+  const nlohmann::json& ph = m["phase_s"];
   fmt::print(
-      "{}: {:.2f} images/s (median step {:.4f} s over {} steady steps); phases input {:.4f} "
-      "forward {:.4f} backward {:.4f} update {:.4f} s; peak RSS {:.1f} MiB\n",
+      "{}: {:.2f} images/s (wall clock: mean step {:.4f} s over a window of {} steady steps; "
+      "median {:.4f} s); phases input {:.4f} forward {:.4f} backward {:.4f} sync {:.4f} update "
+      "{:.4f} s; peak RSS {:.1f} MiB\n",
       c.o.model, m["images_per_s"].get<double>(), m["step_time_s"].get<double>(),
-      m["steady_steps"].get<long>(), m["phase_s"]["input"].get<double>(),
-      m["phase_s"]["forward"].get<double>(), m["phase_s"]["backward"].get<double>(),
-      m["phase_s"]["update"].get<double>(), double(m["peak_rss_bytes"].get<long>()) / (1 << 20));
+      m["steady_window"]["steps"].get<long>(), m["step_time_median_s"].get<double>(),
+      ph["input"].get<double>(), ph["forward"].get<double>(), ph["backward"].get<double>(),
+      ph["sync"].get<double>(), ph["update"].get<double>(),
+      double(m["peak_rss_bytes"].get<long>()) / (1 << 20));
   if (m.contains("target_reached") && !m["target_reached"].get<bool>()) {
     fmt::print(stderr, "dlscale train: the target {} was not reached\n", c.o.target.str());
     return kExitCheckFailed;

@@ -98,6 +98,7 @@ TrainHooks scheme_hooks(DistScheme& scheme, const Comm& workers, const DistOptio
   h.reduce_sum = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
   h.reduce_max = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
   h.params = {{"scheme", d.scheme}};
+  h.exchange_period = scheme.exchange_period();
   h.after_allocate = [&](Net<float>& net) {
     // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
     net.pull_weights();

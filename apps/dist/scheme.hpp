@@ -50,6 +50,8 @@ class DistScheme {
 
   virtual void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) = 0;
   virtual void exchange(const StepInfo& /*s*/) {}
+  // steps between exchanges (0: once an epoch): the steady window covers whole periods
+  virtual long exchange_period() const { return 1; }
   virtual void after_update(const StepInfo& /*s*/) {}
   virtual void at_end(Net<float>& /*net*/) {}
   virtual void finish(nlohmann::json& /*metrics*/, const Comm& /*workers*/) {}

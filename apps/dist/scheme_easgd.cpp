@@ -47,6 +47,8 @@ class Easgd final : public DistScheme {
         {"server_idle_sleep_us", d_.ps_idle_us}};
   }
 
+  long exchange_period() const override { return d_.easgd_tau; }
+
   void exchange(const StepInfo& s) override {
     if (s.step == 0) elastic_->announce((s.total_steps + d_.easgd_tau - 1) / d_.easgd_tau);
     if (s.step % d_.easgd_tau != 0) return;

@@ -28,6 +28,8 @@ class LocalSgd final : public DistScheme {
     params["local_bn"] = name_of(kLocalBnNames, d_.local_bn);
   }
 
+  long exchange_period() const override { return d_.local_period; }  // 0: once an epoch
+
   void after_update(const StepInfo& s) override {
     if (averager_->due(s.step, s.epoch_end)) averager_->average(s.net, s.solver);
   }

@@ -188,10 +188,14 @@ std::optional<PhaseTimes> Trainer::step() {
   lap(t.sync);
   // update
   s.solver->step(step_);
-  if (hooks_.after_update) hooks_.after_update(si);
   net.synchronize();
-  if (buf) s.pf->release(buf);
   lap(t.update);
+  // an exchange after the update (local SGD's average) is this step's sync too
+  double after = 0;
+  if (hooks_.after_update) hooks_.after_update(si), net.synchronize();
+  if (buf) s.pf->release(buf);
+  lap(after);
+  t.sync += after;
   t.wall = t.input + t.forward + t.backward + t.sync + t.update;
   s.epoch_loss += loss, ++s.epoch_steps;
   return t;
@@ -235,17 +239,20 @@ std::string Trainer::stop_reason() {
 TrainResult Trainer::run() {
   setup();
   for (step_ = 0; step_ < total_steps_; ++step_) {
-    if (std::string why = stop_reason(); !why.empty()) {
+    const auto t0 = TrainClock::now();
+    const std::string why = stop_reason();  // the ranks agree: an exchange of this step
+    const double agree = seconds_since(t0);
+    if (!why.empty()) {
       r_.status = "failed";
       r_.error =
           fmt::format("{} after {} of {} steps (epoch {:.2f}); the metrics cover the steps run",
                       why, step_, total_steps_, double(step_) / double(bpe_));
       break;
     }
-    const std::optional<PhaseTimes> t = step();
+    std::optional<PhaseTimes> t = step();
     if (!t) break;
-    account(*t);
-    if (after_step()) {  // the target is reached
+    t->sync += agree;
+    if (after_step(*t)) {  // the target is reached
       ++step_;
       break;
     }

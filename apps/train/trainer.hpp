@@ -1,8 +1,12 @@
 // One training run of a registered model (the single-process engine; the distributed schemes
 // call it with hooks). Per step the DEEPEX phases are timed: input (waiting for the prefetched
-// batch and copying it into the net), forward, backward, sync (the hooks' gradient or weight
-// exchange; 0 alone), update. The first `warmup_steps` are excluded from throughput and from
-// the phase and per-layer means (and counted in the record). Every `eval_every` epochs (and at
+// batch and copying it into the net), forward, backward, sync (every exchange between ranks on
+// that step: the scheme's, before the update or after it, and the trainer's own agreement on
+// stopping and epoch-end loss; near 0 alone), update. The phases cover the whole step, so its
+// wall time is their sum; evaluation is timed apart (eval_time_s). The first `warmup_steps` are
+// excluded; throughput and the phase means are taken over the steady window (steady_window.hpp:
+// whole exchange periods, every step counted), images / the window's wall time on the slowest
+// rank. Every `eval_every` epochs (and at
 // the end) the held-out set is evaluated: loss and top-1 accuracy for classifiers, loss and
 // reconstruction RMSE for the CVAE. A NaN or Inf loss ends the run with status "diverged"; a
 // target (loss <= x, accuracy >= x, rmse <= x on the held-out set) ends it with the time and
@@ -90,6 +94,7 @@ struct TrainHooks {
   std::function<void(const StepInfo&)> sync;        // after backward, before the update
   std::function<void(const StepInfo&)> after_update;
   std::function<void(Net<float>&)> at_end;  // after the last step run, the net still allocated
+  long exchange_period = 1;  // steps between the scheme's exchanges (0: once an epoch)
   // element-wise sums and maxima over ranks, in place (metrics, per-phase times)
   std::function<void(std::vector<double>&)> reduce_sum, reduce_max;
   // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
@@ -135,7 +140,9 @@ class Trainer {
   nlohmann::json describe_params() const;
   void load_input(const std::vector<float>& x);
   void account(const PhaseTimes& t);
-  bool after_step();  // epoch end and evaluation; true: the target is reached
+  // epoch end and evaluation; completes t (its sync, its wall) and accounts it; true: the
+  // target is reached
+  bool after_step(PhaseTimes& t);
   void print_progress(const nlohmann::json& ep) const;
   std::string stop_reason();
   bool any_rank(bool v) const;

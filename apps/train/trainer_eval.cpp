@@ -82,30 +82,45 @@ EvalResult Trainer::evaluate() {
   return e;
 }
 
-bool Trainer::after_step() {
+bool Trainer::after_step(PhaseTimes& t) {
   State& s = *s_;
+  const auto t0 = TrainClock::now();
   const long done = step_ + 1;
   const bool epoch_end = done % bpe_ == 0 || done == total_steps_;
   const bool eval_now = o_.eval_every >= 0 &&
                         ((s.eval_period > 0 && done % s.eval_period == 0) || done == total_steps_);
-  if (!epoch_end && !eval_now) return false;
-  nlohmann::json ep = {
-      {"epoch", double(done) / double(bpe_)},
-      {"step", done},
-      {"train_loss",
-       sum_all({s.epoch_loss / double(std::max(1L, s.epoch_steps))})[0] / hooks_.ranks},
-      {"time_s", seconds_since(s.t_start)}};
-  if (eval_now) {
-    const EvalResult e = evaluate();
-    ep["loss"] = e.loss;
-    if (e.accuracy >= 0) ep["accuracy"] = e.accuracy;
-    if (e.rmse >= 0) ep["rmse"] = e.rmse;
-    if (s.tta < 0 && o_.target.met(e.loss, e.accuracy, e.rmse))
-      s.tta = seconds_since(s.t_start), s.epochs_to_target = double(done) / double(bpe_);
+  nlohmann::json ep;
+  double eval_s = 0;
+  if (epoch_end || eval_now) {
+    ep = {{"epoch", double(done) / double(bpe_)},
+          {"step", done},
+          {"train_loss",
+           sum_all({s.epoch_loss / double(std::max(1L, s.epoch_steps))})[0] / hooks_.ranks},
+          {"time_s", seconds_since(s.t_start)}};
+    if (eval_now) {
+      const auto te = TrainClock::now();
+      const EvalResult e = evaluate();
+      eval_s = seconds_since(te);
+      ep["loss"] = e.loss, ep["eval_time_s"] = eval_s;
+      if (e.accuracy >= 0) ep["accuracy"] = e.accuracy;
+      if (e.rmse >= 0) ep["rmse"] = e.rmse;
+      if (s.tta < 0 && o_.target.met(e.loss, e.accuracy, e.rmse))
+        s.tta = seconds_since(s.t_start), s.epochs_to_target = double(done) / double(bpe_);
+    }
+  }
+  // the step is complete: the epoch-end reduction was an exchange; evaluation is apart
+  t.sync += seconds_since(t0) - eval_s;
+  t.wall = t.input + t.forward + t.backward + t.sync + t.update;
+  s.eval_time += eval_s, s.epoch_wall += t.wall;
+  account(t);
+  if (ep.is_null()) return false;
+  if (epoch_end) {
+    ep["epoch_time_s"] = s.epoch_wall;  // (a last partial epoch: its steps so far)
+    if (done % bpe_ == 0) s.epoch_walls.push_back(s.epoch_wall);
+    s.epoch_wall = 0, s.epoch_loss = 0, s.epoch_steps = 0;
   }
   s.per_epoch.push_back(ep);
   if (!o_.quiet && hooks_.rank == 0) print_progress(ep);
-  if (epoch_end) s.epoch_loss = 0, s.epoch_steps = 0;
   return s.tta >= 0;
 }
 
@@ -119,7 +134,7 @@ void Trainer::print_progress(const nlohmann::json& ep) const {
     line += fmt::format("  accuracy {:.4f}", ep["accuracy"].get<double>());
   if (ep.contains("rmse")) line += fmt::format("  rmse {:.4f}", ep["rmse"].get<double>());
   if (!s.steady.empty())
-    line += fmt::format("  {:.1f} img/s", double(s.mo.batch * hooks_.ranks) / s.median_step());
+    line += fmt::format("  {:.1f} img/s", double(s.mo.batch * hooks_.ranks) / s.mean_step());
   fmt::print(stderr, "{}  {:.1f} s\n", line, seconds_since(s.t_start));
 }
 

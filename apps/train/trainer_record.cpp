@@ -1,8 +1,10 @@
 // A training run's record: its parameters and, at the end, its metrics (see trainer.hpp).
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 
+#include "apps/train/steady_window.hpp"
 #include "apps/train/trainer.hpp"
 #include "apps/train/trainer_state.hpp"
 #include "measure/stats.hpp"
@@ -25,21 +27,31 @@ nlohmann::json phases_json(const PhaseTimes& t) {
           {"sync", t.sync}};
 }
 
-// This rank's median step and phase means, then their mean and maximum over ranks (one
-// reduction each).
-struct RankPhases {
-  double median_step = 0;
-  PhaseTimes mean;
+// One rank's wall-clock figures, reduced over ranks (mean and maximum) in one call each.
+struct RankTimes {
+  WindowTimes window;
+  double epoch = 0;  // the mean complete epoch (0: none)
+  double eval = 0;   // every evaluation
   std::vector<double> values() const {
-    const auto v = mean.values();
-    std::vector<double> out{median_step};
+    const auto v = window.mean.values();
+    std::vector<double> out{window.wall, window.median, window.p95, epoch, eval};
     out.insert(out.end(), v.begin(), v.end());
     return out;
   }
-  static RankPhases from(const std::vector<double>& v) {
-    return {v[0], PhaseTimes::from(v.data() + 1)};
+  static RankTimes from(const std::vector<double>& v) {
+    return {{v[0], v[1], v[2], PhaseTimes::from(v.data() + 5)}, v[3], v[4]};
   }
 };
+
+// The mean of the complete epochs' wall times, the first left out when there are more (it
+// carries the warm-up); 0 when no epoch completed.
+double mean_epoch(const std::vector<double>& walls) {
+  if (walls.empty()) return 0;
+  const auto from = walls.begin() + (walls.size() > 1 ? 1 : 0);
+  double sum = 0;
+  for (auto it = from; it != walls.end(); ++it) sum += *it;
+  return sum / double(walls.end() - from);
+}
 
 }  // namespace
 
@@ -87,14 +99,18 @@ nlohmann::json Trainer::layer_times() const {
   return layers;
 }
 
-// The slowest rank's median step gives the global throughput.
+// Throughput is the images of the steady window over its wall time on the slowest rank.
 void Trainer::add_metrics(nlohmann::json& m) const {
   const State& s = *s_;
-  const RankPhases mine{s.median_step(), mean_of(s.steady)};
+  const long period = hooks_.exchange_period > 0 ? hooks_.exchange_period : bpe_;
+  const SteadyWindow w = SteadyWindow::of(s.steady.size(), period);
+  if (!w.note.empty() && !o_.quiet && hooks_.rank == 0)
+    fmt::print(stderr, "train {}: {}\n", o_.model, w.note);
+  const RankTimes mine{WindowTimes::of(s.steady, w), mean_epoch(s.epoch_walls), s.eval_time};
   std::vector<double> sum = sum_all(mine.values());
   for (double& v : sum) v /= hooks_.ranks;
-  const RankPhases avg = RankPhases::from(sum), slowest = RankPhases::from(max_all(mine.values()));
-  const double step_med = slowest.median_step;
+  const RankTimes avg = RankTimes::from(sum), slowest = RankTimes::from(max_all(mine.values()));
+  const double step = w.steps > 0 ? slowest.window.wall / double(w.steps) : 0.0;
   const int batch = s.mo.batch;
   m = {{"model", o_.model},
        {"parameters", s.net->parameters()},
@@ -106,11 +122,16 @@ void Trainer::add_metrics(nlohmann::json& m) const {
        {"steps", step_},
        {"warmup_steps", std::min<long>(o_.warmup_steps, step_)},
        {"steady_steps", long(s.steady.size())},
-       {"images_per_s", step_med > 0 ? double(batch) * hooks_.ranks / step_med : 0.0},
-       {"step_time_s", step_med},
-       {"epoch_time_s", step_med * double(bpe_)},
-       {"phase_s", phases_json(avg.mean)},
-       {"phase_s_max", phases_json(slowest.mean)},
+       {"steady_window", w.json()},
+       {"images_per_s", step > 0 ? double(batch) * hooks_.ranks / step : 0.0},
+       {"step_time_s", step},
+       {"step_time_median_s", slowest.window.median},
+       {"step_time_p95_s", slowest.window.p95},
+       {"epoch_time_s", slowest.epoch > 0 ? slowest.epoch : step * double(bpe_)},
+       {"epoch_time_from", slowest.epoch > 0 ? "measured epochs" : "steady window"},
+       {"eval_time_s", slowest.eval},
+       {"phase_s", phases_json(avg.window.mean)},
+       {"phase_s_max", phases_json(slowest.window.mean)},
        {"input_wait_s", s.pf->wait_seconds()},
        {"layer_s", layer_times()},
        {"epochs", s.per_epoch},

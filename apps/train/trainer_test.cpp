@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "apps/net/host_net_device.hpp"
 #include "measure/check.hpp"
@@ -43,6 +45,66 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   EXPECT_EQ(m["steady_steps"].get<long>() + m["warmup_steps"].get<long>(), m["steps"].get<long>());
   EXPECT_GT(m["peak_rss_bytes"].get<long>(), 0);
   EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
+}
+
+// A scheme that exchanges every 4th step, after the update (as local SGD does), for 20 ms: the
+// exchange is sync on its step, and throughput counts it. Over the steady window (whole periods)
+// images_per_s x the sum of the phase means = the images of a step, to rounding, and the sync
+// mean is at least the exchange's 5 ms a step; the median step does not see it.
+TEST(Trainer, ThroughputIsWallClockOverWholeExchangePeriods) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 0, o.steps = 23, o.warmup_steps = 2, o.eval_every = -1;
+  TrainHooks h;
+  h.exchange_period = 4;
+  h.after_update = [](const StepInfo& s) {
+    if ((s.step + 1) % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  const TrainResult r = run_training(o, h);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& m = r.metrics;
+  EXPECT_EQ(m["steady_window"]["steps"].get<long>(), 20);  // 21 steady steps: 5 whole periods
+  EXPECT_EQ(m["steady_window"]["periods"].get<long>(), 5);
+  EXPECT_TRUE(m["steady_window"]["whole_periods"].get<bool>());
+  double sum = 0;
+  for (const char* p : {"input", "forward", "backward", "update", "sync"})
+    sum += m["phase_s"][p].get<double>();
+  EXPECT_NEAR(m["images_per_s"].get<double>() * sum / 16.0, 1.0, 1e-9);
+  EXPECT_NEAR(m["step_time_s"].get<double>(), sum, 1e-12);
+  EXPECT_GE(m["phase_s"]["sync"].get<double>(), 0.005);
+  EXPECT_LT(m["step_time_median_s"].get<double>(), m["step_time_p95_s"].get<double>());
+  EXPECT_GE(m["step_time_p95_s"].get<double>(), 0.020);
+}
+
+// Each complete epoch's wall time is measured, evaluation apart; a run shorter than two
+// exchange periods says so in its record.
+TEST(Trainer, EpochTimesAreMeasuredAndEvaluationIsApart) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 3, o.eval_every = 1;  // 36 steps of 16 (576 training samples) an epoch
+  TrainHooks h;
+  h.exchange_period = 0;  // once an epoch
+  const TrainResult r = run_training(o, h);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& m = r.metrics;
+  ASSERT_EQ(m["epochs"].size(), 3u);
+  double later = 0;
+  for (std::size_t e = 0; e < 3; ++e) {
+    EXPECT_GT(m["epochs"][e]["epoch_time_s"].get<double>(), 0);
+    EXPECT_GT(m["epochs"][e]["eval_time_s"].get<double>(), 0);
+    if (e > 0) later += m["epochs"][e]["epoch_time_s"].get<double>();
+  }
+  EXPECT_NEAR(m["epoch_time_s"].get<double>(), later / 2, 1e-12);  // the first carries warm-up
+  EXPECT_EQ(m["epoch_time_from"], "measured epochs");
+  EXPECT_GT(m["eval_time_s"].get<double>(), 0);
+  EXPECT_EQ(m["steady_window"]["exchange_period_steps"].get<long>(), 36);
+  EXPECT_EQ(m["steady_window"]["steps"].get<long>(), 72);  // the last two whole epochs
+  // two epochs less warm-up: under two periods, every steady step kept, and the record says so
+  o.epochs = 2;
+  const TrainResult short_run = run_training(o, h);
+  const auto& w = short_run.metrics["steady_window"];
+  EXPECT_FALSE(w["whole_periods"].get<bool>());
+  EXPECT_EQ(w["steps"], short_run.metrics["steady_steps"]);
+  ASSERT_TRUE(w.contains("note"));
+  EXPECT_NE(w["note"].get<std::string>().find("fewer than two"), std::string::npos);
 }
 
 // The trainer's device paths (batches staged by the prefetch thread and released after their
