@@ -13,10 +13,14 @@
 //                 bytes_per_s, peak_flop_per_s, peak_source
 //     collective: algo, ranks, bytes, time_s (max over ranks of the per-rank mean),
 //                 algbw_bytes_per_s, busbw_bytes_per_s
-//     train:      model, parameters, forward_macs, scheme, ranks, batch_per_rank, images_per_s,
-//                 step_time_s, epoch_time_s, phase_s (input, forward, backward, update, sync),
+//     train:      model, parameters, forward_macs, scheme, ranks, batch_per_rank, images_per_s
+//                 and step_time_s (the steady window's wall clock, slowest rank),
+//                 step_time_median_s, step_time_p95_s, steady_window (steps,
+//                 exchange_period_steps, periods, whole_periods, note), epoch_time_s and
+//                 epoch_time_from, eval_time_s, phase_s (input, forward, backward, update, sync),
 //                 loss, accuracy | rmse (per evaluation), peak_rss_bytes; also steps,
-//                 warmup_steps, steady_steps, layer_s, epochs (per-evaluation objects),
+//                 warmup_steps, steady_steps, layer_s, epochs (per-evaluation objects, with
+//                 epoch_time_s at an epoch's end and eval_time_s),
 //                 activation_bytes, parameter_bytes, input_wait_s, cache, total_time_s, and with
 //                 a target target_reached, time_to_target_s, epochs_to_target; distributed
 //                 (apps/dist): phase_s_max (max over ranks; phase_s is then the mean),

@@ -5,7 +5,8 @@ A benchmark, not a test (run it on a quiet machine; it takes minutes). For each 
 engines train the same network (same layers, parameter count checked equal) on synthetic
 224x224 images with SGD + momentum, batch 16, the same thread count, alternating
 dlscale / PyTorch `--repeats` times in separate processes; the throughput of each engine is the
-median over its runs of images/s in steady state (warm-up steps excluded). Peak resident memory
+median over its runs of images/s by the wall clock in steady state (warm-up steps excluded; the
+mean step, as dlscale's steady window). Peak resident memory
 is each process's ru_maxrss (VGG-16, batch 64). Prints a table of ratios and writes JSON lines.
 
   /usr/bin/python3 apps/bench/pytorch_compare.py [--dlscale build/dlscale] [--threads N]
@@ -95,7 +96,7 @@ def torch_worker(args):
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     steady = times[args.warmup :]
-    step = statistics.median(steady)
+    step = statistics.fmean(steady)  # the wall-clock mean step, as dlscale's images_per_s
     print(
         json.dumps(
             {

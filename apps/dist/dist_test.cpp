@@ -140,6 +140,7 @@ TEST(Dist, LocalSgdOnADeviceEqualsTheHostBitForBit) {
     ASSERT_EQ(a.result.status, "ok") << a.result.error;
     ASSERT_EQ(b.result.status, "ok") << b.result.error;
     EXPECT_EQ(b.result.metrics["averages"].get<long>(), kSteps / 2);
+    EXPECT_EQ(a.result.metrics["steady_window"]["exchange_period_steps"].get<long>(), 2);
     EXPECT_EQ(host, dev);
   }
 }
@@ -297,6 +298,8 @@ TEST(Dist, EasgdTrainsAndMakesEveryExchange) {
   EXPECT_EQ(r.result.metrics["exchanges"].get<long>(), (kSteps + 3) / 4);
   EXPECT_EQ(r.result.params["easgd"]["alpha"].get<double>(), 0.9 / (c.size() - 1));
   EXPECT_EQ(r.result.metrics["ranks"].get<int>(), c.size() - 1);  // the workers
+  // the steady window covers whole exchange periods of tau steps
+  EXPECT_EQ(r.result.metrics["steady_window"]["exchange_period_steps"].get<long>(), 4);
 }
 
 }  // namespace

@@ -66,6 +66,8 @@ void GradientSync::finish() {
 Algo choose_allreduce(const Comm& c, const AllreduceRequest& r, std::size_t count,
                       std::vector<std::pair<Algo, double>>* times) {
   if (r.kind == AllreduceRequest::Kind::kHost) return r.algo;
+  if (r.kind == AllreduceRequest::Kind::kNccl)
+    throw Error("choose_allreduce: nccl is not a host algorithm (the schemes take NCCL's path)");
   std::vector<float> buf(std::max<std::size_t>(count, 1), 0.0f);  // zeros: sums stay finite
   AllreduceWork<float> work;
   work.tmp = std::vector<float>(

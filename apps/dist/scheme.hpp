@@ -8,7 +8,7 @@
 //                choose the allreduce, start the servers' exchange; the scheme's parameters
 //   exchange     between backward and the update (the step's "sync" phase): allreduce the
 //                gradients, or an elastic exchange with the centre
-//   after_update after the optimizer's step (still the "update" phase): average the weights
+//   after_update after the optimizer's step (timed as the step's "sync" too): average the weights
 //   at_end       after the last step run, the net still allocated: complete what servers wait for
 //   finish       the scheme's outcomes into the record's metrics
 // Server ranks (easgd's parameter servers) never train: serve() runs instead of the trainer.

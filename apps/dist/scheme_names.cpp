@@ -3,30 +3,9 @@
 
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
-#include "collectives/allreduce.hpp"
 #include "measure/check.hpp"
 
 namespace dls {
-
-std::vector<std::string> AllreduceRequest::names() {
-  std::vector<std::string> names = {"auto"};
-  for (Algo a : all_algos()) names.push_back(algo_name(a));
-  names.emplace_back("nccl");
-  return names;
-}
-
-std::string AllreduceRequest::name() const {
-  return kind == Kind::kAuto ? "auto" : kind == Kind::kNccl ? "nccl" : algo_name(algo);
-}
-
-AllreduceRequest AllreduceRequest::parse(const std::string& text) {
-  if (text == "auto") return {};
-  if (text == "nccl") return {Kind::kNccl, Algo{}};
-  for (Algo a : all_algos())
-    if (text == algo_name(a)) return {Kind::kHost, a};
-  throw ConfigError(
-      fmt::format("--allreduce '{}': expected one of {}", text, fmt::join(names(), ", ")));
-}
 
 const std::vector<SchemeInfo>& scheme_table() {
   static const std::vector<SchemeInfo> table = {

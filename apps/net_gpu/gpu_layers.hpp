@@ -1,4 +1,4 @@
-// The training engine's layers on a CUDA device (internal to apps/gpu, CUDA builds only): one
+// The training engine's layers on a CUDA device (internal to apps/net_gpu, CUDA builds only): one
 // DeviceLayer per host layer, configured from it (the host layer never runs on a device net).
 //   layer          device implementation
 //   conv2d         CudnnConvPlan (kernels/gpu/cudnn_conv.hpp) + cudnnAddTensor / BackwardBias

@@ -1,6 +1,7 @@
 // The phases of one training step (DEEPEX's breakdown): waiting for the prefetched batch and
-// copying it into the net, forward, backward, the scheme's exchange between backward and the
-// update ("sync"), and the update (with the scheme's after-update work); wall is the whole step.
+// copying it into the net, forward, backward, every exchange between ranks on the step ("sync":
+// the scheme's, before or after the update, and the ranks' agreements), and the update; they
+// cover the whole step, and wall is their sum.
 #pragma once
 
 #include <array>

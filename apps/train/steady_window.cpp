@@ -12,13 +12,15 @@ SteadyWindow SteadyWindow::of(std::size_t steady, long period) {
   SteadyWindow w;
   w.period = std::max(1L, period);
   w.periods = long(steady) / w.period;
-  w.whole = w.periods >= 2;
+  // with an exchange every step any steady step is a whole period
+  w.whole = w.periods >= 2 || (w.period == 1 && steady > 0);
   if (w.whole) {
     w.steps = std::size_t(w.periods * w.period);
     w.first = steady - w.steps;
     return w;
   }
   w.steps = steady, w.first = 0;
+  if (steady == 0) return w;  // nothing measured (the caller says so)
   w.note = fmt::format(
       "{} steady steps are fewer than two exchange periods of {} steps: throughput and the "
       "breakdown over- or under-count the exchanges (run more steps)",

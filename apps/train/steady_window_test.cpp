@@ -27,6 +27,11 @@ TEST(SteadyWindow, ARunShorterThanTwoPeriodsKeepsEveryStepAndSaysSo) {
   EXPECT_NE(w.note.find("fewer than two exchange periods of 4 steps"), std::string::npos);
   EXPECT_EQ(w.json()["note"], w.note);
   EXPECT_EQ(SteadyWindow::of(5, 0).period, 1);  // a period below one step is one step
+  // an exchange every step: any steady step is a whole period; no steady step: nothing to say
+  EXPECT_TRUE(SteadyWindow::of(1, 1).whole);
+  EXPECT_TRUE(SteadyWindow::of(1, 1).note.empty());
+  EXPECT_FALSE(SteadyWindow::of(0, 4).whole);
+  EXPECT_TRUE(SteadyWindow::of(0, 4).note.empty());
 }
 
 // One slow exchange step every 4: the median hides it, the window's wall time does not.

@@ -172,7 +172,9 @@ std::optional<PhaseTimes> Trainer::step() {
   net.zero_grad();
   const double loss = net.forward(s.ctx);
   lap(t.forward);
-  if (any_rank(!std::isfinite(loss))) {
+  const bool diverged = any_rank(!std::isfinite(loss));  // the ranks agree: sync
+  lap(t.sync);
+  if (diverged) {
     r_.status = "diverged";
     r_.error =
         fmt::format("loss {} at step {} (epoch {:.2f}){}", loss, step_,
@@ -184,8 +186,10 @@ std::optional<PhaseTimes> Trainer::step() {
   lap(t.backward);
   // exchange
   const StepInfo si{net, *s.solver, step_, bpe_, total_steps_, (step_ + 1) % bpe_ == 0};
+  double exchange = 0;
   if (hooks_.sync) hooks_.sync(si);
-  lap(t.sync);
+  lap(exchange);
+  t.sync += exchange;
   // update
   s.solver->step(step_);
   net.synchronize();
@@ -201,12 +205,16 @@ std::optional<PhaseTimes> Trainer::step() {
   return t;
 }
 
-void Trainer::account(const PhaseTimes& t) {
+// The step's per-layer times, read before an evaluation's forward overwrites them.
+void Trainer::account_layers() {
   State& s = *s_;
   if (step_ < o_.warmup_steps) return;
-  s.steady.push_back(t);
   for (std::size_t i = 0; i < s.net->size(); ++i)
     s.layer_fwd[i] += s.net->forward_seconds()[i], s.layer_bwd[i] += s.net->backward_seconds()[i];
+}
+
+void Trainer::account(const PhaseTimes& t) {
+  if (step_ >= o_.warmup_steps) s_->steady.push_back(t);
 }
 
 // Decisions that end the run are taken by all ranks together (one leaving alone would hang the
@@ -251,6 +259,7 @@ TrainResult Trainer::run() {
     }
     std::optional<PhaseTimes> t = step();
     if (!t) break;
+    account_layers();
     t->sync += agree;
     if (after_step(*t)) {  // the target is reached
       ++step_;

@@ -139,6 +139,7 @@ class Trainer {
   void plan_steps();
   nlohmann::json describe_params() const;
   void load_input(const std::vector<float>& x);
+  void account_layers();
   void account(const PhaseTimes& t);
   // epoch end and evaluation; completes t (its sync, its wall) and accounts it; true: the
   // target is reached

@@ -43,14 +43,14 @@ struct RankTimes {
   }
 };
 
-// The mean of the complete epochs' wall times, the first left out when there are more (it
-// carries the warm-up); 0 when no epoch completed.
-double mean_epoch(const std::vector<double>& walls) {
-  if (walls.empty()) return 0;
-  const auto from = walls.begin() + (walls.size() > 1 ? 1 : 0);
+// The mean wall time of the complete epochs whose steps are all past the warm-up (walls[k] is
+// epoch k's); 0 when there is none.
+double mean_epoch(const std::vector<double>& walls, long warmup_steps, long steps_per_epoch) {
+  const auto first = std::size_t((warmup_steps + steps_per_epoch - 1) / steps_per_epoch);
+  if (walls.size() <= first) return 0;
   double sum = 0;
-  for (auto it = from; it != walls.end(); ++it) sum += *it;
-  return sum / double(walls.end() - from);
+  for (std::size_t k = first; k < walls.size(); ++k) sum += walls[k];
+  return sum / double(walls.size() - first);
 }
 
 }  // namespace
@@ -106,7 +106,8 @@ void Trainer::add_metrics(nlohmann::json& m) const {
   const SteadyWindow w = SteadyWindow::of(s.steady.size(), period);
   if (!w.note.empty() && !o_.quiet && hooks_.rank == 0)
     fmt::print(stderr, "train {}: {}\n", o_.model, w.note);
-  const RankTimes mine{WindowTimes::of(s.steady, w), mean_epoch(s.epoch_walls), s.eval_time};
+  const RankTimes mine{WindowTimes::of(s.steady, w),
+                       mean_epoch(s.epoch_walls, o_.warmup_steps, bpe_), s.eval_time};
   std::vector<double> sum = sum_all(mine.values());
   for (double& v : sum) v /= hooks_.ranks;
   const RankTimes avg = RankTimes::from(sum), slowest = RankTimes::from(max_all(mine.values()));

@@ -1,11 +1,10 @@
 // Inverted dropout (Caffe's and PyTorch's convention: scale at training time).
 //   keep_i = uniform01(seed, i) >= p        y_i = keep_i ? x_i / (1 - p) : 0
 //   dx_i  = keep_i ? dy_i / (1 - p) : 0
-// The mask comes from the counter RNG (core/rng.hpp): element i's draw depends on (seed, i)
-// only, so the mask is the same for any thread count, on any backend, and is regenerated
-// rather than stored where memory matters. The forward also writes it as bytes, as
-// frameworks keep it for the backward.
-// Descriptor: a tensor plus the drop probability: "mb16ic4096p0.5" or "n1000000p0.5".
+// The mask comes from the counter RNG (kernels/common/rng.hpp): element i's draw depends on (seed,
+// i) only, so the mask is the same for any thread count, on any backend, and is regenerated rather
+// than stored where memory matters. The forward also writes it as bytes, as frameworks keep it for
+// the backward. Descriptor: a tensor plus the drop probability: "mb16ic4096p0.5" or "n1000000p0.5".
 #pragma once
 
 #include <cstdint>

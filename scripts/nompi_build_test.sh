@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The build without MPI (DLS_WITH_MPI=OFF, CUDA off), which no CTest configuration compiles:
+# builds dlscale in BUILD_DIR (default build-nompi/) and checks that what needs MPI refuses with
+# the reason (exit 2) while a single-process training runs. .ci/run runs it after the tests.
+#   scripts/nompi_build_test.sh [BUILD_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$root/build-nompi}
+fail() { echo "FAIL: $*"; exit 1; }
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLS_WITH_MPI=OFF -DDLS_WITH_CUDA=OFF \
+  > "$build/nompi-configure.log" 2>&1 || { cat "$build/nompi-configure.log"; fail "configure"; }
+grep -q "MPI=OFF" "$build/nompi-configure.log" || fail "the build did not turn MPI off"
+cmake --build "$build" -j 2 --target dlscale > "$build/nompi-build.log" 2>&1 || { tail -50 "$build/nompi-build.log"; fail "build"; }
+if grep -q "warning:" "$build/nompi-build.log"; then grep "warning:" "$build/nompi-build.log" | head; fail "compiler warnings"; fi
+refuses() {  # expected text, then the command
+  local want=$1 out rc
+  shift
+  set +e
+  out=$("$@" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 2 ]] || fail "$* exited $rc, expected 2: $out"
+  grep -q "$want" <<< "$out" || fail "$* did not say '$want': $out"
+}
+refuses "built without MPI" "$build/dlscale" train --scheme ssgd
+refuses "built without MPI" "$build/dlscale" train --allreduce ring
+refuses "built without MPI" "$build/dlscale" collectives
+out=$("$build/dlscale" train -m cifar10_quick --image 16 -b 8 --data synthetic:64 --steps 4 --warmup-steps 1 \
+  --eval-every -1 --quiet --threads 1 2>&1) || fail "a single-process training did not run: $out"
+grep -q "images/s" <<< "$out" || fail "no throughput line: $out"
+echo "the build without MPI: dlscale built, MPI paths refused with the reason, single-process training ran"
