@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "measure/denormals.hpp"
 #include "measure/threads.hpp"
 #include "measure/versions.hpp"
 
@@ -142,6 +143,7 @@ nlohmann::json capture_provenance(const ProvenanceOptions& options) {
           {"cpu", cpu_info()},
           {"os", {{"kernel", fmt::format("{} {}", u.sysname, u.release)}, {"machine", u.machine}}},
           {"openmp_threads", omp_threads()},
+          {"denormals", name_of(kDenormalsNames, denormals_now())},
           {"env", relevant_env()}};
 }
 

@@ -136,6 +136,9 @@ void add_schedule_options(CLI::App& app, TrainCli& c) {
 
 void add_engine_options(CLI::App& app, TrainCli& c) {
   TrainOptions& o = c.o;
+  add_named(&app, "--denormals", o.denormals, kDenormalsNames,
+            "keep (IEEE gradual underflow) or ftz (flush denormals to zero: FTZ + DAZ); "
+            "recorded in provenance");
   app.add_option("--backend",
                  "ref, openblas, onednn, or cudnn (the GPU: cuDNN, cuBLAS and dlscale CUDA "
                  "kernels; one GPU per rank; DLS_GPU_MATH=fp32|tf32)")
@@ -323,6 +326,7 @@ int train_main(int argc, char** argv) {
   if (!c.out.empty()) writer.emplace(c.out);  // fails before the run, not after it
   std::string cmd;
   for (int k = 0; k < argc; ++k) cmd += (k ? " " : "") + std::string(argv[k]);
+  set_denormals(c.o.denormals);  // before provenance, which records the mode in effect
   const nlohmann::json prov = capture_provenance({.site = c.site, .command_line = cmd});
   set_graceful_interrupt(true);  // Ctrl-C ends the run at the next step and still writes its record
   const DistJob job(c.dist, &argc, &argv);

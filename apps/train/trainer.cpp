@@ -124,6 +124,7 @@ void Trainer::plan_steps() {
 
 void Trainer::setup() {
   if (o_.threads > 0) set_threads(o_.threads);
+  set_denormals(o_.denormals);  // on this thread and the OpenMP team; later threads inherit it
   s_->t_start = TrainClock::now();
   open_data_and_net();
   plan_steps();

@@ -32,6 +32,7 @@
 #include "apps/net/layer.hpp"
 #include "apps/train/phase_times.hpp"
 #include "apps/train/solver.hpp"
+#include "measure/denormals.hpp"
 
 namespace dls {
 
@@ -66,6 +67,7 @@ struct TrainOptions {
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   bool fuse = true;  // fold ReLUs into batch norm and the residual add (Net::set_fusion)
   int threads = 0;   // 0: leave as configured
+  Denormals denormals = Denormals::kKeep;  // --denormals (measure/denormals.hpp)
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;
   bool quiet = false;  // no progress lines

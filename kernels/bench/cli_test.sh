@@ -76,5 +76,21 @@ for l in lines:
 PY
 [ "$rc" -eq 130 ] && ok || bad "interrupted run exited $rc, expected 130"
 
+# --denormals: a wrong mode refused; with ftz the underflow case's denormal results flush to zero
+# (its check allows FLT_MIN) and provenance records the mode in effect, keep by default
+expect_usage_error "bad --denormals" "expected one of keep, ftz" --op scale --shape n64 --denormals daz
+for mode in keep ftz; do
+  "$DLS" kernels --op underflow --shape n4096 --threads 2 --mode check --denormals "$mode" \
+    --out "$TMP/uf_$mode.jsonl" >/dev/null 2>&1 || { bad "underflow ops with --denormals $mode"; continue; }
+  python3 - "$TMP/uf_$mode.jsonl" "$mode" <<'PY' && ok || bad "underflow records ($mode)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert sorted(r["metrics"]["op"] for r in recs) == ["scale", "scale_underflow"], recs
+for r in recs:
+    assert r["status"] == "ok" and r["check"]["status"] == "passed", r["check"]
+    assert r["provenance"]["denormals"] == sys.argv[2], r["provenance"].get("denormals")
+PY
+done
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

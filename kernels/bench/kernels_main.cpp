@@ -21,6 +21,7 @@
 #include "kernels/gpu/gpu.hpp"
 #include "measure/check.hpp"
 #include "measure/cli_parse.hpp"
+#include "measure/denormals.hpp"
 #include "measure/papi_region.hpp"
 #include "measure/peak.hpp"
 #include "measure/provenance.hpp"
@@ -37,6 +38,7 @@ struct Options {
   std::string mode = "perf";
   std::string out;
   CounterList counters = CounterList::parse("default");
+  Denormals denormals = Denormals::kKeep;
   std::string site = "localhost";
   double peak_gflops = 0;       // > 0: given, not measured
   double full_ref_limit = 2e8;  // multiply-adds above which the check is sampled
@@ -147,6 +149,7 @@ void finish_case(Session& run, CaseEntry& e) {
 bool prepare(Session& run, CaseEntry& e) {
   e.prepared = true;
   set_threads(e.threads);
+  set_denormals(run.opt.denormals);  // a larger team's new threads inherit it; this sets them all
   try {
     e.kcase->setup(e.backend);
     e.kcase->run();
@@ -287,6 +290,9 @@ int kernels_main(int argc, char** argv) {
       ->check(parsed_into(o.counters, &CounterList::parse))
       ->type_name("SET|EVENT,...")
       ->default_str("default");
+  add_named(&app, "--denormals", o.denormals, kDenormalsNames,
+            "keep (IEEE gradual underflow) or ftz (flush denormals to zero: FTZ + DAZ; "
+            "OpenBLAS's own threads keep theirs); recorded in provenance");
   app.add_option("--peak-gflops", o.peak_gflops,
                  "node single-precision peak in GFLOP/s (else measured)")
       ->check(CLI::PositiveNumber);
@@ -324,6 +330,7 @@ int kernels_main(int argc, char** argv) {
 
   std::string cmd;
   for (int i = 0; i < argc; ++i) cmd += (i ? " " : "") + std::string(argv[i]);
+  set_denormals(o.denormals);  // before provenance, which records the mode in effect
   run.provenance = capture_provenance({.site = o.site, .command_line = cmd});
   if (!o.out.empty()) run.writer.emplace(o.out);
   if (o.mode == "perf") {

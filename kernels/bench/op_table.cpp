@@ -33,6 +33,9 @@ const std::vector<OpEntry>& op_table() {
       {"tanh_fwd", "tensor", "ref openblas cudnn", &make_tanh_fwd_case},
       {"tanh_bwd", "tensor", "ref openblas cudnn", &make_tanh_bwd_case},
       {"add", "tensor", "ref openblas cudnn", &make_add_case},
+      {"scale", "tensor: n1000000 (y = 2^-40 x, x in [1, 2))", "ref openblas", &make_scale_case},
+      {"scale_underflow", "as scale, x in [1, 2) 2^-100: every result a denormal", "ref openblas",
+       &make_scale_underflow_case},
       {"nchw2nhwc", "tensor (NCHW dims): mb16ic64ih56iw56", "ref openblas", &make_nchw2nhwc_case},
       {"nhwc2nchw", "tensor (NCHW dims)", "ref openblas", &make_nhwc2nchw_case},
       {"maxpool_fwd", "benchdnn pool: mb16ic64ih112iw112kh3kw3sh2sw2ph1pw1 [ceil1: Caffe rounding]",
@@ -94,6 +97,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& op_groups()
       {"concat", {"concat_fwd", "concat_bwd"}},
       {"softmax_xent", {"softmax_xent_fwd", "softmax_xent_bwd"}},
       {"optim", {"sgd_caffe", "sgd_torch", "nesterov", "rmsprop", "adam", "lars"}},
+      {"underflow", {"scale", "scale_underflow"}},
   };
   return groups;
 }

@@ -59,8 +59,10 @@ void bias_bwd_ref(const T* dy, double* db, int n, int c, long hw);  // overwrite
 void bias_fwd_cpu(const float* b, float* y, int n, int c, long hw);
 void bias_bwd_cpu(const float* dy, float* db, int n, int c, long hw, float beta);
 
-// x *= a; z += x (element-wise accumulation, e.g. of gradients from several consumers).
+// x *= a; z += x (element-wise accumulation, e.g. of gradients from several consumers);
+// y = a x.
 void scale_cpu(float a, float* x, long count);
+void scale_copy_cpu(float a, const float* x, float* y, long count);
 void accumulate_cpu(const float* x, float* z, long count);
 
 }  // namespace dls

@@ -95,6 +95,11 @@ void scale_cpu(float a, float* x, long count) {
   for (long i = 0; i < count; ++i) x[i] *= a;
 }
 
+void scale_copy_cpu(float a, const float* x, float* y, long count) {
+#pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < count; ++i) y[i] = a * x[i];
+}
+
 void accumulate_cpu(const float* x, float* z, long count) {
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < count; ++i) z[i] += x[i];
