@@ -36,7 +36,8 @@ name: slurm_small
 experiments:
   - name: allreduce
     kind: collectives
-    args: {minbytes: "8", maxbytes: "64K", stepfactor: "16", algo: "mpi,ring"}
+    # few iterations: 2 busy-polling ranks on a loaded 2-core machine take ms per call
+    args: {minbytes: "8", maxbytes: "64K", stepfactor: "16", algo: "mpi,ring", iters: "50", warmup: "5"}
     sweep: {ranks_per_node: [2]}
     time_limit: 40
   - name: train
