@@ -6,23 +6,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build-nompi}
-fail() { echo "FAIL: $*"; exit 1; }
+source "$root/scripts/build_test_lib.sh"
 mkdir -p "$build"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLS_WITH_MPI=OFF -DDLS_WITH_CUDA=OFF \
-  > "$build/nompi-configure.log" 2>&1 || { cat "$build/nompi-configure.log"; fail "configure"; }
-grep -q "MPI=OFF" "$build/nompi-configure.log" || fail "the build did not turn MPI off"
-cmake --build "$build" -j 2 --target dlscale > "$build/nompi-build.log" 2>&1 || { tail -50 "$build/nompi-build.log"; fail "build"; }
-if grep -q "warning:" "$build/nompi-build.log"; then grep "warning:" "$build/nompi-build.log" | head; fail "compiler warnings"; fi
-refuses() {  # expected text, then the command
-  local want=$1 out rc
-  shift
-  set +e
-  out=$("$@" 2>&1)
-  rc=$?
-  set -e
-  [[ $rc == 2 ]] || fail "$* exited $rc, expected 2: $out"
-  grep -q "$want" <<< "$out" || fail "$* did not say '$want': $out"
-}
+build_config "$root" "$build" "$build/nompi" "MPI=OFF" dlscale \
+  -G Ninja -DCMAKE_BUILD_TYPE=Release -DDLS_WITH_MPI=OFF -DDLS_WITH_CUDA=OFF
 refuses "built without MPI" "$build/dlscale" train --scheme ssgd
 refuses "built without MPI" "$build/dlscale" train --allreduce ring
 refuses "built without MPI" "$build/dlscale" collectives
