@@ -18,6 +18,10 @@ struct MemRequest {
   long offset = -1;         // set by plan_offsets
 };
 
+// The net's alignment in elements: 64-byte aligned parameter blobs and activation buffers for
+// float (net.cpp, net_plan.cpp).
+inline constexpr long kNetAlign = 16;
+
 // Sets every request's offset (multiples of `align`) and returns the arena size in elements.
 long plan_offsets(std::vector<MemRequest>& requests, long align);
 

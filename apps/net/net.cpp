@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "apps/net/memory_plan.hpp"
 #include "kernels/common/rng.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 #include "measure/check.hpp"
@@ -15,9 +16,7 @@
 namespace dls {
 namespace {
 
-constexpr long kAlign = 16;  // elements: 64-byte aligned blobs for float
-
-long align_up(long v) { return (v + kAlign - 1) / kAlign * kAlign; }
+long align_up(long v) { return (v + kNetAlign - 1) / kNetAlign * kNetAlign; }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -12,8 +12,6 @@
 namespace dls {
 namespace {
 
-constexpr long kAlign = 16;  // elements: 64-byte aligned buffers for float, as the blobs (net.cpp)
-
 // The steps of Net<T>::plan_memory. They work on its tensors_ and nodes_ (Tensors, Nodes), whose
 // element types are private to Net<T>: hence templates.
 
@@ -162,7 +160,7 @@ void Net<T>::plan_memory() {
   Requests r(nt);
   request_values(r, nodes_, tensors_, group);
   request_grads(r, nodes_, tensors_, group, readers);
-  arena_size_ = plan_offsets(r.req, kAlign);
+  arena_size_ = plan_offsets(r.req, kNetAlign);
   arena_p_ = device_alloc(arena_size_);
   if (!arena_p_) arena_.assign(std::size_t(arena_size_), T(0)), arena_p_ = arena_.data();
   planned_bytes_ = arena_size_ * long(sizeof(T));

@@ -17,6 +17,8 @@ struct PhaseTimes {
     return {input, forward, backward, sync, update, wall};
   }
   static PhaseTimes from(const double* v) { return {v[0], v[1], v[2], v[3], v[4], v[5]}; }
+  // wall = the sum of the phases (once they are all timed)
+  void close() { wall = input + forward + backward + sync + update; }
 };
 
 // The phase-by-phase mean of a run's steps (all zero for none).

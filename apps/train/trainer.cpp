@@ -201,7 +201,7 @@ std::optional<PhaseTimes> Trainer::step() {
   if (buf) s.pf->release(buf);
   lap(after);
   t.sync += after;
-  t.wall = t.input + t.forward + t.backward + t.sync + t.update;
+  t.close();
   s.epoch_loss += loss, ++s.epoch_steps;
   return t;
 }

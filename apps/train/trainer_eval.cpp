@@ -110,7 +110,7 @@ bool Trainer::after_step(PhaseTimes& t) {
   }
   // the step is complete: the epoch-end reduction was an exchange; evaluation is apart
   t.sync += seconds_since(t0) - eval_s;
-  t.wall = t.input + t.forward + t.backward + t.sync + t.update;
+  t.close();
   s.eval_time += eval_s, s.epoch_wall += t.wall;
   account(t);
   if (ep.is_null()) return false;
