@@ -9,9 +9,7 @@
 #include "measure/check.hpp"
 
 namespace dls {
-namespace {
 
-// PAPI_library_init once per process; returns "" on success, else the reason.
 const std::string& papi_init_error() {
   static const std::string err = [] {
     const int rc = PAPI_library_init(PAPI_VER_CURRENT);
@@ -21,6 +19,8 @@ const std::string& papi_init_error() {
   }();
   return err;
 }
+
+namespace {
 
 std::string papi_reason(const char* call, int rc) {
   return fmt::format("{}: {} ({})", call, PAPI_strerror(rc), rc);

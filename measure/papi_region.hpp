@@ -32,6 +32,9 @@ struct CounterList {
 // can be added. The reason is appended to such an event's unavailable() entry.
 std::string perf_events_unavailable();
 
+// PAPI_library_init, once per process: "" on success, else why (for the counting paths here).
+const std::string& papi_init_error();
+
 class CounterSet {
  public:
   explicit CounterSet(const std::vector<std::string>& requested, bool software_fallback = true);

@@ -11,6 +11,10 @@ CounterSet::~CounterSet() = default;
 std::string perf_events_unavailable() {
   return "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)";
 }
+const std::string& papi_init_error() {
+  static const std::string why = "dlscale was built without PAPI (DLS_WITH_PAPI=OFF)";
+  return why;
+}
 void CounterSet::start() {}
 std::vector<long long> CounterSet::stop() { return {}; }
 
