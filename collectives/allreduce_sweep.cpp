@@ -20,6 +20,8 @@ namespace {
 struct Point {
   double time_max, time_min, time_avg;
   long wrong;
+  std::vector<long long> counts;  // the counters over the timed calls (this rank's threads)
+  double counted_s = 0;           // this rank's time of those calls
 };
 
 template <class T>
@@ -53,17 +55,22 @@ class HostTarget final : public AllreduceTarget {
   AllreduceWork<T> w_;
 };
 
-Point measure(const Comm& c, AllreduceTarget& t, std::size_t a, std::size_t n, Iterations it,
-              bool check) {
+Point measure(const SweepContext& s, AllreduceTarget& t, std::size_t a, std::size_t n,
+              Iterations it, bool check) {
+  const Comm& c = s.c;
   t.zero(n);  // zeros while timing: repeated in-place sums stay finite
   for (int k = 0; k < it.warmup; ++k) t.run(a, n);
   t.wait();
   c.barrier();
+  std::vector<long long> before = s.counters->read();
   const double t0 = c.wtime();
   for (int k = 0; k < it.iters; ++k) t.run(a, n);
   t.wait();
-  const double mine = (c.wtime() - t0) / it.iters;
-  Point p{c.max(mine), c.min(mine), c.sum(mine) / c.size(), 0};
+  const double elapsed = c.wtime() - t0;
+  std::vector<long long> counts = s.counters->read();
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] -= before[i];
+  const double mine = elapsed / it.iters;
+  Point p{c.max(mine), c.min(mine), c.sum(mine) / c.size(), 0, std::move(counts), elapsed};
   if (check) {
     t.fill_check(n, c.rank());
     t.run(a, n);
@@ -109,6 +116,21 @@ void print_row(const Row& w) {
   std::fflush(stdout);
 }
 
+// Rank 0's counts over the point's timed calls (none requested: nothing).
+void add_counters(const SweepContext& s, const Row& w, Record& r) {
+  const ProcessCounters& pc = *s.counters;
+  for (const auto& [e, why] : pc.unavailable()) r.counters_unavailable[e] = why;
+  if (s.o.counters.name == "none") return;
+  for (std::size_t i = 0; i < pc.events().size(); ++i) r.counters[pc.events()[i]] = w.p.counts[i];
+  r.metrics["counters_requested"] = s.o.counters.name;
+  r.metrics["counters_paths"] = pc.paths();
+  r.metrics["counters_fallback"] = pc.used_fallback();
+  r.metrics["counter_rates"] = counter_rates(pc.events(), w.p.counts, w.p.counted_s);
+  r.metrics["counters_scope"] = fmt::format(
+      "rank 0: every thread of the process when the sweep started ({}), over the {} timed calls",
+      pc.threads(), w.it.iters);
+}
+
 Record point_record(const SweepContext& s, const Row& w, const nlohmann::json& target) {
   const SweepOptions& o = s.o;
   const Comm& c = s.c;
@@ -130,6 +152,7 @@ Record point_record(const SweepContext& s, const Row& w, const nlohmann::json& t
                {"busbw_bytes_per_s", w.busbw},
                {"busbw_factor", allreduce_bus_factor(c.size())}};
   r.metrics.update(target);
+  add_counters(s, w, r);
   return r;
 }
 
@@ -205,7 +228,7 @@ int run_allreduce_sweep(SweepContext& s) {
     last = n;
     const Iterations it = iterations_for(bytes, o.warmup, o.iters);
     for (std::size_t ai = 0; ai < algos.size(); ++ai) {
-      const Point p = measure(c, *target, ai, n, it, o.check != 0);
+      const Point p = measure(s, *target, ai, n, it, o.check != 0);
       if (!root) continue;
       const double algbw = p.time_max > 0 ? double(n * sizeof(T)) / p.time_max : 0;
       const Row w{

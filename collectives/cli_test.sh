@@ -25,6 +25,25 @@ n=$(grep -c '"benchmark":"allreduce_overlap"' "$tmp/o.jsonl")
 [[ $(grep -c '"wrong":0' "$tmp/o.jsonl") -eq 6 ]] || fail "an overlap record without a passed exact check"
 grep -q '"overlap_fraction":' "$tmp/o.jsonl" || fail "no overlap fraction recorded"
 
+# --counters: each point's timed calls counted on every thread of rank 0; perf::TASK-CLOCK over
+# them is between 0 and the cores the rank can use, and a run without --counters counts nothing
+run3 -b 4K -e 64K -f 16 --algo ring --iters 50 --warmup 5 --counters software --out "$tmp/c.jsonl" > "$tmp/c.txt" 2>&1 || { rc=$?; cat "$tmp/c.txt"; fail "counted sweep exited $rc"; }
+python3 - "$tmp/c.jsonl" "$tmp/r.jsonl" <<'PY' || fail "counters in the collectives records"
+import json, os, sys
+points = [json.loads(l) for l in open(sys.argv[1])]
+points = [r for r in points if r["benchmark"] == "allreduce"]
+assert len(points) == 2, len(points)
+for r in points:
+    clock = r["counters"]["perf::TASK-CLOCK"]
+    m = r["metrics"]
+    busy = m["counter_rates"]["cpu_busy"]
+    assert clock > 0 and 0 < busy <= os.cpu_count() + 0.05, (clock, busy)
+    assert abs(busy - clock * 1e-9 / (m["time_s_rank_avg"] * m["iters"])) < 0.5 * busy, m
+    assert "every thread" in m["counters_scope"], m["counters_scope"]
+plain = [json.loads(l) for l in open(sys.argv[2])]
+assert all(r["counters"] == {} for r in plain), "counted without --counters"
+PY
+
 bad() {  # expected text, then arguments
   local want=$1
   shift
@@ -47,4 +66,5 @@ bad "unknown suffix" -e 12X
 bad "unknown overlap engine 'threads'" --overlap threads
 bad "with --memory device: expected nccl, mpi or all" --memory device --algo ring
 bad "memory: gpu not in" --memory gpu
+bad "empty event name" --counters PAPI_TOT_CYC,
 echo "collectives CLI: all cases passed"

@@ -15,6 +15,7 @@
 #include "collectives/sweep_math.hpp"
 #include "kernels/common/descriptor.hpp"
 #include "measure/check.hpp"
+#include "measure/cli_parse.hpp"
 #include "measure/provenance.hpp"
 #include "measure/record.hpp"
 
@@ -56,6 +57,12 @@ void add_options(CLI::App& app, SweepOptions& o) {
                  "or all; MPI through CUDA-aware MPI or host staging)")
       ->check(CLI::IsMember({"host", "device"}))
       ->default_str("host");
+  app.add_option("--counters",
+                 "events counted around each point's timed calls on every thread of rank 0: "
+                 "default | flops | cache | software | none | a comma list of PAPI event names")
+      ->check(parsed_into(o.counters, &CounterList::parse))
+      ->type_name("SET|EVENT,...")
+      ->default_str("none");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
   app.footer("Exit codes: 0 ok, 1 a check failed, 2 bad arguments, 3 runtime error.");
 }
@@ -131,6 +138,9 @@ int sweep_main(int argc, char** argv, const Comm& c) {
   std::optional<RecordWriter> writer;
   const nlohmann::json prov = start_records(argc, argv, c, o, writer);
   SweepContext s{o, c, algos, device_algos, engines, sizes, writer, prov};
+  ProcessCounters counters(o.counters.events);  // threads the MPI library started are counted
+  counters.attach();
+  s.counters = &counters;
   if (!engines.empty())
     return o.dtype == "double" ? run_overlap_sweep<double>(s) : run_overlap_sweep<float>(s);
   return o.dtype == "double" ? run_allreduce_sweep<double>(s) : run_allreduce_sweep<float>(s);

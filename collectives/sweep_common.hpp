@@ -11,6 +11,8 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/device_allreduce.hpp"
 #include "collectives/overlap.hpp"
+#include "measure/papi_region.hpp"
+#include "measure/process_counters.hpp"
 #include "measure/record.hpp"
 
 namespace dls {
@@ -21,6 +23,7 @@ struct SweepOptions {
   double f = 2.0, compute_ratio = 1.0;
   std::string i;
   int iters = 0, warmup = 0, check = 1;
+  CounterList counters;  // --counters: counted around each point's timed calls
 };
 
 struct SweepContext {
@@ -32,6 +35,7 @@ struct SweepContext {
   std::vector<std::size_t> sizes;
   std::optional<RecordWriter>& writer;
   nlohmann::json provenance;
+  ProcessCounters* counters = nullptr;  // every thread of the rank, opened before the sweep
 };
 
 // Rank r's check data: small integers whose sum over p ranks has a closed form,

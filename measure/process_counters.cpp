@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -73,8 +74,13 @@ void ProcessCounters::attach() {
   for (const int tid : process_threads()) {
     Thread t;
     t.last.assign(events_.size(), 0);
-    for (Path& p : paths_)
-      t.open.push_back(p.events.empty() ? nullptr : p.path->open(tid, p.events));
+    try {
+      for (Path& p : paths_)
+        t.open.push_back(p.events.empty() ? nullptr : p.path->open(tid, p.events));
+    } catch (const Error&) {
+      if (access(fmt::format("/proc/self/task/{}", tid).c_str(), F_OK) != 0) continue;  // ended
+      throw;
+    }
     threads_.push_back(std::move(t));
   }
 }

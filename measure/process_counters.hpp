@@ -20,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,8 @@ class ProcessCounters {
   std::map<std::string, std::string> paths() const;
 
   // Opens every event on every thread of the process, counting from now (again: from now, on
-  // the threads that exist now). Throws Error when a thread's events cannot be opened.
+  // the threads that exist now). Throws Error when a live thread's events cannot be opened (a
+  // thread that ended meanwhile is left out).
   void attach();
   int threads() const { return int(threads_.size()); }
   // Per event, the sum over the attached threads since attach() (zeros before it).
@@ -89,5 +91,13 @@ class ProcessCounters {
 
 // The thread ids of this process (/proc/self/task).
 std::vector<int> process_threads();
+
+// The rates derived from counts taken over `seconds` of wall time (those that apply; an empty
+// object when none does):
+//   cpu_busy              perf::TASK-CLOCK (ns) / seconds: the cores kept busy on average
+//   gflop_per_s           PAPI_FP_OPS (else PAPI_SP_OPS) / seconds / 1e9
+//   <miss>_per_kflop      PAPI_L1_DCM, PAPI_L2_DCM, PAPI_L2_TCM, PAPI_L3_TCM per 1000 FP operations
+nlohmann::json counter_rates(const std::vector<std::string>& events,
+                             const std::vector<long long>& counts, double seconds);
 
 }  // namespace dls

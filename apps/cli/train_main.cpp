@@ -139,6 +139,14 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
   add_named(&app, "--denormals", o.denormals, kDenormalsNames,
             "keep (IEEE gradual underflow) or ftz (flush denormals to zero: FTZ + DAZ); "
             "recorded in provenance");
+  app.add_option("--counters",
+                 "events counted by phase over the steady window on every thread of the rank: "
+                 "default | flops | cache | software | none | a comma list of PAPI event names "
+                 "(Linux's software events perf::TASK-CLOCK, ... through perf_event_open where "
+                 "PAPI cannot)")
+      ->check(parsed_into(o.counters, &CounterList::parse))
+      ->type_name("SET|EVENT,...")
+      ->default_str("none");
   app.add_option("--backend",
                  "ref, openblas, onednn, or cudnn (the GPU: cuDNN, cuBLAS and dlscale CUDA "
                  "kernels; one GPU per rank; DLS_GPU_MATH=fp32|tf32)")
@@ -267,6 +275,8 @@ Record train_record(const TrainCli& c, const TrainResult& r, const nlohmann::jso
   rec.params =
       r.params.is_null() ? nlohmann::json{{"model", c.o.model}, {"data", c.o.data.text}} : r.params;
   rec.metrics = r.metrics.is_null() ? nlohmann::json::object() : r.metrics;
+  rec.counters = r.counters;
+  rec.counters_unavailable = r.counters_unavailable;
   rec.status = r.status;
   rec.error = r.error;
   rec.provenance = prov;

@@ -138,6 +138,7 @@ void Trainer::setup() {
       buf.device =
           s.dev->stage_input(int(b % Prefetcher::kBuffers), buf.x.data(), long(buf.x.size()));
   });
+  s.counters = std::make_unique<PhaseCounters>(o_.counters);  // opened at the first steady step
   if (!o_.quiet && hooks_.rank == 0)
     fmt::print(
         stderr,
@@ -153,9 +154,10 @@ std::optional<PhaseTimes> Trainer::step() {
   Net<float>& net = *s.net;
   PhaseTimes t;
   auto t_prev = TrainClock::now();
-  const auto lap = [&t_prev](double& phase) {
+  const auto lap = [&t_prev, &s](double& phase, Phase p) {
     const auto now = TrainClock::now();
     phase = std::chrono::duration<double>(now - t_prev).count();
+    s.counters->charge(p);
     t_prev = now;
   };
   // take a batch
@@ -168,13 +170,13 @@ std::optional<PhaseTimes> Trainer::step() {
   if (!s.dev) s.pf->release(buf), buf = nullptr;
   s.ctx.labels = s.labels.data();
   s.ctx.seed = mix64(o_.seed ^ std::uint64_t(step_) * 0x9e3779b97f4a7c15ULL);
-  lap(t.input);
+  lap(t.input, Phase::kInput);
   // forward
   net.zero_grad();
   const double loss = net.forward(s.ctx);
-  lap(t.forward);
+  lap(t.forward, Phase::kForward);
   const bool diverged = any_rank(!std::isfinite(loss));  // the ranks agree: sync
-  lap(t.sync);
+  lap(t.sync, Phase::kSync);
   if (diverged) {
     r_.status = "diverged";
     r_.error =
@@ -184,22 +186,22 @@ std::optional<PhaseTimes> Trainer::step() {
   }
   // backward
   net.backward(s.ctx);
-  lap(t.backward);
+  lap(t.backward, Phase::kBackward);
   // exchange
   const StepInfo si{net, *s.solver, step_, bpe_, total_steps_, (step_ + 1) % bpe_ == 0};
   double exchange = 0;
   if (hooks_.sync) hooks_.sync(si);
-  lap(exchange);
+  lap(exchange, Phase::kSync);
   t.sync += exchange;
   // update
   s.solver->step(step_);
   net.synchronize();
-  lap(t.update);
+  lap(t.update, Phase::kUpdate);
   // an exchange after the update (local SGD's average) is this step's sync too
   double after = 0;
   if (hooks_.after_update) hooks_.after_update(si), net.synchronize();
   if (buf) s.pf->release(buf);
-  lap(after);
+  lap(after, Phase::kSync);
   t.sync += after;
   t.close();
   s.epoch_loss += loss, ++s.epoch_steps;
@@ -215,7 +217,9 @@ void Trainer::account_layers() {
 }
 
 void Trainer::account(const PhaseTimes& t) {
-  if (step_ >= o_.warmup_steps) s_->steady.push_back(t);
+  if (step_ < o_.warmup_steps) return;
+  s_->steady.push_back(t);
+  s_->counters->end_step();
 }
 
 // Decisions that end the run are taken by all ranks together (one leaving alone would hang the
@@ -248,9 +252,11 @@ std::string Trainer::stop_reason() {
 TrainResult Trainer::run() {
   setup();
   for (step_ = 0; step_ < total_steps_; ++step_) {
+    s_->counters->begin_step(step_ >= o_.warmup_steps);
     const auto t0 = TrainClock::now();
     const std::string why = stop_reason();  // the ranks agree: an exchange of this step
     const double agree = seconds_since(t0);
+    s_->counters->charge(Phase::kSync);
     if (!why.empty()) {
       r_.status = "failed";
       r_.error =

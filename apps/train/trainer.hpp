@@ -33,8 +33,11 @@
 #include "apps/train/phase_times.hpp"
 #include "apps/train/solver.hpp"
 #include "measure/denormals.hpp"
+#include "measure/papi_region.hpp"
 
 namespace dls {
+
+struct SteadyWindow;  // steady_window.hpp
 
 struct Target {
   enum class Metric { kNone, kLoss, kAccuracy, kRmse } metric = Metric::kNone;
@@ -68,6 +71,7 @@ struct TrainOptions {
   bool fuse = true;  // fold ReLUs into batch norm and the residual add (Net::set_fusion)
   int threads = 0;   // 0: leave as configured
   Denormals denormals = Denormals::kKeep;  // --denormals (measure/denormals.hpp)
+  CounterList counters;  // --counters: counted by phase on every thread (phase_counters.hpp)
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;
   bool quiet = false;  // no progress lines
@@ -109,6 +113,9 @@ struct TrainHooks {
 struct TrainResult {
   std::string status = "ok", error;
   nlohmann::json params, metrics;
+  // the record's counters: event -> count over the steady window, and event -> why not counted
+  nlohmann::json counters = nlohmann::json::object(),
+                 counters_unavailable = nlohmann::json::object();
 };
 
 // Runs one training (a Trainer from setup to finish).
@@ -152,6 +159,7 @@ class Trainer {
   std::vector<double> sum_all(std::vector<double> v) const;
   std::vector<double> max_all(std::vector<double> v) const;
   nlohmann::json layer_times() const;
+  SteadyWindow steady_window() const;  // the steps throughput is measured over
   void add_metrics(nlohmann::json& m) const;
   void add_eval_metrics(nlohmann::json& m) const;
 

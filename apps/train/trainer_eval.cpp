@@ -98,9 +98,11 @@ bool Trainer::after_step(PhaseTimes& t) {
            sum_all({s.epoch_loss / double(std::max(1L, s.epoch_steps))})[0] / hooks_.ranks},
           {"time_s", seconds_since(s.t_start)}};
     if (eval_now) {
+      s.counters->charge(Phase::kSync);
       const auto te = TrainClock::now();
       const EvalResult e = evaluate();
       eval_s = seconds_since(te);
+      s.counters->skip();  // evaluation is not a phase of the step
       ep["loss"] = e.loss, ep["eval_time_s"] = eval_s;
       if (e.accuracy >= 0) ep["accuracy"] = e.accuracy;
       if (e.rmse >= 0) ep["rmse"] = e.rmse;
@@ -110,6 +112,7 @@ bool Trainer::after_step(PhaseTimes& t) {
   }
   // the step is complete: the epoch-end reduction was an exchange; evaluation is apart
   t.sync += seconds_since(t0) - eval_s;
+  s.counters->charge(Phase::kSync);
   t.close();
   s.eval_time += eval_s, s.epoch_wall += t.wall;
   account(t);

@@ -102,8 +102,7 @@ nlohmann::json Trainer::layer_times() const {
 // Throughput is the images of the steady window over its wall time on the slowest rank.
 void Trainer::add_metrics(nlohmann::json& m) const {
   const State& s = *s_;
-  const long period = hooks_.exchange_period > 0 ? hooks_.exchange_period : bpe_;
-  const SteadyWindow w = SteadyWindow::of(s.steady.size(), period);
+  const SteadyWindow w = steady_window();
   if (!w.note.empty() && !o_.quiet && hooks_.rank == 0)
     fmt::print(stderr, "train {}: {}\n", o_.model, w.note);
   const RankTimes mine{WindowTimes::of(s.steady, w),
@@ -168,9 +167,16 @@ void Trainer::add_eval_metrics(nlohmann::json& m) const {
   }
 }
 
+SteadyWindow Trainer::steady_window() const {
+  const long period = hooks_.exchange_period > 0 ? hooks_.exchange_period : bpe_;
+  return SteadyWindow::of(s_->steady.size(), period);
+}
+
 TrainResult Trainer::finish() {
   add_metrics(r_.metrics);
   add_eval_metrics(r_.metrics);
+  s_->counters->record(steady_window(), s_->steady, r_.counters, r_.counters_unavailable,
+                       r_.metrics);
   return r_;
 }
 

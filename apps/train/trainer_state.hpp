@@ -14,6 +14,7 @@
 #include "apps/data/prefetcher.hpp"
 #include "apps/layers/loss_layers.hpp"
 #include "apps/net/net.hpp"
+#include "apps/train/phase_counters.hpp"
 #include "apps/train/trainer.hpp"
 #include "measure/stats.hpp"
 
@@ -57,6 +58,7 @@ struct Trainer::State {
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
   long epoch_steps = 0;
   std::unique_ptr<Prefetcher> pf;
+  std::unique_ptr<PhaseCounters> counters;  // --counters, by phase (none: counts nothing)
 };
 
 }  // namespace dls

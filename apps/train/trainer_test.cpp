@@ -4,12 +4,14 @@
 #include "apps/train/trainer.hpp"
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <chrono>
 #include <cmath>
 #include <thread>
 
 #include "apps/net/host_net_device.hpp"
+#include "kernels/common/test_require.hpp"
 #include "measure/check.hpp"
 
 namespace dls {
@@ -83,6 +85,58 @@ TEST(Trainer, ThroughputIsWallClockOverWholeExchangePeriods) {
   EXPECT_GE(m["phase_s"]["sync"].get<double>(), 0.005);  // 20 ms every 4 steps
   EXPECT_LT(m["step_time_median_s"].get<double>(), 0.020);
   EXPECT_GE(m["step_time_p95_s"].get<double>(), 0.020);
+}
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// --counters: the exchange spins 10 ms of CPU every step, and perf::TASK-CLOCK counted over
+// every thread charges it to the sync phase, over the steady window; the phases add up to the
+// window's totals, and no phase keeps more cores busy than the machine has. Without --counters
+// nothing is counted or recorded. (Where Linux refuses perf_event_open the record says why;
+// DLS_REQUIRE_PERF makes that a failure.)
+TEST(Trainer, CountersAreChargedToTheirPhase) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 0, o.steps = 10, o.warmup_steps = 2, o.eval_every = -1;
+  o.counters = CounterList::parse("software");
+  TrainHooks h;
+  double spun = 0;
+  h.sync = [&](const StepInfo& s) {
+    const double t0 = thread_cpu_s();
+    volatile double x = 0;
+    while (thread_cpu_s() - t0 < 0.010) x = x + 1;
+    if (s.step >= 2) spun += thread_cpu_s() - t0;
+  };
+  const TrainResult r = run_training(o, h);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& m = r.metrics;
+  const char* clock = "perf::TASK-CLOCK";
+  if (!r.counters.contains(clock)) {
+    const std::string why = r.counters_unavailable.value(clock, std::string("not recorded"));
+    if (required_here("PERF")) FAIL() << "DLS_REQUIRE_PERF is set, but: " << why;
+    EXPECT_NE(why.find("perf_event_open: "), std::string::npos) << why;
+    return;
+  }
+  EXPECT_EQ(m["steady_window"]["steps"].get<long>(), 8);
+  const double sync = m["counters_by_phase"]["sync"][clock].get<double>() * 1e-9;
+  EXPECT_GE(sync, 0.98 * spun) << "spun " << spun << " s in the exchanges";
+  long long sum = 0;
+  for (const char* p : {"input", "forward", "backward", "sync", "update"}) {
+    sum += m["counters_by_phase"][p][clock].get<long long>();
+    EXPECT_LE(m["counter_rates"][p]["cpu_busy"].get<double>(),
+              double(std::thread::hardware_concurrency()) + 0.05)
+        << p;
+  }
+  EXPECT_EQ(sum, r.counters[clock].get<long long>());
+  EXPECT_EQ(m["counters_paths"].size(), r.counters.size());
+
+  o.counters = CounterList{};
+  const TrainResult none = run_training(o);
+  EXPECT_TRUE(none.counters.empty());
+  EXPECT_FALSE(none.metrics.contains("counters_by_phase"));
 }
 
 // Each complete epoch's wall time is measured, evaluation apart: between the start of two
