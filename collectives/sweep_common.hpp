@@ -11,7 +11,7 @@
 #include "collectives/allreduce.hpp"
 #include "collectives/device_allreduce.hpp"
 #include "collectives/overlap.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 #include "measure/process_counters.hpp"
 #include "measure/record.hpp"
 

@@ -1,8 +1,8 @@
-// Named counter sets and totals, shared by the PAPI and the no-PAPI builds (see papi_region.hpp).
+// Named counter sets and totals, shared by the PAPI and the no-PAPI builds (see counter_list.hpp).
 #include <fmt/format.h>
 
 #include "measure/check.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 
 namespace dls {
 
@@ -39,9 +39,10 @@ CounterList CounterList::parse(std::string_view spec) {
   return out;
 }
 
-void CounterTotals::add(const CounterSet& set, const std::vector<long long>& counts) {
-  for (std::size_t i = 0; i < counts.size() && i < set.events().size(); ++i)
-    values[set.events()[i]] += counts[i];
+void CounterTotals::add(const std::vector<std::string>& events,
+                        const std::vector<long long>& counts) {
+  for (std::size_t i = 0; i < counts.size() && i < events.size(); ++i)
+    values[events[i]] += counts[i];
 }
 
 }  // namespace dls

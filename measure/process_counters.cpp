@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 #include "measure/check.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 
 namespace dls {
 

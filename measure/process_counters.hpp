@@ -1,7 +1,6 @@
 // Counters over every thread of this process (one rank): the calling thread, OpenMP's workers,
-// the prefetcher, communication threads. CounterSet (papi_region.hpp) counts the calling thread
-// only; a ProcessCounters opens its events on each thread that exists at attach() (the tasks of
-// /proc/self/task), reads them all from the calling thread and sums them.
+// the prefetcher, communication threads: it opens its events on each thread that exists at
+// attach() (the tasks of /proc/self/task), reads them all from the calling thread and sums them.
 //
 // Each event is counted by one of two counting paths, probed in this order:
 //   papi             a PAPI event set attached to each thread (PAPI_attach), for any event PAPI
@@ -12,8 +11,9 @@
 //                    perf_event component where libpfm4 knows no PMU (a VM, a CPU newer than
 //                    the library), while the kernel still counts these.
 // An event neither path can count is in unavailable() with both reasons: never reported as 0.
-// When none of the requested events can be counted, the software events are counted instead
-// (used_fallback()), as CounterSet does.
+// Each event is probed on its own thread, started and stopped (PAPI_query_event is not trusted:
+// in a VM without a virtual PMU it reports presets that cannot be added). When none of the
+// requested events can be counted, the software events are counted instead (used_fallback()).
 // Threads started after attach() are not counted (attach after the threads exist: the trainer
 // attaches at its first steady step); a thread that ended keeps the count it reached.
 #pragma once

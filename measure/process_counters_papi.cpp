@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "measure/check.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 #include "measure/process_counters.hpp"
 
 namespace dls {
@@ -73,10 +73,16 @@ class PapiPath final : public CountingPath {
     try {
       PapiThread t(int(gettid()), with);
     } catch (const Error& e) {
-      return e.what();
+      return reason_for(event, e.what());
     }
     taken_ = with;
     return "";
+  }
+  // why a perf:: event cannot be counted by PAPI here, where its component says
+  static std::string reason_for(const std::string& event, std::string why) {
+    if (event.rfind("perf::", 0) == 0)
+      if (const std::string off = perf_events_unavailable(); !off.empty()) why += "; " + off;
+    return why;
   }
   std::unique_ptr<ThreadCounting> open(int tid, const std::vector<std::string>& events) override {
     return std::make_unique<PapiThread>(tid, events);

@@ -11,6 +11,9 @@ int omp_threads() { return omp_get_max_threads(); }
 void set_threads(int n) {
   omp_set_num_threads(n);
   set_blas_threads(n);
+#pragma omp parallel
+  {  // the team starts now, not inside the next timed region (and counters see its threads)
+  }
 }
 
 BlasThreadsGuard::BlasThreadsGuard(int n) : saved_(blas_threads()) { set_blas_threads(n); }

@@ -9,7 +9,7 @@
 namespace dls {
 
 int omp_threads();        // threads an OpenMP parallel region gets
-void set_threads(int n);  // sets both OpenMP and the BLAS to n threads
+void set_threads(int n);  // sets both OpenMP and the BLAS to n threads; starts the team
 std::string blas_name();  // OpenBLAS | BLIS
 int blas_threads();
 void set_blas_threads(int n);

@@ -11,7 +11,7 @@
 
 #include "apps/train/phase_times.hpp"
 #include "apps/train/steady_window.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 #include "measure/process_counters.hpp"
 
 namespace dls {

@@ -33,7 +33,7 @@
 #include "apps/train/phase_times.hpp"
 #include "apps/train/solver.hpp"
 #include "measure/denormals.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 
 namespace dls {
 

@@ -49,7 +49,7 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
 }
 
-// A scheme that exchanges every 4th step, after the update (as local SGD does), for 20 ms: the
+// A scheme that exchanges every 4th step, after the update (as local SGD does), for 60 ms: the
 // exchange is sync on its step and throughput counts it. The window's wall time is checked
 // against an outside clock (stamped by the stop hook at the start of each step and by at_end
 // after the last): no time of a step escapes the phases. The median step does not see the
@@ -63,7 +63,7 @@ TEST(Trainer, ThroughputIsWallClockOverWholeExchangePeriods) {
   TrainHooks h;
   h.exchange_period = 4;
   h.after_update = [](const StepInfo& s) {
-    if ((s.step + 1) % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if ((s.step + 1) % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(60));
   };
   h.stop = [&](long) {
     starts.push_back(Clock::now());
@@ -82,9 +82,9 @@ TEST(Trainer, ThroughputIsWallClockOverWholeExchangePeriods) {
   const double window = m["step_time_s"].get<double>() * 20;
   EXPECT_NEAR(window / outside, 1.0, 0.02) << window << " s timed, " << outside << " s outside";
   EXPECT_NEAR(m["images_per_s"].get<double>(), 16.0 * 20 / window, 1e-9 * 16 * 20 / window);
-  EXPECT_GE(m["phase_s"]["sync"].get<double>(), 0.005);  // 20 ms every 4 steps
-  EXPECT_LT(m["step_time_median_s"].get<double>(), 0.020);
-  EXPECT_GE(m["step_time_p95_s"].get<double>(), 0.020);
+  EXPECT_GE(m["phase_s"]["sync"].get<double>(), 0.015);     // 60 ms every 4 steps
+  EXPECT_LT(m["step_time_median_s"].get<double>(), 0.060);  // a step is ~5 ms, 20 under load
+  EXPECT_GE(m["step_time_p95_s"].get<double>(), 0.060);
 }
 
 double thread_cpu_s() {

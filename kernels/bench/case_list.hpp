@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/bench/kernel_case.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 
 namespace dls {
 

@@ -35,6 +35,20 @@ expect_usage_error "bad line in file" "check_bad.txt:2" --shapes "$SRC/bench/tes
 "$DLS" kernels --shape 8x8x8 --op gemm --counters "a,,b" >/dev/null 2>"$TMP/stderr"
 [ $? -eq 2 ] && grep -q "empty event name" "$TMP/stderr" && ok || bad "bad --counters"
 
+# counters over every thread of the case: 2 threads of GEMM keep between 0 and the cores busy,
+# by perf::TASK-CLOCK over the timed calls (perf_event_open where PAPI cannot count here)
+"$DLS" kernels --shape 256x256x256 --op gemm --threads 2 --counters software \
+  --benchmark_min_time=0.05 --out "$TMP/c.jsonl" >/dev/null 2>"$TMP/stderr" || bad "counted gemm: $(cat "$TMP/stderr")"
+python3 - "$TMP/c.jsonl" <<'PY' && ok || bad "counters of a kernel record"
+import json, os, sys
+r = json.loads(open(sys.argv[1]).readline())
+m = r["metrics"]
+assert r["counters"]["perf::TASK-CLOCK"] > 0, r["counters"]
+assert 0 < m["counter_rates"]["cpu_busy"] <= os.cpu_count() + 0.05, m["counter_rates"]
+assert m["counters_scope"].startswith("every thread"), m["counters_scope"]
+assert r["counters"]["iterations"] >= 1
+PY
+
 # --help lists the ops and exits 0; the top-level command too
 "$DLS" kernels --help >"$TMP/help" 2>&1 && grep -q "conv2d_bwd_filter" "$TMP/help" && ok || bad "kernels --help"
 "$DLS" --help >/dev/null && ok || bad "dlscale --help"

@@ -22,8 +22,9 @@
 #include "measure/check.hpp"
 #include "measure/cli_parse.hpp"
 #include "measure/denormals.hpp"
-#include "measure/papi_region.hpp"
+#include "measure/counter_list.hpp"
 #include "measure/peak.hpp"
+#include "measure/process_counters.hpp"
 #include "measure/provenance.hpp"
 #include "measure/record.hpp"
 #include "measure/stats.hpp"
@@ -49,7 +50,7 @@ struct Session {
   std::vector<CaseEntry> cases;
   std::map<int, Peak> peaks;  // by thread count
   std::optional<RecordWriter> writer;
-  std::optional<CounterSet> counter_set;
+  std::optional<ProcessCounters> counter_set;  // every thread, opened at each case's timing
   nlohmann::json provenance;
   int failures = 0;
 };
@@ -58,6 +59,24 @@ void print_header() {
   fmt::print("{:<22} {:<8} {:>3} {:>11} {:>10} {:>6} {:>9} {:>6} {:>8} {:<8} {}\n", "op", "backend",
              "thr", "median_ms", "min_ms", "cv%", "GFLOP/s", "%peak", "GB/s", "check", "shape");
   std::fflush(stdout);
+}
+
+// The case's counts over its timed calls (every thread of the process), with their rates.
+void add_counters(const Session& run, const CaseEntry& e, Record& r) {
+  for (const auto& [ev, v] : e.counters.values) r.counters[ev] = v;
+  r.counters["iterations"] = e.iterations;
+  if (!run.counter_set) return;
+  const ProcessCounters& pc = *run.counter_set;
+  std::vector<long long> counts;
+  for (const std::string& ev : pc.events())
+    counts.push_back(e.counters.values.count(ev) ? e.counters.values.at(ev) : 0);
+  double timed = 0;
+  for (const double s : e.samples_s) timed += s;
+  r.metrics["counter_rates"] = counter_rates(pc.events(), counts, timed);
+  r.metrics["counters_paths"] = pc.paths();
+  r.metrics["counters_scope"] = fmt::format(
+      "every thread of the process when the case's timing started ({}), over its timed calls",
+      pc.threads());
 }
 
 Record make_record(const Session& run, const CaseEntry& e) {
@@ -115,13 +134,10 @@ Record make_record(const Session& run, const CaseEntry& e) {
       r.metrics["peak_source"] = peak.source;
       r.metrics["peak_method"] = peak.method;
     }
-    for (const auto& [ev, v] : e.counters.values) r.counters[ev] = v;
-    r.counters["iterations"] = e.iterations;
+    add_counters(run, e, r);
   }
-  if (run.counter_set) {
+  if (run.counter_set)
     for (const auto& [ev, why] : run.counter_set->unavailable()) r.counters_unavailable[ev] = why;
-    r.metrics["counters_scope"] = "calling thread";
-  }
   return r;
 }
 
@@ -196,21 +212,16 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
     return;
   }
   set_threads(e->threads);
-  CounterSet* cs = run->counter_set ? &*run->counter_set : nullptr;
-  std::vector<long long> counts;
-  {
-    std::optional<PapiRegion> region;
-    if (cs) region.emplace(*cs);
-    for (auto _ : st) {
-      const CpuTimer t;
-      e->kcase->run();
-      const double s = t.seconds();
-      st.SetIterationTime(s);
-      e->samples_s.push_back(s);
-    }
-    if (region) counts = region->stop();
+  ProcessCounters* pc = run->counter_set ? &*run->counter_set : nullptr;
+  if (pc) pc->attach();  // the case's threads: set_threads started its team
+  for (auto _ : st) {
+    const CpuTimer t;
+    e->kcase->run();
+    const double s = t.seconds();
+    st.SetIterationTime(s);
+    e->samples_s.push_back(s);
   }
-  if (cs) e->counters.add(*cs, counts);
+  if (pc) e->counters.add(pc->events(), pc->read());
   e->iterations += st.iterations();
   if (e->kcase->flop() > 0)
     st.counters["GFLOP/s"] =
