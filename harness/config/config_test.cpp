@@ -180,6 +180,15 @@ TEST(Config, LauncherLinesTranslateOnePlacement) {
             "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
             "--model m --site x --out r.jsonl");
   EXPECT_EQ(shell_quote("a b'c"), "'a b'\\''c'");
+  // the site's papi_events are counted, unless the plan chose its own counters
+  s.papi_events = {"PAPI_TOT_CYC", "perf::TASK-CLOCK"};
+  EXPECT_EQ(launch_line(s, p, o),
+            "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
+            "--model m --counters PAPI_TOT_CYC,perf::TASK-CLOCK --site x --out r.jsonl");
+  p.args = {"--model", "m", "--counters", "none"};
+  EXPECT_EQ(launch_line(s, p, o),
+            "mpirun -np 8 --map-by ppr:4:node:PE=3 --bind-to core -x OMP_NUM_THREADS dlscale train "
+            "--model m --counters none --site x --out r.jsonl");
 }
 
 // Acceptance over a hand-made campaign: two repeats at 2 ranks (120 and 180 images/s, mean 150),

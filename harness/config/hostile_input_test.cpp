@@ -76,7 +76,15 @@ TEST(Hostile, EnvironmentNamesAreNamesAndValuesHaveNoControlCharacters) {
        "site.launcher.extra_flags: '-x\nrm': control character 0x0a is not allowed"},
       {"bin.yaml", mpirun + "}\ndlscale: \"/opt/d\\u0000x\"\n",
        "site.dlscale: control character 0x00 is not allowed"},
+      {"papi.yaml", mpirun + "}\npapi_events: [PAPI_TOT_CYC, \"--out=/etc/x\"]\n",
+       "site.papi_events: '--out=/etc/x': expected a PAPI event name"},
+      {"papi2.yaml", mpirun + "}\npapi_events: [\"PAPI_TOT_CYC; rm -rf x\"]\n",
+       "site.papi_events: 'PAPI_TOT_CYC; rm -rf x': expected a PAPI event name"},
   });
+  EXPECT_EQ(
+      site_error("papi_ok.yaml", mpirun + "}\npapi_events: [PAPI_TOT_CYC, \"perf::TASK-CLOCK\", "
+                                          "\"rapl:::PACKAGE_ENERGY:PACKAGE0\"]\n"),
+      "");
 }
 
 TEST(Hostile, NamesCannotEscapeAFolder) {

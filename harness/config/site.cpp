@@ -133,9 +133,17 @@ void read_environment(YamlMap& top, SiteConfig& s) {
 
 void read_rest(YamlMap& top, SiteConfig& s) {
   s.papi_events = top.strings("papi_events");
+  // each becomes part of one --counters argument: a PAPI event name, nothing a shell or CLI11
+  // could read otherwise
   for (const auto& e : s.papi_events)
-    if (const std::string why = bad_free_text(e); !why.empty())
-      top.fail("papi_events", fmt::format("'{}': {}", e, why));
+    if (e.empty() || e[0] == '-' ||
+        e.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.-=") !=
+            std::string::npos)
+      top.fail("papi_events",
+               fmt::format("'{}': expected a PAPI event name (letters, digits, _ : . - =, not "
+                           "starting with -)",
+                           e));
   s.max_nodes = int(top.integer("max_nodes", 1, 1, 1 << 20));
   s.dlscale = top.checked("dlscale", "self", bad_free_text);
   if (s.dlscale.empty()) top.fail("dlscale", "expected the binary's path or name, or self");

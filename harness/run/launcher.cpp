@@ -2,6 +2,7 @@
 #include "harness/run/launcher.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dls {
 
@@ -17,6 +18,14 @@ std::string single_quoted(const std::string& s) {
   }
   q += '\'';
   return q;
+}
+
+// The site's papi_events, as --counters, for a point whose arguments choose none.
+std::vector<std::string> site_counters(const SiteConfig& s, const Point& p) {
+  if (s.papi_events.empty()) return {};
+  for (const std::string& a : p.args)
+    if (a == "--counters" || a.rfind("--counters=", 0) == 0) return {};
+  return {"--counters", fmt::format("{}", fmt::join(s.papi_events, ","))};
 }
 
 }  // namespace
@@ -64,6 +73,7 @@ std::vector<std::string> launch_argv(const SiteConfig& s, const Point& p, const 
   a.push_back(o.dlscale);
   a.push_back(p.kind);
   a.insert(a.end(), p.args.begin(), p.args.end());
+  for (const std::string& c : site_counters(s, p)) a.push_back(c);
   add("--site", s.name, "--out", o.out);
   return a;
 }
