@@ -223,6 +223,10 @@ int sites_main(int argc, char** argv) {
       s.launcher.ranks_per_node, s.launcher.threads_per_rank, s.launcher.gpus_per_rank,
       s.launcher.bind, s.scheduler.kind,
       s.scheduler.partition.empty() ? "" : " partition " + s.scheduler.partition, s.max_nodes);
+  for (const auto& st : s.storage)
+    fmt::print("  storage {}: {}, read {}{}\n", st.name, st.filesystem,
+               st.read_bandwidth > 0 ? si(st.read_bandwidth, "B/s") : "unknown",
+               st.source.empty() ? "" : " (" + st.source + ")");
   return kExitOk;
 }
 

@@ -88,6 +88,19 @@ TEST(Config, BadSitesNameFileLineAndKey) {
   EXPECT_NE(e.find("shipped sites: "), std::string::npos) << e;
   e = bad("srun.yaml", "name: t\nnode: {cores: 2}\nlauncher: {kind: srun}\n");
   EXPECT_NE(e.find("srun needs scheduler.kind slurm"), std::string::npos) << e;
+  const std::string head = "name: t\nnode: {cores: 2}\nlauncher: {kind: mpirun}\nstorage:\n";
+  e = bad("st1.yaml", head + "  - {name: s, read_bandwidth: 2 GB/s}\n");
+  EXPECT_NE(e.find("st1.yaml:5: site.storage[0].filesystem: required"), std::string::npos) << e;
+  e = bad("st2.yaml", head + "  - {name: s, filesystem: nfs, read_bandwidth: 2 GB}\n");
+  EXPECT_NE(e.find("site.storage[0].read_bandwidth"), std::string::npos) << e;
+  e = bad("st3.yaml", head + "  - {name: s, filesystem: nfs}\n  - {name: s, filesystem: lustre}\n");
+  EXPECT_NE(e.find("site.storage[1].name: 's' is given twice"), std::string::npos) << e;
+  e = bad("st4.yaml", head + "  - {name: s, filesystem: nfs, speed: 3}\n");
+  EXPECT_NE(e.find("unknown key 'speed'"), std::string::npos) << e;
+  const SiteConfig pd = load_site("piz_daint", kRoot);
+  ASSERT_EQ(pd.storage.size(), 2u);
+  EXPECT_EQ(pd.storage[1].name, "datawarp");
+  EXPECT_DOUBLE_EQ(pd.storage[1].read_bandwidth, 13e9);
 }
 
 TEST(Config, BadPlansNameFileLineAndKey) {

@@ -131,6 +131,26 @@ void read_environment(YamlMap& top, SiteConfig& s) {
   }
 }
 
+void read_storage(YamlMap& top, SiteConfig& s) {
+  const YAML::Node st = top.node("storage");
+  if (!st) return;
+  if (!st.IsSequence()) top.fail("storage", "expected a list of {name, filesystem, ...}");
+  for (std::size_t i = 0; i < st.size(); ++i) {
+    YamlMap m(st[i], top.file(), fmt::format("site.storage[{}]", i));
+    SiteConfig::Storage x;
+    x.name = m.name("name");
+    x.filesystem = m.checked("filesystem", "", bad_free_text);
+    if (x.filesystem.empty())
+      m.fail("filesystem", "required (lustre, gpfs, nfs, burst buffer, ...)");
+    x.read_bandwidth = m.quantity("read_bandwidth", "B/s");
+    x.source = m.checked("source", "", bad_free_text);
+    m.done();
+    for (const auto& other : s.storage)
+      if (other.name == x.name) m.fail("name", fmt::format("'{}' is given twice", x.name));
+    s.storage.push_back(x);
+  }
+}
+
 void read_rest(YamlMap& top, SiteConfig& s) {
   s.papi_events = top.strings("papi_events");
   // each becomes part of one --counters argument: a PAPI event name, nothing a shell or CLI11
@@ -177,8 +197,10 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   read_launcher(top, s);
   read_scheduler(top, s);
   read_environment(top, s);
+  read_storage(top, s);
   read_rest(top, s);
-  top.done({"network", "scheduler", "environment", "papi_events", "max_nodes", "dlscale"});
+  top.done(
+      {"network", "scheduler", "environment", "storage", "papi_events", "max_nodes", "dlscale"});
   check_launcher_scheduler(s);
   return s;
 }

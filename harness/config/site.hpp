@@ -38,6 +38,14 @@ struct SiteConfig {
     std::string partition, account, qos;
     std::string time_limit = "00:30:00";  // HH:MM:SS per job
   } scheduler;
+  // the filesystems training data can be read from (seed 003's I/O estimate needs the read
+  // bandwidth against k b S / t); only what is known about the site
+  struct Storage {
+    std::string name, filesystem;  // e.g. "scratch", "lustre"
+    double read_bandwidth = 0;     // B/s, aggregate (0: unknown)
+    std::string source;            // where the number comes from
+  };
+  std::vector<Storage> storage;
   std::map<std::string, std::string> environment;
   std::vector<std::string> papi_events;
   int max_nodes = 1;
