@@ -28,6 +28,7 @@ struct TrainCli {
   std::string vae_sampling = "exp_logvar", vae_kl = "mean";
   std::vector<long> lr_steps;
   bool list = false, no_aux = false, no_cache = false, no_fuse = false;
+  double cache_mb = 4096;
   double lr = 0.01;
 };
 
@@ -81,7 +82,14 @@ void add_data_options(CLI::App& app, TrainCli& c) {
                  "stop when the held-out metric reaches it: accuracy=X, loss=X or rmse=X")
       ->check(parsed_into(o.target, &Target::parse))
       ->type_name("TARGET");
-  app.add_flag("--no-cache", c.no_cache, "read every epoch from the source (no in-memory cache)");
+  auto* no_cache = app.add_flag("--no-cache", c.no_cache,
+                                "read every epoch from the source (no in-memory cache)");
+  app.add_option("--cache-mb", c.cache_mb,
+                 "the in-memory cache of training samples, MiB: the whole subset when it fits, "
+                 "else as many samples as fit (a partial cache: the rest are read every epoch)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->excludes(no_cache)
+      ->default_str("4096");
 }
 
 void add_solver_options(CLI::App& app, TrainCli& c) {
@@ -228,7 +236,7 @@ void finish_options(TrainCli& c) {
   o.solver.schedule.base = c.lr;
   o.solver.schedule.policy = parse_lr_policy(c.policy, &o.solver.schedule.power);
   o.solver.schedule.steps = c.lr_steps;
-  if (c.no_cache) o.cache_bytes = 0;
+  o.cache_bytes = c.no_cache ? 0 : long(c.cache_mb * double(1 << 20));
   o.fuse = !c.no_fuse;
   if (o.epochs <= 0 && o.steps <= 0) throw ConfigError("--epochs or --steps must be positive");
 }

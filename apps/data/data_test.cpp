@@ -334,6 +334,18 @@ TEST(Data, LoaderShufflesPerEpochAndCaches) {
   Loader b(*src, subset, {.batch = 5, .shuffle = true, .seed = 9, .cache_bytes = 0});
   EXPECT_EQ(epoch_order(b, 1), e1);  // the same seed, the same order, cache or not
   EXPECT_EQ(b.reads(), 25);
+  // a partial cache: 10 of the 25 samples fit (16 bytes each), so after the first epoch the
+  // cached 10 are hits and the other 15 are read again, every epoch, in the same order
+  Loader p(*src, subset, {.batch = 5, .shuffle = true, .seed = 9, .cache_bytes = 10 * 16 + 15});
+  EXPECT_TRUE(p.caching());
+  EXPECT_DOUBLE_EQ(p.cached_fraction(), 0.4);
+  EXPECT_EQ(epoch_order(p, 0), e0);
+  EXPECT_EQ(epoch_order(p, 1), e1);
+  EXPECT_EQ(p.reads(), 25 + 15);
+  EXPECT_EQ(p.cache_hits(), 10);
+  EXPECT_EQ(p.cache_bytes(), 10 * 16);
+  EXPECT_EQ(a.cache_bytes(), 25 * 16);
+  EXPECT_FALSE(b.caching());
   Loader eval(*src, subset, {.batch = 10, .shuffle = false});
   ASSERT_EQ(eval.batches_per_epoch(), 3);
   BatchBuffer last;

@@ -24,8 +24,8 @@ Loader::Loader(DataSource& src, std::vector<long> indices, LoaderOptions o)
                     long(o_.batch) * o_.ranks,
                     o_.ranks > 1 ? fmt::format(" ({} ranks x {})", o_.ranks, o_.batch) : ""));
   per_ = src.dims().count();
-  cache_on_ =
-      o_.cache_bytes > 0 && double(idx_.size()) * double(per_) * 4 <= double(o_.cache_bytes);
+  const long sample_bytes = per_ * long(sizeof(float));
+  cap_ = std::min(long(idx_.size()), std::max(0L, o_.cache_bytes) / std::max(1L, sample_bytes));
 }
 
 long Loader::batches_per_epoch() const {
@@ -34,11 +34,11 @@ long Loader::batches_per_epoch() const {
 }
 
 void Loader::read(long k, float* x, int* label) {
-  if (cache_on_) {
+  if (k < cap_) {
     if (cached_.empty()) {
-      cache_.resize(idx_.size() * std::size_t(per_));
-      cache_label_.resize(idx_.size());
-      cached_.assign(idx_.size(), 0);
+      cache_.resize(std::size_t(cap_) * std::size_t(per_));
+      cache_label_.resize(std::size_t(cap_));
+      cached_.assign(std::size_t(cap_), 0);
     }
     float* c = cache_.data() + k * per_;
     if (cached_[std::size_t(k)]) {

@@ -24,7 +24,10 @@ struct LoaderOptions {
   int rank = 0, ranks = 1;
   bool shuffle = true;
   std::uint64_t seed = 1;
-  long cache_bytes = 4L << 30;  // cache the subset only if it fits; 0: never
+  // the cache's size: the subset's first positions that fit (all of it when it fits, as many
+  // whole samples as fit when not: a partial cache, seed 001's data set does not fit in memory);
+  // 0: no cache
+  long cache_bytes = 4L << 30;
 };
 
 class Loader {
@@ -34,9 +37,11 @@ class Loader {
   long samples() const { return long(idx_.size()); }
   // Batch b of the run (epoch b / batches_per_epoch()).
   void fill(long b, BatchBuffer& out);
-  bool caching() const { return cache_on_; }
+  bool caching() const { return cap_ > 0; }
+  double cached_fraction() const { return double(cap_) / double(idx_.size()); }
+  long cache_bytes() const { return long(cache_.size() * sizeof(float)); }  // allocated so far
   long cache_hits() const { return hits_; }
-  long reads() const { return reads_; }
+  long reads() const { return reads_; }  // from the source (first touches and uncached samples)
 
  private:
   void read(long k, float* x, int* label);  // k: position in idx_
@@ -44,7 +49,7 @@ class Loader {
   std::vector<long> idx_, perm_;
   LoaderOptions o_;
   long perm_epoch_ = -1, per_ = 0, hits_ = 0, reads_ = 0;
-  bool cache_on_ = false;
+  long cap_ = 0;  // positions [0, cap_) of idx_ are cached
   std::vector<float> cache_;
   std::vector<int> cache_label_;
   std::vector<unsigned char> cached_;

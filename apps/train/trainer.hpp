@@ -159,6 +159,7 @@ class Trainer {
   std::vector<double> sum_all(std::vector<double> v) const;
   std::vector<double> max_all(std::vector<double> v) const;
   nlohmann::json layer_times() const;
+  nlohmann::json model_memory() const;
   SteadyWindow steady_window() const;  // the steps throughput is measured over
   void add_metrics(nlohmann::json& m) const;
   void add_eval_metrics(nlohmann::json& m) const;

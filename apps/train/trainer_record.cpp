@@ -53,7 +53,36 @@ double mean_epoch(const std::vector<double>& walls, long warmup_steps, long step
   return sum / double(walls.size() - first);
 }
 
+// The training loader's cache: the fraction of the subset it holds, what it holds, and how often
+// a sample came from it.
+nlohmann::json cache_json(const Loader& l) {
+  const double touched = double(l.reads() + l.cache_hits());
+  return {{"enabled", l.caching()},
+          {"fraction", l.cached_fraction()},
+          {"bytes", l.cache_bytes()},
+          {"reads", l.reads()},
+          {"hits", l.cache_hits()},
+          {"hit_rate", touched > 0 ? double(l.cache_hits()) / touched : 0.0}};
+}
+
 }  // namespace
+
+// The model's memory apart from the data cache (seed 001: VGG-16's heap against a core group's
+// 8 GB); peak_rss_bytes is the whole process.
+nlohmann::json Trainer::model_memory() const {
+  const State& s = *s_;
+  const long weights = long(s.net->weights().size() * sizeof(float));
+  const long state = s.solver->state_bytes(), act = s.net->activation_bytes();
+  long cache = s.train->cache_bytes();
+  if (s.eval_loader) cache += s.eval_loader->cache_bytes();
+  return {{"weights_bytes", weights},
+          {"gradients_bytes", weights},
+          {"optimizer_state_bytes", state},
+          {"activations_bytes", act},
+          {"model_bytes", 2 * weights + state + act},
+          {"data_cache_bytes", cache},
+          {"not_counted", "the kernels' own workspaces (im2col columns, Winograd tiles)"}};
+}
 
 nlohmann::json Trainer::describe_params() const {
   const State& s = *s_;
@@ -140,10 +169,8 @@ void Trainer::add_metrics(nlohmann::json& m) const {
        {"activation_bytes", s.net->activation_bytes()},
        {"parameter_bytes", long(s.net->weights().size() * sizeof(float))},
        {"total_time_s", seconds_since(s.t_start)},
-       {"cache",
-        {{"enabled", s.train->caching()},
-         {"reads", s.train->reads()},
-         {"hits", s.train->cache_hits()}}}};
+       {"memory", model_memory()},
+       {"cache", cache_json(*s.train)}};
 }
 
 // The held-out metrics by evaluation, and the target's outcome.

@@ -47,6 +47,31 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   EXPECT_EQ(m["steady_steps"].get<long>() + m["warmup_steps"].get<long>(), m["steps"].get<long>());
   EXPECT_GT(m["peak_rss_bytes"].get<long>(), 0);
   EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
+  // the model's memory apart from the data cache: 576 training and 64 held-out 3x16x16 samples
+  const auto& mem = m["memory"];
+  EXPECT_EQ(mem["data_cache_bytes"].get<long>(), (576 + 64) * 3 * 16 * 16 * 4);
+  // the weight buffer: the parameters, each blob aligned to 16 floats
+  const long w = mem["weights_bytes"].get<long>(), p = m["parameters"].get<long>() * 4;
+  EXPECT_GE(w, p);
+  EXPECT_LE(w, p + 10 * 16 * 4);                           // cifar10_quick: 10 blobs
+  EXPECT_EQ(mem["optimizer_state_bytes"].get<long>(), w);  // momentum: one buffer like the weights
+  EXPECT_EQ(mem["model_bytes"].get<long>(), 3 * w + m["activation_bytes"].get<long>());
+}
+
+// A cache for a quarter of the training samples: those are read once and then hit, the rest
+// are read every epoch (seed 001's data set does not fit in memory).
+TEST(Trainer, PartialCacheHoldsAFractionAndCountsItsHits) {
+  TrainOptions o = tiny_classifier();
+  o.epochs = 3, o.eval_every = -1, o.holdout = 0;
+  o.cache_bytes = 160L * 3 * 16 * 16 * 4;  // 160 of the 640 samples
+  const TrainResult r = run_training(o);
+  ASSERT_EQ(r.status, "ok") << r.error;
+  const auto& c = r.metrics["cache"];
+  EXPECT_DOUBLE_EQ(c["fraction"].get<double>(), 0.25);
+  EXPECT_EQ(c["bytes"].get<long>(), o.cache_bytes);
+  EXPECT_EQ(c["reads"].get<long>() + c["hits"].get<long>(), 3 * 640);
+  EXPECT_EQ(c["hits"].get<long>(), 2 * 160);  // the cached quarter, in epochs 2 and 3
+  EXPECT_NEAR(c["hit_rate"].get<double>(), 320.0 / 1920, 1e-12);
 }
 
 // A scheme that exchanges every 4th step, after the update (as local SGD does), for 60 ms: the
