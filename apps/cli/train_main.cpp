@@ -25,7 +25,7 @@ struct TrainCli {
   TrainOptions o;
   DistOptions dist;
   std::string policy = "fixed", out, site = "localhost";
-  std::string vae_sampling = "exp_logvar", vae_kl = "mean";
+  std::string vae_sampling = "exp_logvar", vae_kl = "mean", vae_recon = "bce";
   std::vector<long> lr_steps;
   bool list = false, no_aux = false, no_cache = false, no_fuse = false;
   double cache_mb = 4096;
@@ -54,6 +54,11 @@ void add_model_options(CLI::App& app, TrainCli& c) {
                  "CVAE KL over the latent dims: mean (the public code) or sum (textbook)")
       ->check(CLI::IsMember({"mean", "sum"}))
       ->default_str(c.vae_kl);
+  app.add_option("--vae-recon", c.vae_recon,
+                 "CVAE reconstruction loss: bce (the sum over pixels, the public code) or rmse "
+                 "(each sample's RMSE, DEEPEX's, seed 004)")
+      ->check(CLI::IsMember({"bce", "rmse"}))
+      ->default_str(c.vae_recon);
 }
 
 void add_data_options(CLI::App& app, TrainCli& c) {
@@ -232,7 +237,8 @@ void finish_options(TrainCli& c) {
   TrainOptions& o = c.o;
   o.model_options.aux = !c.no_aux;
   o.model_options.vae = {.half_logvar_sampling = c.vae_sampling == "exp_half_logvar",
-                         .kl_sum = c.vae_kl == "sum"};
+                         .kl_sum = c.vae_kl == "sum",
+                         .rmse = c.vae_recon == "rmse"};
   o.solver.schedule.base = c.lr;
   o.solver.schedule.policy = parse_lr_policy(c.policy, &o.solver.schedule.power);
   o.solver.schedule.steps = c.lr_steps;

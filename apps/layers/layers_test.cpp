@@ -1,5 +1,6 @@
 // Every layer: the finite-difference gradient check in double (inputs and parameters, kinks
 // counted and skipped), and its float CPU path against its double reference path.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -219,12 +220,23 @@ TEST(Layers, ReshapeAndReparameterisation) {
 }
 
 TEST(Layers, CvaeLossBothKlConventions) {
-  for (bool sum : {false, true}) {
-    SCOPED_TRACE(sum);
-    VaeConventions v{.kl_sum = sum};
-    expect_ok(
-        gradcheck([&](auto t) { return std::make_unique<CvaeLossLayer<decltype(t)>>("loss", v); },
-                  {{2, 1, 3, 3}, {2, 1, 3, 3}, {2, 3, 1, 1}, {2, 3, 1, 1}}));
+  for (bool sum : {false, true})
+    for (bool rmse : {false, true}) {
+      SCOPED_TRACE(fmt::format("kl_sum {} rmse {}", sum, rmse));
+      VaeConventions v{.kl_sum = sum, .rmse = rmse};
+      expect_ok(
+          gradcheck([&](auto t) { return std::make_unique<CvaeLossLayer<decltype(t)>>("loss", v); },
+                    {{2, 1, 3, 3}, {2, 1, 3, 3}, {2, 3, 1, 1}, {2, 3, 1, 1}}));
+    }
+  // DEEPEX's reconstruction: a sample's RMSE of sigmoid(logits) against the target; logits 0
+  // (p = 1/2) against targets 1 and 0, and a second sample matched exactly (RMSE 0)
+  {
+    CvaeLossLayer<double> loss("loss", {.rmse = true});
+    loss.setup({{2, 1, 1, 2}, {2, 1, 1, 2}, {2, 3, 1, 1}, {2, 3, 1, 1}});
+    std::vector<double> l{0.0, 0.0, 0.0, 0.0}, x{1.0, 0.0, 0.5, 0.5}, mu(6, 0.0), lv(6, 0.0), y(1);
+    loss.forward({}, {l.data(), x.data(), mu.data(), lv.data()}, y.data());
+    EXPECT_NEAR(loss.reconstruction(), (0.5 + 0.0) / 2, 1e-15);  // the batch mean
+    EXPECT_NEAR(loss.kl(), 0.0, 1e-15);
   }
   // KL of mu = 1, logvar = 0 in each of L = 3 dims: 0.5 per dim; mean over dims 0.5, sum 1.5
   for (bool sum : {false, true}) {

@@ -74,7 +74,8 @@ Dims CvaeLossLayer<T>::setup(const std::vector<Dims>& in) {
 template <class T>
 void CvaeLossLayer<T>::forward(const Context&, const std::vector<const T*>& x, T* y) {
   const long count = pixels_ * n_;
-  recon_ = bce_logits_fwd(x[0], x[1], count) / n_;
+  recon_ =
+      (v_.rmse ? rmse_logits_fwd(x[0], x[1], n_, pixels_) : bce_logits_fwd(x[0], x[1], count)) / n_;
   kl_ = kl_fwd(x[2], x[3], n_, latent_, !v_.kl_sum) / n_;
   sq_err_ = sigmoid_squared_error(x[0], x[1], count);
   y[0] = T(recon_ + kl_);
@@ -86,7 +87,10 @@ void CvaeLossLayer<T>::backward(const Context&, const std::vector<const T*>& x, 
   const long count = pixels_ * n_;
   const double s = double(dy[0]) / n_;
   sink_.resize(std::size_t(std::max(count, 2L * n_ * latent_)));
-  bce_logits_bwd(x[0], x[1], count, s, dx[0] ? dx[0] : sink_.data(), dx[1]);
+  if (v_.rmse)
+    rmse_logits_bwd(x[0], x[1], n_, pixels_, s, dx[0] ? dx[0] : sink_.data(), dx[1]);
+  else
+    bce_logits_bwd(x[0], x[1], count, s, dx[0] ? dx[0] : sink_.data(), dx[1]);
   kl_bwd(x[2], x[3], n_, latent_, !v_.kl_sum, s, dx[2] ? dx[2] : sink_.data(),
          dx[3] ? dx[3] : sink_.data() + long(n_) * latent_);
 }

@@ -4,8 +4,9 @@
 //                  layer from the counter RNG; inference: z = mu
 //   CvaeLossLayer  inputs {logits, target, mu, logvar}: the batch mean of
 //                  sum-over-pixels BCE(target, sigmoid(logits)) + KL(mu, logvar) (the decoder's
-//                  sigmoid is folded into the loss, as BCEWithLogits); also the squared error
-//                  of sigmoid(logits) for the reconstruction RMSE
+//                  sigmoid is folded into the loss, as BCEWithLogits), or with rmse the
+//                  sample's RMSE of sigmoid(logits) + KL (DEEPEX); also the squared error of
+//                  sigmoid(logits) for the reconstruction RMSE
 #pragma once
 
 #include <cstdint>
@@ -31,10 +32,11 @@ class ReshapeLayer : public Layer<T> {
   long count_ = 0;
 };
 
-// The two conventions of the public code and of the textbook ELBO.
+// The conventions of the public code, of the textbook ELBO and of DEEPEX's loss.
 struct VaeConventions {
   bool half_logvar_sampling = false;  // z = mu + exp(0.5 logvar) eps (textbook); else exp(logvar)
   bool kl_sum = false;                // KL summed over the latent dims (textbook); else their mean
+  bool rmse = false;  // reconstruction: per-sample RMSE (seed 004's DEEPEX); else the BCE sum
 };
 
 template <class T>
@@ -66,7 +68,7 @@ class CvaeLossLayer : public Layer<T> {
   // Of the last forward: sum over the batch of (sigmoid(logits) - target)^2, and its count.
   double squared_error() const { return sq_err_; }
   long pixels() const { return pixels_ * n_; }
-  double reconstruction() const { return recon_; }  // batch mean of the BCE sum
+  double reconstruction() const { return recon_; }  // batch mean of the BCE sum (or RMSE)
   double kl() const { return kl_; }                 // batch mean of the KL term
 
  private:

@@ -109,7 +109,8 @@ nlohmann::json Trainer::describe_params() const {
   if (o_.target.metric != Target::Metric::kNone) p["target"] = o_.target.str();
   if (s.vae)
     p["vae"] = {{"half_logvar_sampling", s.mo.vae.half_logvar_sampling},
-                {"kl_sum", s.mo.vae.kl_sum}};
+                {"kl_sum", s.mo.vae.kl_sum},
+                {"reconstruction", s.mo.vae.rmse ? "rmse" : "bce"}};
   return p;
 }
 

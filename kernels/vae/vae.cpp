@@ -67,6 +67,29 @@ void bce_logits_bwd(const T* l, const T* x, long count, double scale, T* dl, T* 
 }
 
 template <class T>
+double rmse_logits_fwd(const T* l, const T* x, int n, long pixels) {
+  double total = 0;
+  for (int s = 0; s < n; ++s)
+    total += std::sqrt(sigmoid_squared_error(l + long(s) * pixels, x + long(s) * pixels, pixels) /
+                       double(pixels));
+  return total;
+}
+
+template <class T>
+void rmse_logits_bwd(const T* l, const T* x, int n, long pixels, double scale, T* dl, T* dx) {
+  for (int s = 0; s < n; ++s) {
+    const T *ls = l + long(s) * pixels, *xs = x + long(s) * pixels;
+    const double r = std::sqrt(sigmoid_squared_error(ls, xs, pixels) / double(pixels));
+    const double k = r > 0 ? scale / (double(pixels) * r) : 0.0;
+    for (long i = 0; i < pixels; ++i) {
+      const double p = 1.0 / (1.0 + std::exp(-double(ls[i]))), d = p - double(xs[i]);
+      dl[long(s) * pixels + i] = T(k * d * p * (1.0 - p));
+      if (dx) dx[long(s) * pixels + i] = T(-k * d);
+    }
+  }
+}
+
+template <class T>
 void sigmoid_of(const T* l, T* p, long count) {
   for (long i = 0; i < count; ++i) p[i] = T(1.0 / (1.0 + std::exp(-double(l[i]))));
 }
@@ -90,6 +113,8 @@ double sigmoid_squared_error(const T* l, const T* x, long count) {
   template double bce_logits_fwd<T>(const T*, const T*, long);                           \
   template void bce_logits_bwd<T>(const T*, const T*, long, double, T*, T*);             \
   template double sigmoid_squared_error<T>(const T*, const T*, long);                    \
+  template double rmse_logits_fwd<T>(const T*, const T*, int, long);                     \
+  template void rmse_logits_bwd<T>(const T*, const T*, int, long, double, T*, T*);       \
   template void sigmoid_of<T>(const T*, T*, long);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

@@ -11,6 +11,9 @@
 //   BCE on logits       sum_i max(l, 0) - l x + log(1 + exp(-|l|))   (= -x log p - (1-x) log(1-p),
 //                       p = sigmoid(l), without the log(0) of a saturated sigmoid)
 //                       dl = sigmoid(l) - x
+//   RMSE on logits      per sample s over its P pixels r_s = sqrt(1/P sum_i (p_i - x_i)^2), the
+//                       sum over samples (DEEPEX, seed 004: "the sum of RMSE loss and KL")
+//                       dl_i = (p_i - x_i) p_i (1 - p_i) / (P r_s)   (0 where r_s = 0)
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,12 @@ template <class T>
 double bce_logits_fwd(const T* l, const T* x, long count);
 template <class T>
 void bce_logits_bwd(const T* l, const T* x, long count, double scale, T* dl, T* dx);
+// Sum over the n samples of the per-sample RMSE of sigmoid(l) against x (pixels values a
+// sample); dl = scale d/dl, and when dx is not null, dx = scale d/dx.
+template <class T>
+double rmse_logits_fwd(const T* l, const T* x, int n, long pixels);
+template <class T>
+void rmse_logits_bwd(const T* l, const T* x, int n, long pixels, double scale, T* dl, T* dx);
 // p = sigmoid(l), and the sum of (sigmoid(l) - x)^2 (the reconstruction's squared error).
 template <class T>
 void sigmoid_of(const T* l, T* p, long count);
