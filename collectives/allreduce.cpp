@@ -77,14 +77,14 @@ Fold fold_ranks(int rank, int size) {
 }
 
 template <class T>
-void fold_in(const Comm& c, const Fold& f, T* buf, std::size_t count, T* tmp) {
+void fold_in(const Comm& c, const Fold& f, T* buf, std::size_t count, AllreduceWork<T>& w) {
   const int r = c.rank();
   if (r >= 2 * f.rem) return;
   if (r % 2 == 0) {
     c.send(buf, count, r + 1);
   } else {
-    c.recv(tmp, count, r - 1);
-    add_into(buf, tmp, count);
+    c.recv(w.tmp.data(), count, r - 1);
+    add_into(buf, w.tmp.data(), count, w);
   }
 }
 
@@ -98,10 +98,10 @@ void fold_out(const Comm& c, const Fold& f, T* buf, std::size_t count) {
     c.send(buf, count, r - 1);
 }
 
-#define DLS_INSTANTIATE(T)                                                           \
-  template void allreduce<T>(Algo, const Comm&, T*, std::size_t, AllreduceWork<T>&); \
-  template void allreduce_mpi<T>(const Comm&, T*, std::size_t);                      \
-  template void fold_in<T>(const Comm&, const Fold&, T*, std::size_t, T*);           \
+#define DLS_INSTANTIATE(T)                                                                \
+  template void allreduce<T>(Algo, const Comm&, T*, std::size_t, AllreduceWork<T>&);      \
+  template void allreduce_mpi<T>(const Comm&, T*, std::size_t);                           \
+  template void fold_in<T>(const Comm&, const Fold&, T*, std::size_t, AllreduceWork<T>&); \
   template void fold_out<T>(const Comm&, const Fold&, T*, std::size_t);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)

@@ -8,9 +8,11 @@
 //                 2 lg p alpha + 2(p-1)/p n beta
 //   tree          binomial-tree reduce to rank 0 + binomial broadcast: 2 lg p (alpha + n beta)
 // The workspace is sized once (reserve) so the timed call never allocates. Results are the
-// same on every rank; with integer-valued data they equal MPI_Allreduce's bit for bit.
+// same on every rank; with integer-valued data they equal MPI_Allreduce's bit for bit. The local
+// sums may run on several OpenMP threads (AllreduceWork::threads) with the same bits as one.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -26,10 +28,15 @@ std::string algo_name(Algo a);
 Algo parse_algo(std::string_view name);  // throws ConfigError listing the known names
 const std::vector<Algo>& all_algos();
 
-// Scratch space of the algorithms: one receive buffer of up to `count` elements.
+// Scratch space of the algorithms: one receive buffer of up to `count` elements; and the
+// threads of their local arithmetic (the sums of received chunks into the buffer: add_into):
+// `threads` OpenMP threads, each given at least `min_per_thread` elements, so that a small
+// chunk stays on the calling thread.
 template <class T>
 struct AllreduceWork {
   std::vector<T> tmp;
+  int threads = 1;
+  std::size_t min_per_thread = 8192;  // 32 KiB of floats: below it a fork costs more than it saves
   void reserve(std::size_t count) {
     if (tmp.size() < count) tmp.resize(count);
   }
@@ -61,6 +68,17 @@ inline void add_into(T* dst, const T* src, std::size_t n) {
 #pragma omp simd
   for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
 }
+// The same sums on up to w.threads OpenMP threads (a parallel region opened from a
+// communication thread is a team of its own). Each element is still one dst + src, whichever
+// thread adds it: bit for bit the one-thread result.
+template <class T>
+inline void add_into(T* dst, const T* src, std::size_t n, const AllreduceWork<T>& w) {
+  const std::size_t most = w.min_per_thread > 0 ? n / w.min_per_thread : n;
+  const int t = int(std::min(std::size_t(std::max(w.threads, 1)), most));
+  if (t <= 1) return add_into(dst, src, n);
+#pragma omp parallel for simd num_threads(t) schedule(static)
+  for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
 
 // The largest power of two <= p, and MPICH's fold for the others: ranks below 2*rem pair up
 // (even sends to odd); the odd ones and the ranks from 2*rem up take part as "new ranks"
@@ -72,7 +90,7 @@ struct Fold {
 Fold fold_ranks(int rank, int size);
 // Before / after the power-of-two part: pair (2i, 2i+1) reduces into 2i+1, and gets it back.
 template <class T>
-void fold_in(const Comm& c, const Fold& f, T* buf, std::size_t count, T* tmp);
+void fold_in(const Comm& c, const Fold& f, T* buf, std::size_t count, AllreduceWork<T>& w);
 template <class T>
 void fold_out(const Comm& c, const Fold& f, T* buf, std::size_t count);
 

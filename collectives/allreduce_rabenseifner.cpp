@@ -22,7 +22,7 @@ void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceW
   if (c.size() == 1 || count == 0) return;
   w.reserve(count);
   const Fold f = fold_ranks(c.rank(), c.size());
-  fold_in(c, f, buf, count, w.tmp.data());
+  fold_in(c, f, buf, count, w);
   if (f.new_rank >= 0) {
     const int nb = f.pof2;
     int lo = 0, hi = nb;  // the blocks this rank is responsible for
@@ -32,7 +32,7 @@ void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceW
       const Block keep = lower ? blocks_span(count, nb, lo, mid) : blocks_span(count, nb, mid, hi);
       const Block give = lower ? blocks_span(count, nb, mid, hi) : blocks_span(count, nb, lo, mid);
       c.sendrecv(buf + give.offset, give.length, partner, w.tmp.data(), keep.length, partner);
-      add_into(buf + keep.offset, w.tmp.data(), keep.length);
+      add_into(buf + keep.offset, w.tmp.data(), keep.length, w);
       (lower ? hi : lo) = mid;
     }
     // now [lo, hi) = [new_rank, new_rank + 1), reduced over all ranks

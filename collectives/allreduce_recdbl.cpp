@@ -10,12 +10,12 @@ void allreduce_recdbl(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>
   if (c.size() == 1 || count == 0) return;
   w.reserve(count);
   const Fold f = fold_ranks(c.rank(), c.size());
-  fold_in(c, f, buf, count, w.tmp.data());
+  fold_in(c, f, buf, count, w);
   if (f.new_rank >= 0)
     for (int mask = 1; mask < f.pof2; mask <<= 1) {
       const int partner = f.real_rank(f.new_rank ^ mask);
       c.sendrecv(buf, count, partner, w.tmp.data(), count, partner);
-      add_into(buf, w.tmp.data(), count);  // a + b == b + a: both partners hold the same sum
+      add_into(buf, w.tmp.data(), count, w);  // a + b == b + a: both partners hold the same sum
     }
   fold_out(c, f, buf, count);
 }

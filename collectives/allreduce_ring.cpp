@@ -20,7 +20,7 @@ void reduce_scatter_ring(const Comm& c, T* buf, std::size_t count, AllreduceWork
   for (int s = 0; s < p - 1; ++s) {
     const Block sb = ring_block(count, p, r - s - 1), rb = ring_block(count, p, r - s - 2);
     c.sendrecv(buf + sb.offset, sb.length, right, w.tmp.data(), rb.length, left);
-    add_into(buf + rb.offset, w.tmp.data(), rb.length);
+    add_into(buf + rb.offset, w.tmp.data(), rb.length, w);
   }
 }
 

@@ -15,9 +15,10 @@ namespace dls {
 namespace {
 
 template <class T>
-void check_all_algorithms() {
+void check_all_algorithms(int threads = 1, std::size_t min_per_thread = 8192) {
   const Comm c;
   AllreduceWork<T> w;
+  w.threads = threads, w.min_per_thread = min_per_thread;
   for (std::size_t n : test_counts(c.size())) {
     std::vector<T> want = rank_data<T>(n, c.rank());
     allreduce_mpi(c, want.data(), n);
@@ -26,13 +27,39 @@ void check_all_algorithms() {
       allreduce(a, c, got.data(), n, w);
       const bool same = n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0;
       EXPECT_TRUE(same) << algo_name(a) << " count " << n << " rank " << c.rank() << " of "
-                        << c.size();
+                        << c.size() << ", " << threads << " threads";
     }
   }
 }
 
 TEST(Allreduce, EqualsMpiAllreduceFloat) { check_all_algorithms<float>(); }
 TEST(Allreduce, EqualsMpiAllreduceDouble) { check_all_algorithms<double>(); }
+
+// The local sums on several threads (a communication team's): every chunk split across the
+// threads (one element each at least), or only the large ones (the default floor).
+TEST(Allreduce, ThreadedSumsEqualMpiAllreduce) {
+  check_all_algorithms<float>(3, 1);
+  check_all_algorithms<double>(4, 1);
+  check_all_algorithms<float>(2);
+}
+
+// Not integer-valued data: the sums round, so equal bits mean each element was summed in the
+// same order with 1 and with several threads.
+TEST(Allreduce, ThreadedSumsRoundAsOneThread) {
+  const Comm c;
+  for (Algo a : all_algos())
+    for (std::size_t n : test_counts(c.size())) {
+      std::vector<float> one(n), many(n);
+      for (std::size_t i = 0; i < n; ++i)
+        one[i] = many[i] = 0.1f * float(c.rank() + 1) + 1e-3f * float(i % 1013) + 1.0f / 3.0f;
+      AllreduceWork<float> w1, wt;
+      wt.threads = 4, wt.min_per_thread = 2;
+      allreduce(a, c, one.data(), n, w1);
+      allreduce(a, c, many.data(), n, wt);
+      EXPECT_TRUE(n == 0 || std::memcmp(one.data(), many.data(), n * sizeof(float)) == 0)
+          << algo_name(a) << " count " << n << " rank " << c.rank();
+    }
+}
 
 // The sum is also checked against the closed form, so a baseline that was wrong in the same
 // way as an algorithm could not hide it.

@@ -19,7 +19,7 @@ void reduce_tree(const Comm& c, T* buf, std::size_t count, int root, AllreduceWo
     }
     if (v + mask < p) {
       c.recv(w.tmp.data(), count, real(v + mask));
-      add_into(buf, w.tmp.data(), count);
+      add_into(buf, w.tmp.data(), count, w);
     }
   }
 }

@@ -36,9 +36,11 @@ MPI_Comm duplicate(const Comm& c, OverlapEngine e) {
 }  // namespace
 
 template <class T>
-AsyncAllreduce<T>::AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count)
+AsyncAllreduce<T>::AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count,
+                                  int threads)
     : comm_(duplicate(c, e)), engine_(e), algo_(algo), max_count_(max_count) {
   work_.reserve(max_count);
+  work_.threads = threads;
   if (engine_ == OverlapEngine::kThread) thread_ = std::thread([this] { loop(); });
 }
 

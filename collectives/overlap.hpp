@@ -6,6 +6,9 @@
 //                 between start() and wait().
 //   kNonblocking  MPI_Iallreduce; it progresses only as far as the MPI library progresses it on
 //                 its own, and in test()/wait().
+// The thread engine's local arithmetic (AllreduceWork::threads) may use `threads` OpenMP threads,
+// a team opened from the communication thread. Several engines may be in flight at once (each
+// on its own duplicate; dlscale's ssgd communication teams) under MPI_THREAD_MULTIPLE.
 // The buffer must not be touched between start() and wait(). The thread, its workspace and the
 // request exist from construction: start() and wait() allocate nothing.
 #pragma once
@@ -32,8 +35,9 @@ OverlapEngine parse_engine(std::string_view name);  // "thread" or "nonblocking"
 template <class T>
 class AsyncAllreduce {
  public:
-  // Collective over c. `algo` is used by the thread engine (kNonblocking always uses MPI's).
-  AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count);
+  // Collective over c. `algo` and `threads` are used by the thread engine (kNonblocking always
+  // uses MPI's allreduce).
+  AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count, int threads = 1);
   ~AsyncAllreduce();
   AsyncAllreduce(const AsyncAllreduce&) = delete;
   AsyncAllreduce& operator=(const AsyncAllreduce&) = delete;

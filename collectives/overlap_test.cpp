@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -69,6 +70,37 @@ TEST(Overlap, ThreadFinishesWithoutTheCallersHelp) {
   EXPECT_TRUE(done) << "the communication thread made no progress in 20 s";
   ar.wait();
   EXPECT_EQ(std::memcmp(v.data(), want.data(), n * sizeof(float)), 0);
+}
+
+// Communication teams (dlscale's ssgd --comm-teams): several thread engines in flight at once,
+// each on its own duplicate, with threaded local sums; every one gives MPI_Allreduce's result.
+TEST(Overlap, SeveralEnginesInFlightAtOnce) {
+  const Comm c;
+  int level = 0;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_MULTIPLE) GTEST_SKIP() << "needs MPI_THREAD_MULTIPLE";
+  const std::size_t n = 300007;
+  for (Algo a : all_algos()) {
+    std::vector<std::unique_ptr<AsyncAllreduce<float>>> teams;
+    std::vector<std::vector<float>> got, want;
+    for (int k = 0; k < 4; ++k) {
+      teams.push_back(std::make_unique<AsyncAllreduce<float>>(c, OverlapEngine::kThread, a, n, 2));
+      got.push_back(rank_data<float>(n - std::size_t(k), c.rank(), k));
+      want.push_back(got.back());
+      allreduce_mpi(c, want.back().data(), want.back().size());
+    }
+    for (int round = 0; round < 2; ++round) {  // the second: each team's next bucket
+      for (int k = 0; k < 4; ++k)
+        teams[std::size_t(k)]->start(got[std::size_t(k)].data(), n - std::size_t(k));
+      for (int k = 3; k >= 0; --k) teams[std::size_t(k)]->wait();
+      for (int k = 0; k < 4 && round == 0; ++k) {
+        EXPECT_EQ(got[std::size_t(k)], want[std::size_t(k)]) << algo_name(a) << " team " << k;
+        got[std::size_t(k)] = rank_data<float>(n - std::size_t(k), c.rank(), k);
+      }
+    }
+    for (int k = 0; k < 4; ++k)
+      EXPECT_EQ(got[std::size_t(k)], want[std::size_t(k)]) << algo_name(a) << " team " << k;
+  }
 }
 
 TEST(Overlap, MisuseIsAnError) {

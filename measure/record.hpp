@@ -26,9 +26,12 @@
 //                 (apps/dist): phase_s_max (max over ranks; phase_s is then the mean),
 //                 peak_rss_bytes_max, placement (per rank: host, cpus, threads, gpu), and
 //                 per scheme sync_waited_in_backward_s (ssgd), averages (localsgd),
-//                 exchanges (easgd), allreduce (the algorithm used; with --allreduce auto also
-//                 allreduce_auto_times_s, what it was chosen by)
-//   counters              event -> count, over the timed region (calling thread)
+//                 exchanges (easgd, ps-sync), allreduce (the algorithm used; with --allreduce
+//                 auto also allreduce_auto_times_s, what it was chosen by)
+//   counters              event -> count, over the timed region on every thread of the process
+//                         (kernels: each case's timed calls; collectives: each point's; train:
+//                         the steady window, by phase in metrics.counters_by_phase); how in
+//                         metrics.counters_scope and counters_paths
 //   counters_unavailable  event -> why it could not be counted (never recorded as 0)
 //   check                 {status: passed | failed | sampled | skipped, max_rel_err, ...}
 //   status                ok | failed | timeout | diverged | skipped

@@ -205,6 +205,17 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
   add_named(g, "--overlap", d.overlap, kOverlapNames,
             "ssgd: thread, nonblocking, or none (all buckets after backward)");
   g->add_option("--bucket-mb", d.bucket_mb, "ssgd: gradient bucket size in MiB")->default_str("25");
+  g->add_option("--comm-teams", d.comm_teams,
+                "ssgd: communication threads (seed 003's nteams), each on its own communicator; "
+                "bucket b is reduced by team b % M while backward goes on. Needs --overlap thread "
+                "and MPI_THREAD_MULTIPLE; ignored on a GPU (no overlap there; recorded as 1)")
+      ->check(CLI::Range(1, kMaxCommTeams))
+      ->default_str("1");
+  g->add_option("--comm-threads-per-team", d.comm_threads_per_team,
+                "ssgd: OpenMP threads of each team's local sums (seed 003's nthread_per_team); "
+                "needs --overlap thread; ignored on a GPU")
+      ->check(CLI::Range(1, kMaxCommThreadsPerTeam))
+      ->default_str("1");
   g->add_option("--local-period", d.local_period,
                 "localsgd: steps between weight averages (0: once an epoch)")
       ->check(CLI::NonNegativeNumber)
@@ -222,10 +233,11 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
             "easgd: paper (0.9/p) or tf (0.9/(tau p))");
   g->add_flag("--easgd-async", d.easgd_async,
               "easgd: asynchronous exchanges (default synchronous rounds)");
-  g->add_option("--ps-servers", d.ps_servers, "easgd: parameter-server ranks (the last ones)")
+  g->add_option("--ps-servers", d.ps_servers,
+                "easgd, ps-sync: parameter-server ranks (the last ones)")
       ->default_str("1");
   g->add_option("--ps-idle-us", d.ps_idle_us,
-                "easgd: servers sleep this long between polls (0: block)")
+                "easgd, ps-sync: servers sleep this long between polls (0: block)")
       ->default_str("50");
   g->add_option("--inject-failure", "RANK:STEP: that rank fails there (to test the abort)")
       ->check(parsed_into(d.inject_failure, &FailureInjection::parse))

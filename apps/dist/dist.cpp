@@ -1,5 +1,5 @@
 // Distributed training: what every scheme shares (see dist.hpp); the schemes are in
-// scheme_ssgd.cpp, scheme_localsgd.cpp and scheme_easgd.cpp.
+// scheme_ssgd.cpp, scheme_localsgd.cpp, scheme_easgd.cpp and scheme_ps_sync.cpp.
 #include "apps/dist/dist.hpp"
 
 #include <fmt/format.h>
@@ -99,6 +99,7 @@ TrainHooks scheme_hooks(DistScheme& scheme, const Comm& workers, const DistOptio
   h.reduce_max = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
   h.params = {{"scheme", d.scheme}};
   h.exchange_period = scheme.exchange_period();
+  h.local_update = scheme.local_update();
   h.after_allocate = [&](Net<float>& net) {
     // rank 0's initial weights everywhere (the seeds agree anyway; this makes it so)
     net.pull_weights();

@@ -7,6 +7,10 @@
 //   easgd     elastic averaging SGD (swFLOW): the last `ps_servers` ranks hold the centre
 //             variable; the workers exchange with it every tau steps (scheme_easgd.cpp,
 //             elastic_exchange.hpp)
+//   ps-sync   synchronous parameter servers (TensorFlow's, seed 003's baseline): the last
+//             `ps_servers` ranks hold the weights and the optimizer; every step the workers push
+//             their gradients, the servers average and apply them, the workers pull the weights
+//             (scheme_ps_sync.cpp)
 // Every scheme broadcasts rank 0's initial weights, shards each global batch across the (worker)
 // ranks (apps/data/loader.hpp: the same data order at any rank count), scales the learning rate by
 // the chosen rule from the global batch, averages the metrics over ranks, and lets rank 0
@@ -34,6 +38,8 @@ struct DistOptions {
   AllreduceRequest allreduce;
   Overlap overlap = Overlap::kThread;  // ssgd
   double bucket_mb = 25;               // gradient bucket size (PyTorch DDP's default)
+  int comm_teams = 1;                  // ssgd: communication threads (bucket b: team b % M)
+  int comm_threads_per_team = 1;       // ssgd: OpenMP threads of each team's local sums
   long local_period = 0;               // localsgd: steps between averages; 0: once an epoch
   LocalMomentum local_momentum = LocalMomentum::kLocal;  // localsgd: the momentum buffers
   LocalBn local_bn = LocalBn::kAverage;                  // localsgd: batch-norm running statistics
@@ -41,8 +47,8 @@ struct DistOptions {
   double easgd_alpha = 0;                                // easgd: the moving rate; 0: from the rule
   AlphaRule easgd_alpha_rule = AlphaRule::kPaper;
   bool easgd_async = false;
-  int ps_servers = 1;
-  int ps_idle_us = 50;  // easgd: servers sleep this long between tests for a push (0: block)
+  int ps_servers = 1;   // easgd, ps-sync: the parameter-server ranks (the last ones)
+  int ps_idle_us = 50;  // easgd, ps-sync: servers sleep this long between tests (0: block)
   FailureInjection inject_failure;  // tests: that worker throws at that step
 };
 

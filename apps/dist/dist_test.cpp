@@ -3,11 +3,14 @@
 //   * ssgd with k ranks at batch b ends with the weights of one process at batch k b (same data
 //     order by the loader's sharding; differences only from the order of float sums);
 //   * overlapped ssgd (buckets reduced during backward) gives bit for bit the weights of ssgd
-//     reducing the same buckets after backward;
+//     reducing the same buckets after backward; so do several communication teams with
+//     threaded local sums and one team of one thread;
 //   * localsgd averaging every step with local momentum equals ssgd for momentum SGD;
 //   * each rank's shard of every global batch is its part of the one-process batch;
 //   * EASGD's exchange, sync and async, against a scalar double-precision replay of the update
-//     rule (async: replayed in the order the server served the workers).
+//     rule (async: replayed in the order the server served the workers);
+//   * ps-sync with w workers ends with the weights of ssgd at w ranks (momentum SGD, Adam; one
+//     server or two), on a device as on the host, and a run stopped early releases its servers.
 #include "apps/dist/dist.hpp"
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 #include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
 #include "apps/dist/elastic_exchange.hpp"
+#include "apps/dist/gradient_sync.hpp"
 #include "apps/net/host_net_device.hpp"
 #include "collectives/comm.hpp"
 
@@ -103,6 +107,54 @@ TEST(Dist, OverlappedSsgdEqualsSsgdAfterBackwardBitForBit) {
   EXPECT_EQ(a, b);
 }
 
+// ssgd with M communication teams of N threads; a bucket per blob (10 for cifar10_quick), so
+// each of up to 4 teams has two or more buckets a step.
+DistRun run_teams(const char* algo, int teams, int threads, std::vector<float>& w,
+                  Overlap overlap = Overlap::kThread) {
+  DistOptions d;
+  d.scheme = "ssgd", d.overlap = overlap, d.allreduce = AllreduceRequest::parse(algo);
+  d.bucket_mb = 1e-5;  // 2 floats: every blob is a bucket of its own
+  d.comm_teams = teams, d.comm_threads_per_team = threads;
+  return run_distributed(tiny(4), d, capture(w));
+}
+
+// The same buckets by the same algorithm, on other threads and communicators, and each
+// element's sums in the same order on any number of threads: the same bits. recdbl sums whole
+// buckets, so its larger ones (conv3's 51200 weights) are split across the team's threads at any
+// rank count; the ring's chunks are those over the rank count.
+TEST(Dist, SsgdCommTeamsEqualOneTeamBitForBit) {
+  const Comm c;
+  int level = 0;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_MULTIPLE) GTEST_SKIP() << "teams need MPI_THREAD_MULTIPLE";
+  for (const char* algo : {"ring", "recdbl"}) {
+    SCOPED_TRACE(algo);
+    std::vector<float> one, four, three;
+    const DistRun r1 = run_teams(algo, 1, 1, one);
+    const DistRun r4 = run_teams(algo, 4, 2, four);
+    const DistRun r3 = run_teams(algo, 3, 1, three);
+    ASSERT_EQ(r1.result.status, "ok") << r1.result.error;
+    ASSERT_EQ(r4.result.status, "ok") << r4.result.error;
+    ASSERT_EQ(r3.result.status, "ok") << r3.result.error;
+    EXPECT_GE(r4.result.params["buckets"].get<int>(), 8);  // two or more per team
+    EXPECT_EQ(r4.result.params["comm_teams"].get<int>(), 4);
+    EXPECT_EQ(r4.result.params["comm_threads_per_team"].get<int>(), 2);
+    EXPECT_EQ(r1.result.params["comm_teams"].get<int>(), 1);
+    ASSERT_FALSE(one.empty());
+    EXPECT_EQ(one, four);
+    EXPECT_EQ(one, three);
+  }
+}
+
+// Teams are threads of the thread engine: with another, or out of range, a ConfigError.
+TEST(Dist, SsgdCommTeamsNeedTheThreadEngine) {
+  std::vector<float> w;
+  EXPECT_THROW(run_teams("ring", 2, 1, w, Overlap::kNone), ConfigError);
+  EXPECT_THROW(run_teams("ring", 1, 2, w, Overlap::kNonblocking), ConfigError);
+  EXPECT_THROW(run_teams("ring", 17, 1, w), ConfigError);
+  EXPECT_THROW(run_teams("ring", 1, 65, w), ConfigError);
+}
+
 // On a device every scheme exchanges through host copies (ssgd: the gradients after
 // backward, pulled, reduced in the same buckets, pushed; localsgd: weights, momentum and
 // batch-norm statistics pulled, averaged, pushed; easgd: the weights around each exchange):
@@ -125,6 +177,21 @@ TEST(Dist, SsgdOnADeviceEqualsSsgdOnTheHostBitForBit) {
   ASSERT_EQ(r.result.status, "ok") << r.result.error;
   EXPECT_EQ(r.result.params["overlap"], "none");
   EXPECT_EQ(r.result.params["gradient_path"], "host staging");
+  EXPECT_EQ(host, dev);
+}
+
+// On a device (no overlap there) the teams are ignored, and the record says so.
+TEST(Dist, SsgdOnADeviceIgnoresCommTeams) {
+  std::vector<float> host, dev;
+  ASSERT_EQ(run("ssgd", "none", host).result.status, "ok");
+  DistOptions d;
+  d.scheme = "ssgd", d.allreduce = AllreduceRequest::parse("ring"), d.bucket_mb = 0.05;
+  d.comm_teams = 4, d.comm_threads_per_team = 2;
+  const DistRun r = run_on_device(d, dev);
+  ASSERT_EQ(r.result.status, "ok") << r.result.error;
+  EXPECT_EQ(r.result.params["comm_teams"].get<int>(), 1);
+  EXPECT_EQ(r.result.params["comm_threads_per_team"].get<int>(), 1);
+  EXPECT_TRUE(r.result.params.contains("comm_teams_ignored"));
   EXPECT_EQ(host, dev);
 }
 
@@ -300,6 +367,141 @@ TEST(Dist, EasgdTrainsAndMakesEveryExchange) {
   EXPECT_EQ(r.result.metrics["ranks"].get<int>(), c.size() - 1);  // the workers
   // the steady window covers whole exchange periods of tau steps
   EXPECT_EQ(r.result.metrics["steady_window"]["exchange_period_steps"].get<long>(), 4);
+}
+
+// ps-sync --------------------------------------------------------------------------------------
+
+// ssgd on the first `ranks` ranks of the job, the others idle: ssgd's gradient averaging on a
+// communicator of those ranks (GradientSync after backward, ring allreduce: `--scheme ssgd
+// --overlap none`, which the test above shows equal to the overlapped one), so that one job holds
+// ps-sync's workers and servers and ssgd at the workers' count. The weights after the last step
+// (empty on the idle ranks); at 1 rank, one process.
+std::vector<float> ssgd_on_first(int ranks, const TrainOptions& o) {
+  const Comm c;
+  MPI_Comm raw = MPI_COMM_NULL;
+  MPI_Comm_split(c.raw(), c.rank() < ranks ? 0 : MPI_UNDEFINED, c.rank(), &raw);
+  std::vector<float> w;
+  if (raw == MPI_COMM_NULL) return w;
+  {
+    const Comm sub(raw);
+    std::unique_ptr<GradientSync> grads;
+    TrainHooks h = capture(w);
+    h.rank = sub.rank(), h.ranks = sub.size();
+    h.after_allocate = [&](Net<float>& net) {
+      grads = std::make_unique<GradientSync>(sub, net, Algo::kRing, Overlap::kNone, 0.05);
+    };
+    h.sync = [&](const StepInfo&) { grads->finish(); };
+    const TrainResult r = run_training(o, h);
+    EXPECT_EQ(r.status, "ok") << r.error;
+  }
+  MPI_Comm_free(&raw);
+  return w;
+}
+
+TrainOptions tiny_with(Optim optim) {
+  TrainOptions o = tiny(4);
+  o.solver.optim = optim;
+  if (optim == Optim::kAdam) o.solver.schedule.base = 0.002;
+  return o;
+}
+
+DistRun run_ps_sync(const TrainOptions& o, int servers, std::vector<float>& w,
+                    std::vector<float>* w0 = nullptr) {
+  DistOptions d;
+  d.scheme = "ps-sync", d.ps_servers = servers;
+  return run_distributed(o, d, capture(w, w0));
+}
+
+// The servers average the gradients as ssgd does (the sum times 1 / workers) and update their
+// shards element by element with the optimizer, its state (momentum; Adam's moments and step
+// count) theirs: two workers give ssgd's weights at 2 ranks bit for bit (a sum of two is the same
+// either way), one worker those of one process, with one server or two (whose shards cut blobs,
+// so a blob's update is split in two). Three workers: the ring allreduce sums in another order
+// than the server, a few ulps a step (measured: 1.1e-8 of a largest change of 0.17, momentum SGD;
+// 9.3e-8 of 0.023, Adam); the bound is the ssgd test's above, 1e-3 of the largest change, as a
+// rounding can tip a ReLU or a pooling window the other way.
+TEST(Dist, PsSyncEqualsSsgdAtTheWorkerCount) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  for (int servers : {1, 2}) {
+    if (servers >= c.size()) continue;
+    const int workers = c.size() - servers;
+    for (Optim optim : {Optim::kSgdCaffe, Optim::kAdam}) {
+      SCOPED_TRACE(std::to_string(servers) + " server(s), " + optim_name(optim));
+      const TrainOptions o = tiny_with(optim);
+      std::vector<float> ps, w0;
+      const DistRun r = run_ps_sync(o, servers, ps, &w0);
+      const std::vector<float> ss = ssgd_on_first(workers, o);  // collective: before a return
+      ASSERT_EQ(r.result.status, "ok") << r.result.error;
+      if (c.rank() >= workers) {  // a server
+        EXPECT_EQ(r.result.params["role"], "server");
+        continue;
+      }
+      EXPECT_EQ(r.result.metrics["exchanges"].get<long>(), kSteps);
+      EXPECT_EQ(r.result.metrics["ranks"].get<int>(), workers);
+      EXPECT_EQ(r.result.params["ps_sync"]["servers"].get<int>(), servers);
+      ASSERT_EQ(ps.size(), ss.size());
+      const double moved = max_abs_diff(w0, ss), diff = max_abs_diff(ps, ss);
+      EXPECT_GT(moved, 1e-3);
+      if (workers <= 2)
+        EXPECT_EQ(ps, ss) << "max |w_ps - w_ssgd| = " << diff;
+      else
+        EXPECT_LE(diff, 1e-3 * moved)
+            << "max |w_ps - w_ssgd| = " << diff << ", largest change " << moved;
+      if (c.rank() == 0)
+        std::printf(
+            "ps-sync %d worker(s) + %d server(s) vs ssgd at %d, %s: max |dw| %.3g of %.3g\n",
+            workers, servers, workers, optim_name(optim).c_str(), diff, moved);
+    }
+  }
+}
+
+// On a device the workers push the gradients' host copy and push back the weights they pulled.
+TEST(Dist, PsSyncOnADeviceEqualsTheHostBitForBit) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  DistOptions d;
+  d.scheme = "ps-sync";
+  std::vector<float> host, dev;
+  const DistRun a = run_distributed(tiny_with(Optim::kAdam), d, capture(host));
+  ASSERT_EQ(a.result.status, "ok") << a.result.error;
+  TrainHooks h = capture(dev);
+  h.device = [] { return std::make_unique<HostNetDevice>(); };
+  TrainOptions o = tiny_with(Optim::kAdam);
+  o.fuse = false;
+  const DistRun b = run_distributed(o, d, h);
+  ASSERT_EQ(b.result.status, "ok") << b.result.error;
+  EXPECT_EQ(host, dev);
+  if (c.rank() < c.size() - 1) {
+    EXPECT_FALSE(host.empty());  // a worker: it trained
+  }
+}
+
+// A run that ends before its last step (here stopped at step 3) still stops the servers: the
+// test would hang, and time out, otherwise.
+TEST(Dist, PsSyncStoppedEarlyReleasesTheServers) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs a server and a worker";
+  DistOptions d;
+  d.scheme = "ps-sync";
+  TrainHooks h;
+  h.stop = [](long step) { return step == 3 ? std::string("stopped by the test") : std::string(); };
+  const DistRun r = run_distributed(tiny(4), d, h);
+  if (c.rank() == c.size() - 1) return;  // the server
+  EXPECT_EQ(r.result.status, "failed");
+  EXPECT_EQ(r.result.metrics["exchanges"].get<long>(), 3);
+}
+
+// Refused before anything runs, on every rank: no worker, and LARS (a trust ratio per blob)
+// with shards that cut blobs.
+TEST(Dist, PsSyncRefusesNoWorkerAndLarsOnSeveralServers) {
+  const Comm c;
+  DistOptions d;
+  d.scheme = "ps-sync", d.ps_servers = c.size();
+  EXPECT_THROW(run_distributed(tiny(4), d), ConfigError);
+  if (c.size() < 3) return;
+  d.ps_servers = 2;
+  EXPECT_THROW(run_distributed(tiny_with(Optim::kLars), d), ConfigError);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 namespace dls {
 
 GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap,
-                           double bucket_mb)
+                           double bucket_mb, CommTeams teams)
     : comm_(c), net_(net), algo_(algo) {
   if (!(bucket_mb > 0))
     throw ConfigError(fmt::format("--bucket-mb {}: must be positive", bucket_mb));
@@ -29,32 +29,61 @@ GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap ov
       hi = lo, first = std::numeric_limits<std::size_t>::max();
     }
   }
-  std::size_t largest = 0;
-  for (const Bucket& b : buckets_) largest = std::max(largest, b.hi - b.lo);
-  work_.reserve(largest);
-  if (overlap != Overlap::kNone)
-    async_ = std::make_unique<AsyncAllreduce<float>>(
-        c, overlap == Overlap::kThread ? OverlapEngine::kThread : OverlapEngine::kNonblocking, algo,
-        largest);
+  make_teams(c, overlap, teams);
+}
+
+void GradientSync::make_teams(const Comm& c, Overlap overlap, CommTeams t) {
+  if (t.teams < 1 || t.teams > kMaxCommTeams)
+    throw ConfigError(fmt::format("--comm-teams {}: must be 1 to {}", t.teams, kMaxCommTeams));
+  if (t.threads_per_team < 1 || t.threads_per_team > kMaxCommThreadsPerTeam)
+    throw ConfigError(fmt::format("--comm-threads-per-team {}: must be 1 to {}", t.threads_per_team,
+                                  kMaxCommThreadsPerTeam));
+  if ((t.teams > 1 || t.threads_per_team > 1) && overlap != Overlap::kThread)
+    throw ConfigError(fmt::format(
+        "--comm-teams {} --comm-threads-per-team {}: communication teams are threads of the "
+        "thread overlap engine; they need --overlap thread (got --overlap {})",
+        t.teams, t.threads_per_team, name_of(kOverlapNames, overlap)));
+  int level = 0;
+  MPI_Query_thread(&level);
+  if (t.teams > 1 && level < MPI_THREAD_MULTIPLE)
+    throw ConfigError(
+        fmt::format("--comm-teams {}: several communication threads call MPI at once, which needs "
+                    "MPI_THREAD_MULTIPLE; this MPI granted level {} (use --comm-teams 1)",
+                    t.teams, level));
+  // each team's workspace holds its own largest bucket
+  std::vector<std::size_t> largest(std::size_t(t.teams), 0);
+  for (std::size_t b = 0; b < buckets_.size(); ++b)
+    largest[b % largest.size()] =
+        std::max(largest[b % largest.size()], buckets_[b].hi - buckets_[b].lo);
+  work_.reserve(*std::max_element(largest.begin(), largest.end()));
+  if (overlap == Overlap::kNone) return;
+  const auto engine =
+      overlap == Overlap::kThread ? OverlapEngine::kThread : OverlapEngine::kNonblocking;
+  for (std::size_t k = 0; k < largest.size(); ++k)
+    teams_.push_back(
+        std::make_unique<AsyncAllreduce<float>>(c, engine, algo_, largest[k], t.threads_per_team));
+  in_flight_.assign(teams_.size(), 0);
 }
 
 void GradientSync::start(std::size_t b) {
-  if (in_flight_) {
+  const std::size_t k = b % teams_.size();
+  if (in_flight_[k]) {
     const auto t0 = std::chrono::steady_clock::now();
-    async_->wait();
+    teams_[k]->wait();
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  async_->start(net_.grads().data() + buckets_[b].lo, buckets_[b].hi - buckets_[b].lo);
-  in_flight_ = true;
+  teams_[k]->start(net_.grads().data() + buckets_[b].lo, buckets_[b].hi - buckets_[b].lo);
+  in_flight_[k] = 1;
 }
 
 void GradientSync::node_done(std::size_t node) {
-  if (!async_) return;
+  if (teams_.empty()) return;
   while (next_ < buckets_.size() && node <= buckets_[next_].first_node) start(next_++);
 }
 
 void GradientSync::finish() {
-  if (in_flight_) async_->wait(), in_flight_ = false;
+  for (std::size_t k = 0; k < teams_.size(); ++k)
+    if (in_flight_[k]) teams_[k]->wait(), in_flight_[k] = 0;
   for (; next_ < buckets_.size(); ++next_)  // without overlap: all of them; with it: none left
     allreduce(algo_, comm_, net_.grads().data() + buckets_[next_].lo,
               buckets_[next_].hi - buckets_[next_].lo, work_);

@@ -5,6 +5,13 @@
 // engine while backward goes on; finish() waits for the last one and divides by the rank count
 // (Horovod's average). One bucket is in flight at a time: starting the next waits for the
 // previous, so that wait shows up inside backward as exposed communication.
+// Communication teams (seed 003's Cray PE DL plugin: nteams, nthread_per_team): with M teams,
+// each a thread engine on a communicator of its own (MPI_THREAD_MULTIPLE), bucket b goes to
+// team b % M; each team has one bucket in flight, and starting a bucket waits only for its own
+// team's previous one. Each team's local reduction arithmetic runs on N OpenMP threads
+// (AllreduceWork::threads). Every bucket is reduced by the same algorithm on the same data as
+// with one team, and the N threads keep each element's sum: bit for bit the result of M = N = 1.
+// Teams need the thread engine: M or N above 1 with another overlap is a ConfigError.
 // Without overlap every bucket is reduced in finish(), after backward.
 #pragma once
 
@@ -18,19 +25,27 @@
 
 namespace dls {
 
+// --comm-teams, --comm-threads-per-team
+struct CommTeams {
+  int teams = 1, threads_per_team = 1;  // 1 .. kMaxCommTeams, 1 .. kMaxCommThreadsPerTeam
+};
+
 class GradientSync {
  public:
-  // Collective over c.
-  GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap, double bucket_mb);
+  // Collective over c. ConfigError for teams out of range, teams without the thread engine, or
+  // several teams without MPI_THREAD_MULTIPLE.
+  GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap, double bucket_mb,
+               CommTeams teams = {});
   void node_done(std::size_t node);  // the observer
   void finish();                     // the sync phase: the rest of the exchange, then the average
   int buckets() const { return int(buckets_.size()); }
-  // seconds spent in node_done waiting for a previous bucket, since the last reset
+  // seconds spent in node_done waiting for a team's previous bucket, since the last reset
   double waited_in_backward() const { return waited_; }
   void reset_stats() { waited_ = 0; }
 
  private:
   void start(std::size_t b);
+  void make_teams(const Comm& c, Overlap overlap, CommTeams t);
   struct Bucket {
     std::size_t lo, hi;      // element range of the gradient buffer
     std::size_t first_node;  // the lowest node owning a blob in it
@@ -40,8 +55,9 @@ class GradientSync {
   Algo algo_;
   std::vector<Bucket> buckets_;  // in the order they become ready
   std::size_t next_ = 0;         // the next bucket to start
-  bool in_flight_ = false;
-  std::unique_ptr<AsyncAllreduce<float>> async_;  // null: no overlap
+  // the teams' engines (none: no overlap); bucket b on team b % size, one in flight per team
+  std::vector<std::unique_ptr<AsyncAllreduce<float>>> teams_;
+  std::vector<char> in_flight_;  // per team
   AllreduceWork<float> work_;
   double waited_ = 0;
 };

@@ -7,16 +7,19 @@
 //   setup        after the weights are allocated and equal on every worker: build buckets,
 //                choose the allreduce, start the servers' exchange; the scheme's parameters
 //   exchange     between backward and the update (the step's "sync" phase): allreduce the
-//                gradients, or an elastic exchange with the centre
+//                gradients, an elastic exchange with the centre, or push the gradients to the
+//                servers and pull the weights they updated (then local_update() is false: the
+//                trainer skips its own optimizer step)
 //   after_update after the optimizer's step (timed as the step's "sync" too): average the weights
 //   at_end       after the last step run, the net still allocated: complete what servers wait for
 //   finish       the scheme's outcomes into the record's metrics
-// Server ranks (easgd's parameter servers) never train: serve() runs instead of the trainer.
+// Server ranks (the parameter servers of easgd and ps-sync) never train: serve() runs instead of
+// the trainer.
 // Errors are exceptions; only main decides the exit code and aborts the job.
 //
 // Adding a scheme: a file scheme_<name>.cpp defining
 // `std::unique_ptr<DistScheme> make_<name>(const SchemeArgs&)`
-// and one line in schemes.def.
+// and one line in schemes.def (DLS_SCHEME_AS where the --scheme name is not the identifier).
 #pragma once
 
 #include <memory>
@@ -52,6 +55,8 @@ class DistScheme {
   virtual void exchange(const StepInfo& /*s*/) {}
   // steps between exchanges (0: once an epoch): the steady window covers whole periods
   virtual long exchange_period() const { return 1; }
+  // false: exchange() leaves the weights updated and the trainer skips its optimizer step
+  virtual bool local_update() const { return true; }
   virtual void after_update(const StepInfo& /*s*/) {}
   virtual void at_end(Net<float>& /*net*/) {}
   virtual void finish(nlohmann::json& /*metrics*/, const Comm& /*workers*/) {}

@@ -10,9 +10,11 @@ namespace dls {
 const std::vector<SchemeInfo>& scheme_table() {
   static const std::vector<SchemeInfo> table = {
       {"single", "one process, no exchange"},
-#define DLS_SCHEME(name, help) {#name, help},
+#define DLS_SCHEME_AS(id, name, help) {name, help},
+#define DLS_SCHEME(id, help) DLS_SCHEME_AS(id, #id, help)
 #include "apps/dist/schemes.def"
 #undef DLS_SCHEME
+#undef DLS_SCHEME_AS
   };
   return table;
 }

@@ -29,6 +29,9 @@ enum class Overlap { kThread, kNonblocking, kNone };
 inline constexpr Named<Overlap> kOverlapNames[] = {
     {Overlap::kThread, "thread"}, {Overlap::kNonblocking, "nonblocking"}, {Overlap::kNone, "none"}};
 
+// ssgd: the bounds of --comm-teams and --comm-threads-per-team (gradient_sync.hpp)
+inline constexpr int kMaxCommTeams = 16, kMaxCommThreadsPerTeam = 64;
+
 // localsgd: what happens to the optimizer's momentum buffers at an average (averaged with the
 // weights, zeroed, or each rank's own) and to the batch-norm running statistics.
 enum class LocalMomentum { kAverage, kReset, kLocal };

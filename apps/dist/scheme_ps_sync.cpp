@@ -8,7 +8,9 @@
 //   * each server averages them as ssgd does (the sum, in worker order, times 1 / workers),
 //     applies the optimizer to its shard blob by blob as Solver::step does (step t + 1, rate x
 //     lr_mult, weight decay x decay_mult; the blob table comes from worker 0 at setup), and
-//     replies with the new weights, which the workers take: their own solver step is skipped.
+//     replies with the new weights, which the workers take: their own solver step is skipped
+//     (local_update() false), so the record's update phase is near 0 and the servers' update is
+//     part of sync.
 // Two workers give ssgd's weights at 2 ranks bit for bit (a sum of two is the same either way).
 // After the last step worker 0 broadcasts a header that stops the servers (at_end: every way a
 // run ends reaches it). A server waits for a header by testing a nonblocking broadcast and

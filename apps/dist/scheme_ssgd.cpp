@@ -2,6 +2,11 @@
 // averaged every step. On the host in buckets whose allreduce starts as soon as backward has
 // finished their layers (gradient_sync.hpp); on a GPU after backward, by NCCL on the device
 // (--allreduce nccl, or auto in a build with NCCL) or through host copies by a host algorithm.
+// On the host, --comm-teams M --comm-threads-per-team N (seed 003's plugin: nteams,
+// nthread_per_team) reduce the buckets on M communication threads, bucket b on team b % M, each
+// team's local sums on N threads; the weights are bit for bit those of M = N = 1. On a device
+// there is no overlap (every bucket after backward, or NCCL), so both are ignored there: the
+// record says comm_teams 1, comm_threads_per_team 1 and why in comm_teams_ignored.
 #include <fmt/format.h>
 
 #include "apps/dist/allreduce_choice.hpp"
@@ -21,10 +26,12 @@ class Ssgd final : public DistScheme {
         use_nccl_(a.on_gpu &&
                   (d_.allreduce.kind == AllreduceRequest::Kind::kNccl ||
                    (d_.allreduce.kind == AllreduceRequest::Kind::kAuto && NcclComm::built()))),
-        overlap_(a.on_device ? Overlap::kNone : d_.overlap) {}
+        overlap_(a.on_device ? Overlap::kNone : d_.overlap),
+        teams_(a.on_device ? CommTeams{} : CommTeams{d_.comm_teams, d_.comm_threads_per_team}) {}
 
   void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) override {
     params["allreduce"] = d_.allreduce.name();
+    record_teams(params);
     if (use_nccl_) {
       nccl_ = std::make_unique<NcclComm>(workers);
       params["gradient_path"] = "nccl " + NcclComm::version();
@@ -32,7 +39,8 @@ class Ssgd final : public DistScheme {
       return;
     }
     choice_.choose(workers, d_.allreduce, net.weights().size());
-    grads_ = std::make_unique<GradientSync>(workers, net, choice_.algo, overlap_, d_.bucket_mb);
+    grads_ =
+        std::make_unique<GradientSync>(workers, net, choice_.algo, overlap_, d_.bucket_mb, teams_);
     if (overlap_ != Overlap::kNone)
       net.set_backward_observer([this](std::size_t node) { grads_->node_done(node); });
     params["overlap"] = name_of(kOverlapNames, overlap_);
@@ -60,9 +68,21 @@ class Ssgd final : public DistScheme {
   }
 
  private:
+  // next to overlap and buckets: the teams in effect, and why a request was not
+  void record_teams(nlohmann::json& params) const {
+    params["comm_teams"] = teams_.teams;
+    params["comm_threads_per_team"] = teams_.threads_per_team;
+    if (on_device_ && (d_.comm_teams != 1 || d_.comm_threads_per_team != 1))
+      params["comm_teams_ignored"] = fmt::format(
+          "--comm-teams {} --comm-threads-per-team {} ignored on a device: no overlap there (every "
+          "bucket after backward, or NCCL)",
+          d_.comm_teams, d_.comm_threads_per_team);
+  }
+
   const DistOptions& d_;
   const bool on_device_, use_nccl_;
   const Overlap overlap_;  // none on a device: every bucket after backward
+  const CommTeams teams_;  // M = N = 1 on a device
   AllreduceChoice choice_;
   std::unique_ptr<NcclComm> nccl_;
   std::unique_ptr<GradientSync> grads_;

@@ -194,7 +194,7 @@ std::optional<PhaseTimes> Trainer::step() {
   lap(exchange, Phase::kSync);
   t.sync += exchange;
   // update
-  s.solver->step(step_);
+  if (hooks_.local_update) s.solver->step(step_);
   net.synchronize();
   lap(t.update, Phase::kUpdate);
   // an exchange after the update (local SGD's average) is this step's sync too

@@ -32,8 +32,8 @@
 #include "apps/net/layer.hpp"
 #include "apps/train/phase_times.hpp"
 #include "apps/train/solver.hpp"
-#include "measure/denormals.hpp"
 #include "measure/counter_list.hpp"
+#include "measure/denormals.hpp"
 
 namespace dls {
 
@@ -101,6 +101,8 @@ struct TrainHooks {
   std::function<void(const StepInfo&)> after_update;
   std::function<void(Net<float>&)> at_end;  // after the last step run, the net still allocated
   long exchange_period = 1;  // steps between the scheme's exchanges (0: once an epoch)
+  // false: the scheme updates the weights (ps-sync's servers); the trainer skips its solver step
+  bool local_update = true;
   // element-wise sums and maxima over ranks, in place (metrics, per-phase times)
   std::function<void(std::vector<double>&)> reduce_sum, reduce_max;
   // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
