@@ -28,8 +28,17 @@ MEASURED = re.compile(
 )
 # subtrees decided by timing or by the host: presence only
 OPAQUE = {"allreduce", "allreduce_auto_times_s", "placement", "token", "merge"}
-# where and with what the campaign ran, and what the host lets PAPI count: not stored
-DROPPED = {"provenance", "counters", "counters_unavailable"}
+# where and with what the campaign ran, and what the host lets PAPI or Linux count: not stored
+DROPPED = {
+    "provenance",
+    "counters",
+    "counters_unavailable",
+    "counters_by_phase",
+    "counter_rates",
+    "counters_paths",
+    "counters_fallback",
+    "counters_scope",  # names the threads counted: the host's
+}
 REL_TOL = 1e-3
 TABLE_KEY_COLUMNS = {"ranks", "bytes", "threads", "sizes", "base_ranks"}
 
