@@ -27,7 +27,8 @@ struct TrainCli {
   std::string policy = "fixed", out, site = "localhost";
   std::string vae_sampling = "exp_logvar", vae_kl = "mean", vae_recon = "bce";
   std::vector<long> lr_steps;
-  bool list = false, no_aux = false, no_cache = false, no_fuse = false;
+  bool list = false, no_cache = false, no_fuse = false;
+  std::string aux = "on";
   double cache_mb = 4096;
   double lr = 0.01;
 };
@@ -44,7 +45,11 @@ void add_model_options(CLI::App& app, TrainCli& c) {
   app.add_option("--width", o.model_options.width, "channel / hidden-size multiplier (tiny models)")
       ->default_str("1");
   app.add_option("--classes", o.model_options.classes, "output classes (default: the data's)");
-  app.add_flag("--no-aux", c.no_aux, "GoogLeNet / Inception-v3 without the auxiliary classifiers");
+  app.add_option("--aux", c.aux,
+                 "GoogLeNet / Inception-v3 auxiliary classifiers: on, or off (also where they do "
+                 "not fit a small image; an option, so that a plan can give it)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str(c.aux);
   app.add_option("--latent", o.model_options.latent, "CVAE latent dimensions (default 3)");
   app.add_option("--vae-sampling", c.vae_sampling,
                  "CVAE reparameterisation: exp_logvar (the public code) or exp_half_logvar")
@@ -247,7 +252,7 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
 // The flags that need others' values, once everything is parsed.
 void finish_options(TrainCli& c) {
   TrainOptions& o = c.o;
-  o.model_options.aux = !c.no_aux;
+  o.model_options.aux = c.aux == "on";
   o.model_options.vae = {.half_logvar_sampling = c.vae_sampling == "exp_half_logvar",
                          .kl_sum = c.vae_kl == "sum",
                          .rmse = c.vae_recon == "rmse"};
