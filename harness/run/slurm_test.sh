@@ -29,6 +29,7 @@ node: {cores: auto}
 launcher: {kind: srun, ranks_per_node: 2, threads_per_rank: 1, bind: none, oversubscribe: true}
 scheduler: {kind: slurm, partition: debug, time_limit: "00:10:00"}
 environment: {OMPI_ALLOW_RUN_AS_ROOT: "1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: "1"}
+papi_events: [PAPI_TOT_CYC, PAPI_TOT_INS]  # as localhost's: the two runs' records match in shape
 dlscale: $dlscale
 SITE
 cat > "$tmp/plan.yaml" <<'PLAN'
