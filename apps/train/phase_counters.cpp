@@ -48,20 +48,13 @@ std::vector<long long> PhaseCounters::window_by_phase(const SteadyWindow& w) con
   return sum;
 }
 
-void PhaseCounters::record(const SteadyWindow& w, const std::vector<PhaseTimes>& steady,
-                           nlohmann::json& totals, nlohmann::json& unavailable,
-                           nlohmann::json& metrics) const {
+void PhaseCounters::record(const SteadyWindow& w, const WindowTimes& times, nlohmann::json& totals,
+                           nlohmann::json& unavailable, nlohmann::json& metrics) const {
   for (const auto& [e, why] : pc_.unavailable()) unavailable[e] = why;
   if (requested_ == "none") return;
   const std::vector<std::string>& ev = pc_.events();
   const std::vector<long long> by = window_by_phase(w);
-  PhaseTimes secs;
-  for (std::size_t k = w.first; k < w.first + w.steps && k < steady.size(); ++k) {
-    const auto v = steady[k].values();
-    secs.input += v[0], secs.forward += v[1], secs.backward += v[2], secs.sync += v[3],
-        secs.update += v[4], secs.wall += v[5];
-  }
-  const auto phase_s = secs.values();
+  const auto phase_mean_s = times.mean.values();  // per step: x the window's steps
   nlohmann::json phases = nlohmann::json::object(), rates = nlohmann::json::object();
   std::vector<long long> all(ev.size(), 0);
   for (std::size_t p = 0; p < kPhases; ++p) {
@@ -69,10 +62,10 @@ void PhaseCounters::record(const SteadyWindow& w, const std::vector<PhaseTimes>&
                                    by.begin() + long((p + 1) * ev.size()));
     for (std::size_t i = 0; i < ev.size(); ++i)
       phases[kPhaseNames[p]][ev[i]] = c[i], all[i] += c[i];
-    rates[kPhaseNames[p]] = counter_rates(ev, c, phase_s[p]);
+    rates[kPhaseNames[p]] = counter_rates(ev, c, phase_mean_s[p] * double(w.steps));
   }
   for (std::size_t i = 0; i < ev.size(); ++i) totals[ev[i]] = all[i];
-  rates["step"] = counter_rates(ev, all, secs.wall);
+  rates["step"] = counter_rates(ev, all, times.wall);
   metrics["counters_requested"] = requested_;
   metrics["counters_by_phase"] = ev.empty() ? nlohmann::json::object() : phases;
   metrics["counter_rates"] = ev.empty() ? nlohmann::json::object() : rates;

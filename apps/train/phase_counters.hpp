@@ -22,7 +22,6 @@ inline constexpr std::size_t kPhases = 5;  // PhaseTimes' order, wall excluded
 class PhaseCounters {
  public:
   explicit PhaseCounters(const CounterList& list) : pc_(list.events), requested_(list.name) {}
-  bool counting() const { return attached_; }
 
   void begin_step(bool steady);  // opens the counters at the first steady step; a new baseline
   void charge(Phase p);          // the counts since the last reading to phase p of this step
@@ -31,7 +30,8 @@ class PhaseCounters {
 
   // The window's totals (record.counters: event -> count) and what could not be counted
   // (record.counters_unavailable); metrics gains counters_by_phase, counter_rates and the scope.
-  void record(const SteadyWindow& w, const std::vector<PhaseTimes>& steady, nlohmann::json& totals,
+  // `times` are the window's (the phases' seconds the rates are over).
+  void record(const SteadyWindow& w, const WindowTimes& times, nlohmann::json& totals,
               nlohmann::json& unavailable, nlohmann::json& metrics) const;
 
  private:

@@ -203,7 +203,8 @@ SteadyWindow Trainer::steady_window() const {
 TrainResult Trainer::finish() {
   add_metrics(r_.metrics);
   add_eval_metrics(r_.metrics);
-  s_->counters->record(steady_window(), s_->steady, r_.counters, r_.counters_unavailable,
+  const SteadyWindow w = steady_window();
+  s_->counters->record(w, WindowTimes::of(s_->steady, w), r_.counters, r_.counters_unavailable,
                        r_.metrics);
   return r_;
 }
