@@ -165,6 +165,7 @@ def load_campaign(folder):
         raise RecordError(f"{folder}: no records.jsonl (not a campaign folder?)")
     warnings = []
     df = _frame(records, _complete_merges(records, read_jsonl(records, warnings), warnings), warnings)
+    df.attrs["folder"] = folder  # derived metrics read its manifest and site
     manifest = os.path.join(folder, "manifest.json")
     if os.path.exists(manifest) and not df.empty:
         try:

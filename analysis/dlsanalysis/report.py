@@ -19,7 +19,7 @@ CSS = """body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.85em}
 td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}th{background:#eee}
 td:first-child,th:first-child{text-align:left}
-.pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}
+.pass{color:#070;font-weight:bold}.fail{color:#b00;font-weight:bold}.warn{color:#a60;font-weight:bold}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
 code{background:#f4f4f4}.wide{overflow-x:auto}"""
 
@@ -89,6 +89,45 @@ def _write_atomic(path, text):
         os.close(fd)
 
 
+def _acceptance(acc):
+    """The verdict line and one row per criterion: its worst group's value, 95 % interval and bound."""
+    results = [v["result"] for v in acc]
+    verdict = (
+        "ACCEPTED"
+        if all(r == "PASS" for r in results)
+        else "INCONCLUSIVE"
+        if all(r in ("PASS", "INCONCLUSIVE") for r in results)
+        else "NOT ACCEPTED"
+    )
+    css = {"ACCEPTED": "pass", "INCONCLUSIVE": "warn"}.get(verdict, "fail")
+    rows = []
+    for v in acc:
+        w = v.get("worst") or {}
+        interval = f"[{w['ci_low']:.4g}, {w['ci_high']:.4g}]" if w.get("dof", 0) > 0 else "-"
+        rows.append(
+            {
+                "result": v["result"],
+                "criterion": v.get("id", ""),
+                "experiment": v["experiment"],
+                "judged": v.get("derived") or v.get("metric"),
+                "where": v["where"] + (f"; {w['label']}" if w.get("label") else ""),
+                "value": f"{w['value']:.4g} (n {w['n']})" if w else "-",
+                "95 % interval": interval,
+                "bound": w.get("bound", "-"),
+                "reference": f"{w['reference']:.4g}" if w else "-",
+                "tolerance": f"{w['tolerance']:.0%}" if w else "-",
+                "from": w.get("bound_source", "") or v.get("why", ""),
+                "description": v.get("description", ""),
+            }
+        )
+    return [
+        f'<p class="{css}">{verdict}: {results.count("PASS")} of {len(acc)} criteria pass'
+        + (f", {results.count('INCONCLUSIVE')} inconclusive" if "INCONCLUSIVE" in results else "")
+        + "</p>",
+        _table(pd.DataFrame(rows)),
+    ]
+
+
 def write_report(campaign, published_dir=None, tolerance=0.10):
     df = load_campaign(campaign)
     seed, modes = plan_info(campaign)
@@ -112,12 +151,7 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
         with open(acc_path) as f:
             acc = json.load(f)
         if acc:
-            passed = all(v["result"] == "PASS" for v in acc)
-            body.append(
-                f'<p class="{"pass" if passed else "fail"}">{"ACCEPTED" if passed else "NOT ACCEPTED"}: '
-                f"{sum(v['result'] == 'PASS' for v in acc)} of {len(acc)} criteria pass</p>"
-            )
-            body.append(_table(pd.DataFrame(acc)))
+            body += _acceptance(acc)
         else:
             body.append("<p>The plan states no acceptance criteria.</p>")
     else:

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "harness/verdict/report.hpp"
 #include "harness/verdict/summary.hpp"
 #include "measure/check.hpp"
+#include "measure/jsonl.hpp"
 
 #ifndef DLS_SOURCE_ROOT
 #define DLS_SOURCE_ROOT "."
@@ -134,16 +136,59 @@ int run_main(int argc, char** argv) {
   return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }
 
+namespace {
+
+// The site a campaign ran on: --site, else the manifest's site file, else its site name.
+SiteConfig campaign_site(const Campaign& c, const std::string& site) {
+  if (!site.empty()) return load_site(site, root_dir());
+  const std::string file = c.manifest.value("site_file", "");
+  if (!file.empty() && std::filesystem::is_regular_file(file)) return load_site(file, root_dir());
+  const std::string name = c.manifest.value("site", "");
+  if (name.empty())
+    throw ConfigError(fmt::format("{}/manifest.json: no site; name it with --site", c.dir));
+  return load_site(name, root_dir());
+}
+
+void print_verdicts(const std::vector<Verdict>& verdicts) {
+  fmt::print("{:<12} {:<22} {:<14} {:<16} {:>12} {:>25} {:<24} {}\n", "result", "id", "experiment",
+             "judged", "value", "95 % interval", "bound", "where / from");
+  for (const auto& v : verdicts) {
+    const GroupVerdict* w = v.worst();
+    const Estimate e = w ? w->value.est : Estimate{};
+    const std::string ci =
+        e.has_interval()
+            ? fmt::format("[{:.4g}, {:.4g}]", e.value - e.half_width(), e.value + e.half_width())
+            : "-";
+    fmt::print(
+        "{:<12} {:<22} {:<14} {:<16} {:>12} {:>25} {:<24} {}{}\n", v.result, v.criterion.id,
+        v.criterion.experiment, v.criterion.judged(), w ? fmt::format("{:.4g}", e.value) : "-", ci,
+        w ? bound_text(w->bound) : "-",
+        where_text(v.criterion) + (w && !w->value.label.empty() ? "; " + w->value.label : ""),
+        w ? " / " + w->bound.source : "");
+    if (!v.why.empty()) fmt::print("{:<12} {}\n", "", v.why);
+  }
+}
+
+}  // namespace
+
 int accept_main(int argc, char** argv) {
-  std::string campaign, plan;
+  std::string campaign, plan, site, baseline, json;
   CLI::App app{
-      "dlscale accept: evaluate a plan's acceptance criteria over a campaign; exit 0 only if every "
-      "one passes"};
+      "dlscale accept: judge a finished campaign on its plan's acceptance criteria "
+      "(docs/derived_metrics.md)"};
   app.add_option("--campaign", campaign, "campaign folder (with manifest.json and records.jsonl)")
       ->required();
   app.add_option("-p,--plan", plan, "plan (default: the one the campaign ran, from its manifest)");
+  app.add_option("-s,--site", site, "site (default: the one the campaign ran on)");
+  app.add_option("--baseline", baseline,
+                 "a campaign of the same plan as installed: every bound becomes its value "
+                 "(mean over repeats) less the criterion's tolerance (default 5 %) or its 95 % "
+                 "interval, whichever is wider");
+  app.add_option("--json", json, "write the verdicts (every group) to this file as well");
   app.footer(
-      "Exit codes: 0 every criterion passed, 1 some failed or had no data, 2 bad arguments.");
+      "Exit codes: 0 every criterion passed, 1 one failed (or had no data or no reference), 2 "
+      "bad arguments or input, 4 none failed but one was inconclusive (its 95 % interval "
+      "straddles the bound).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -151,27 +196,24 @@ int accept_main(int argc, char** argv) {
   }
   const Campaign c = read_campaign(campaign);
   for (const auto& w : c.warnings) fmt::print(stderr, "dlscale accept: {}\n", w);
-  if (plan.empty()) {
-    plan = c.manifest.value("plan_file", "");
-    if (plan.empty())
-      throw ConfigError(
-          fmt::format("{}/manifest.json: no plan_file; name the plan with --plan", campaign));
-  }
+  if (plan.empty()) plan = c.manifest.value("plan_file", "");
+  if (plan.empty())
+    throw ConfigError(
+        fmt::format("{}/manifest.json: no plan_file; name the plan with --plan", campaign));
   const Plan p = load_plan(plan, root_dir());
   if (p.acceptance.empty())
     throw ConfigError(fmt::format("plan {} has no acceptance criteria", p.name));
-  const auto verdicts = evaluate_acceptance(p, c);
-  fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14} {:>3} {:>12}\n", "result", "experiment",
-             "metric", "where", "records", "value", "", "bound");
-  bool all = true;
-  for (const auto& v : verdicts) {
-    fmt::print("{:<8} {:<14} {:<22} {:<24} {:>8} {:>14.6g} {:>3} {:>12.6g}\n", v.result,
-               v.criterion.experiment, v.criterion.metric, where_text(v.criterion), v.records,
-               v.value, v.criterion.direction, v.criterion.bound);
-    all = all && v.result == "PASS";
-  }
-  fmt::print("{}\n", all ? "accepted" : "NOT accepted");
-  return all ? kExitOk : kExitCheckFailed;
+  const SiteConfig s = campaign_site(c, site);
+  Campaign base;
+  if (!baseline.empty()) base = read_campaign(baseline);
+  const auto verdicts = evaluate_acceptance({p, s, c, baseline.empty() ? nullptr : &base});
+  print_verdicts(verdicts);
+  if (!json.empty()) write_file_atomic(json, verdicts_json(verdicts).dump(2) + "\n");
+  const int code = acceptance_exit_code(verdicts);
+  fmt::print("{}\n", code == kExitOk            ? "accepted"
+                     : code == kExitCheckFailed ? "NOT accepted"
+                                                : "inconclusive");
+  return code;
 }
 
 int analysis_main(const std::string& command, int argc, char** argv) {
@@ -217,16 +259,21 @@ int sites_main(int argc, char** argv) {
       "GPUs/rank, bind {})\n"
       "  scheduler: {}{}  largest job: {} nodes\n",
       s.name, s.file, s.description, s.node.cores, s.node.threads_per_core, s.node.sockets,
-      s.node.gpus, s.node.gpu_model, si(s.node.peak_flops_sp, "FLOP/s"), si(s.node.memory, "B"),
-      si(s.node.memory_bandwidth, "B/s"), s.network.topology.empty() ? "?" : s.network.topology,
-      si(s.network.latency, "s"), si(s.network.bandwidth, "B/s"), s.launcher.kind,
-      s.launcher.ranks_per_node, s.launcher.threads_per_rank, s.launcher.gpus_per_rank,
-      s.launcher.bind, s.scheduler.kind,
+      s.node.gpus, s.node.gpu_model,
+      s.node.peak_auto ? "auto (measured by dlscale run)" : si(s.node.peak_flops_sp, "FLOP/s"),
+      si(s.node.memory, "B"), si(s.node.memory_bandwidth, "B/s"),
+      s.network.topology.empty() ? "?" : s.network.topology, si(s.network.latency, "s"),
+      si(s.network.bandwidth, "B/s"), s.launcher.kind, s.launcher.ranks_per_node,
+      s.launcher.threads_per_rank, s.launcher.gpus_per_rank, s.launcher.bind, s.scheduler.kind,
       s.scheduler.partition.empty() ? "" : " partition " + s.scheduler.partition, s.max_nodes);
   for (const auto& st : s.storage)
     fmt::print("  storage {}: {}, read {}{}\n", st.name, st.filesystem,
                st.read_bandwidth > 0 ? si(st.read_bandwidth, "B/s") : "unknown",
                st.source.empty() ? "" : " (" + st.source + ")");
+  for (const auto& [plan, refs] : s.references)
+    for (const auto& [id, r] : refs)
+      fmt::print("  reference {}.{}: {} {:g} (tolerance {:g}){}\n", plan, id, r.direction, r.value,
+                 r.tolerance, r.source.empty() ? "" : ", " + r.source);
   return kExitOk;
 }
 
@@ -253,7 +300,9 @@ int plans_main(int argc, char** argv) {
                e.repeats, axes);
   }
   for (const auto& c : p.acceptance)
-    fmt::print("  accept: {} {} {} {:g}\n", c.experiment, c.metric, c.direction, c.bound);
+    fmt::print("  accept {}: {} {} {} {}{}\n", c.id, c.experiment, c.judged(), c.direction,
+               c.bound_from_site ? "site" : fmt::format("{:g}", c.bound),
+               c.tolerance > 0 ? fmt::format(" (tolerance {:g})", c.tolerance) : "");
   return kExitOk;
 }
 

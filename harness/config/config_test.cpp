@@ -122,8 +122,8 @@ TEST(Config, BadPlansNameFileLineAndKey) {
           "[0.1]}\n    zip: [[batch, lr]]\n");
   EXPECT_NE(e.find("have different lengths"), std::string::npos) << e;
   e = bad("acc.yaml",
-          "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {experiment: b, "
-          "metric: x, bound: 1}\n");
+          "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {id: i, experiment: "
+          "b, metric: x, bound: 1}\n");
   EXPECT_NE(e.find("'b' is not an experiment of this plan"), std::string::npos) << e;
   e = bad("extra.yaml", "name: p\nexperiments:\n  - {name: a, kind: train, repeat: 3}\n");
   EXPECT_NE(e.find("unknown key 'repeat'"), std::string::npos) << e;
@@ -228,22 +228,31 @@ TEST(Config, AcceptanceVerdictsOverACampaign) {
 experiments:
   - {name: train, kind: train, sweep: {ranks_per_node: [1, 2]}}
 acceptance:
-  - {experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">=", bound: 150}
-  - {experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">", bound: 150}
-  - {experiment: train, metric: phase_s.sync, direction: "<=", bound: 0.001}
-  - {experiment: train, metric: images_per_s, where: {ranks_per_node: 4}, bound: 0}
+  - {id: a, experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">=", bound: 100}
+  - {id: b, experiment: train, metric: images_per_s, where: {ranks_per_node: 2}, direction: ">", bound: 150}
+  - {id: c, experiment: train, metric: phase_s.sync, where: {ranks_per_node: 1}, direction: "<=", bound: 0.001}
+  - {id: d, experiment: train, metric: images_per_s, where: {ranks_per_node: 4}, bound: 0}
+  - {id: e, experiment: train, metric: images_per_s, direction: ">=", bound: 1000}
 )"),
                            kRoot);
-  const auto v = evaluate_acceptance(p, read_campaign(dir.string()));
-  ASSERT_EQ(v.size(), 4u);
-  EXPECT_EQ(v[0].result, "PASS");
-  EXPECT_EQ(v[0].records, 2);
-  EXPECT_DOUBLE_EQ(v[0].value, 150);
-  EXPECT_EQ(v[1].result, "FAIL");  // 150 is not > 150
-  EXPECT_EQ(v[2].result, "FAIL");  // mean sync 0.002 over all three
-  EXPECT_EQ(v[2].records, 3);
-  EXPECT_NEAR(v[2].value, 0.002, 1e-15);
+  const SiteConfig site = load_site("localhost", kRoot);
+  const Campaign c = read_campaign(dir.string());
+  const auto v = evaluate_acceptance({p, site, c});
+  ASSERT_EQ(v.size(), 5u);
+  // a and b are two repeats of one measurement: mean 150, s 42.4, 95 % half-width 12.7 x 30
+  ASSERT_EQ(v[0].groups.size(), 1u);
+  EXPECT_EQ(v[0].groups[0].value.est.n, 2);
+  EXPECT_DOUBLE_EQ(v[0].groups[0].value.est.value, 150);
+  EXPECT_NEAR(v[0].groups[0].value.est.half_width(), 12.706204736 * 30, 1e-6);
+  EXPECT_EQ(v[0].result, "INCONCLUSIVE");  // [-231, 531] straddles 100
+  EXPECT_EQ(v[1].result, "INCONCLUSIVE");
+  EXPECT_EQ(v[2].result, "PASS");  // the 1-rank point's sync, 0
   EXPECT_EQ(v[3].result, "NO DATA");
+  EXPECT_EQ(v[4].result, "FAIL");  // both groups' intervals lie below 1000
+  EXPECT_EQ(v[4].groups.size(), 2u);
+  EXPECT_EQ(acceptance_exit_code(v), kExitCheckFailed);
+  EXPECT_EQ(acceptance_exit_code({v[0], v[1], v[2]}), kExitInconclusive);
+  EXPECT_EQ(acceptance_exit_code({v[2]}), kExitOk);
 }
 
 // Repeats: three records of one measurement (images/s 100, 110, 120: mean 110, sample standard

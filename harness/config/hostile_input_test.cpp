@@ -173,8 +173,8 @@ TEST(Hostile, DuplicateAndNonStringKeysAreRefused) {
                  "[1, 2]}\n    zip: [[b, [c]]]\n");
   EXPECT_HAS(e, "plan.experiments[0].zip: an axis name: expected a single value");
   e = plan_error("where.yaml",
-                 "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {experiment: "
-                 "a, metric: m, bound: 1, where: {x: [1]}}\n");
+                 "name: p\nexperiments:\n  - {name: a, kind: train}\nacceptance:\n  - {id: i, "
+                 "experiment: a, metric: m, bound: 1, where: {x: [1]}}\n");
   EXPECT_HAS(e, "plan.acceptance[0].where: x: expected a single value");
 }
 

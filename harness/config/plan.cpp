@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "harness/config/criterion.hpp"
 #include "harness/config/safe_text.hpp"
 #include "harness/config/yaml_reader.hpp"
 #include "measure/check.hpp"
@@ -185,29 +186,6 @@ Experiment read_experiment(YamlMap m) {
   return e;
 }
 
-// One acceptance criterion; its experiment must be one of `experiments`.
-Criterion read_criterion(YamlMap c, const std::vector<Experiment>& experiments) {
-  Criterion k;
-  k.experiment = c.str("experiment");
-  k.metric = c.str("metric");
-  k.direction = c.str("direction", ">=");
-  if (k.direction != ">=" && k.direction != "<=" && k.direction != ">" && k.direction != "<")
-    c.fail("direction", fmt::format("'{}': expected >=, <=, > or <", k.direction));
-  k.bound = c.number("bound", 0, -1e300, 1e300);
-  if (!c.has("bound")) c.fail("bound", "required (a number)");
-  k.description = c.str("description", "");
-  if (const YAML::Node w = c.node("where")) {
-    if (!w.IsMap()) c.fail("where", "expected a mapping axis: value");
-    for (const auto& kv : w)
-      k.where[scalar_text(kv.first)] = scalar_at(c, "where", kv.second, scalar_text(kv.first));
-  }
-  c.done();
-  if (std::none_of(experiments.begin(), experiments.end(),
-                   [&](const Experiment& e) { return e.name == k.experiment; }))
-    c.fail("experiment", fmt::format("'{}' is not an experiment of this plan", k.experiment));
-  return k;
-}
-
 void read_experiments(YamlMap& top, Plan& p) {
   const YAML::Node ex = top.node("experiments");
   if (!ex || !ex.IsSequence() || ex.size() == 0)
@@ -220,15 +198,6 @@ void read_experiments(YamlMap& top, Plan& p) {
         throw ConfigError(fmt::format("{}: plan.experiments[{}].name: '{}' is used twice",
                                       top.at(ex[i]), i, p.experiments.back().name));
   }
-}
-
-void read_acceptance(YamlMap& top, Plan& p) {
-  const YAML::Node acc = top.node("acceptance");
-  if (!acc) return;
-  if (!acc.IsSequence()) top.fail("acceptance", "expected a list of criteria");
-  for (std::size_t i = 0; i < acc.size(); ++i)
-    p.acceptance.push_back(read_criterion(
-        YamlMap(acc[i], p.file, fmt::format("plan.acceptance[{}]", i)), p.experiments));
 }
 
 }  // namespace
@@ -252,7 +221,7 @@ Plan load_plan(const std::string& name_or_path, const std::string& root) {
     r.done();
   }
   read_experiments(top, p);
-  read_acceptance(top, p);
+  p.acceptance = read_acceptance(top, p.experiments);
   top.done({"reproduces", "acceptance"});
   return p;
 }

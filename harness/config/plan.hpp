@@ -17,11 +17,31 @@
 
 namespace dls {
 
+// The derived metrics a criterion may judge (docs/derived_metrics.md defines each; the verdict
+// layer computes them, analysis/dlsanalysis/derived.py the same way).
+inline const std::vector<std::string>& derived_metric_names() {
+  static const std::vector<std::string> n = {"efficiency",      "speedup",
+                                             "pct_of_peak",     "busbw_fraction",
+                                             "time_to_train_s", "learning_speedup"};
+  return n;
+}
+
+// An acceptance criterion: one record metric (`metric`, a key under metrics) or one derived
+// metric (`derived`) of an experiment's measurements, against a bound: a number, or the site's
+// reference for (plan, id) when bound_from_site.
 struct Criterion {
-  std::string experiment, metric, direction;  // direction: ">=", "<=", ">", "<"
-  std::map<std::string, std::string> where;   // axis -> value the points must have
+  std::string id;  // unique in the plan: the key of the site's references
+  std::string experiment, metric, derived;
+  std::string direction;                       // ">=", "<=", ">", "<", or "~" (within tolerance)
+  std::map<std::string, std::string> where;    // axis or record parameter -> value
+  std::map<std::string, std::string> against;  // speedup: what the reference variant has instead
   double bound = 0;
+  bool bound_from_site = false;   // `bound: site`
+  double tolerance = 0;           // relative; the half-width of "~"
+  double epochs = 0, images = 0;  // time_to_train_s: epochs of the recipe, images in the data set
   std::string description;
+
+  std::string judged() const { return derived.empty() ? metric : derived; }
 };
 
 struct Experiment {

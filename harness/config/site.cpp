@@ -54,7 +54,8 @@ void read_node(YamlMap& top, SiteConfig& s) {
   s.node.sockets = int(n.integer("sockets", 1, 1, 64));
   s.node.gpus = int(n.integer("gpus", 0, 0, 64));
   s.node.gpu_model = n.str("gpu_model", "");
-  s.node.peak_flops_sp = n.quantity("peak_flops_sp", "FLOP/s");
+  s.node.peak_auto = n.has("peak_flops_sp") && n.str("peak_flops_sp", "") == "auto";
+  if (!s.node.peak_auto) s.node.peak_flops_sp = n.quantity("peak_flops_sp", "FLOP/s");
   s.node.memory_bandwidth = n.quantity("memory_bandwidth", "B/s");
   s.node.memory = n.quantity("memory", "B");
   n.done();
@@ -151,6 +152,43 @@ void read_storage(YamlMap& top, SiteConfig& s) {
   }
 }
 
+// One reference: {value, tolerance, direction, source}.
+SiteConfig::Reference read_reference(YamlMap m) {
+  SiteConfig::Reference r;
+  if (!m.has("value")) m.fail("value", "required (a number)");
+  r.value = m.number("value", 0, -1e300, 1e300);
+  r.tolerance = m.number("tolerance", 0, 0, 1);
+  r.direction = m.str("direction", ">=");
+  if (r.direction != ">=" && r.direction != "<=" && r.direction != "~")
+    m.fail("direction", fmt::format("'{}': expected >=, <= or ~", r.direction));
+  r.source = m.checked("source", "", bad_free_text);
+  m.done();
+  return r;
+}
+
+// references: {PLAN: {CRITERION_ID: reference}}
+void read_references(YamlMap& top, SiteConfig& s) {
+  const YAML::Node refs = top.node("references");
+  if (!refs) return;
+  if (!refs.IsMap()) top.fail("references", "expected a mapping plan: {criterion id: reference}");
+  const auto key = [&](const YAML::Node& k, const std::string& what) {
+    const std::string x = k.IsScalar() ? k.as<std::string>() : "";
+    if (const std::string why = bad_name(x); !why.empty())
+      top.fail("references", fmt::format("{} '{}': {}", what, x, why));
+    return x;
+  };
+  for (const auto& plan : refs) {
+    const std::string p = key(plan.first, "plan");
+    if (!plan.second.IsMap())
+      top.fail("references", fmt::format("{}: expected a mapping criterion id: reference", p));
+    for (const auto& crit : plan.second) {
+      const std::string id = key(crit.first, "criterion id");
+      s.references[p][id] = read_reference(
+          YamlMap(crit.second, top.file(), fmt::format("site.references.{}.{}", p, id)));
+    }
+  }
+}
+
 void read_rest(YamlMap& top, SiteConfig& s) {
   s.papi_events = top.strings("papi_events");
   // each becomes part of one --counters argument: a PAPI event name, nothing a shell or CLI11
@@ -198,9 +236,10 @@ SiteConfig load_site(const std::string& name_or_path, const std::string& root) {
   read_scheduler(top, s);
   read_environment(top, s);
   read_storage(top, s);
+  read_references(top, s);
   read_rest(top, s);
-  top.done(
-      {"network", "scheduler", "environment", "storage", "papi_events", "max_nodes", "dlscale"});
+  top.done({"network", "scheduler", "environment", "storage", "references", "papi_events",
+            "max_nodes", "dlscale"});
   check_launcher_scheduler(s);
   return s;
 }

@@ -19,6 +19,7 @@ struct SiteConfig {
     int gpus = 0;
     std::string gpu_model;
     double peak_flops_sp = 0;     // FLOP/s per node (0: unknown)
+    bool peak_auto = false;       // "auto": measured by `dlscale run` on its host (one-node sites)
     double memory_bandwidth = 0;  // B/s per node
     double memory = 0;            // B per node
   } node;
@@ -46,6 +47,14 @@ struct SiteConfig {
     std::string source;            // where the number comes from
   };
   std::vector<Storage> storage;
+  // what a criterion with `bound: site` is judged against (as ReFrame's references): by plan
+  // name, then criterion id; direction as the criterion's (">=": at least value x (1 -
+  // tolerance), "<=": at most value x (1 + tolerance), "~": within value x (1 +- tolerance))
+  struct Reference {
+    double value = 0, tolerance = 0;
+    std::string direction = ">=", source;
+  };
+  std::map<std::string, std::map<std::string, Reference>> references;
   std::map<std::string, std::string> environment;
   std::vector<std::string> papi_events;
   int max_nodes = 1;

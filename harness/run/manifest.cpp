@@ -11,6 +11,7 @@
 #include "harness/run/campaign.hpp"
 #include "measure/check.hpp"
 #include "measure/jsonl.hpp"
+#include "measure/peak.hpp"
 #include "measure/provenance.hpp"
 #include "measure/record.hpp"
 
@@ -29,15 +30,27 @@ nlohmann::json point_json(const Point& p) {
 nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Expansion& ex) {
   nlohmann::json pts = nlohmann::json::array();
   for (const Point& p : ex.points) pts.push_back(point_json(p));
-  return {{"schema", "dlscale.campaign/1"},
-          {"plan", plan.name},
-          {"plan_file", plan.file},
-          {"site", site.name},
-          {"site_file", site.file},
-          {"plan_hash", plan_hash(site, ex)},
-          {"points", pts},
-          {"clipped", ex.clipped},
-          {"provenance", capture_provenance({.site = site.name, .command_line = "dlscale run"})}};
+  nlohmann::json m = {
+      {"schema", "dlscale.campaign/1"},
+      {"plan", plan.name},
+      {"plan_file", plan.file},
+      {"site", site.name},
+      {"site_file", site.file},
+      {"plan_hash", plan_hash(site, ex)},
+      {"points", pts},
+      {"clipped", ex.clipped},
+      {"provenance", capture_provenance({.site = site.name, .command_line = "dlscale run"})}};
+  // a site whose peak is "auto": this host's, measured once (pct_of_peak's denominator), on one
+  // thread times the physical cores, so a harness confined to fewer cores (taskset, a cgroup)
+  // does not shrink the node it judges against
+  if (site.node.peak_auto) {
+    const int cores = int(json_count(m["provenance"]["cpu"], "physical_cores", 1));
+    Peak one = measure_peak_sp(1);
+    one.flop_per_s *= std::max(1, cores);
+    one.method += fmt::format(", x {} physical cores", cores);
+    m["measured_node_peak"] = one;
+  }
+  return m;
 }
 
 std::string describe(const nlohmann::json& p) {

@@ -3,64 +3,170 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
+#include <cmath>
 
+#include "harness/verdict/record_groups.hpp"
 #include "measure/check.hpp"
 
 namespace dls {
 namespace {
 
-const nlohmann::json* at_path(const nlohmann::json& j, const std::string& path) {
-  const nlohmann::json* cur = &j;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t dot = path.find('.', start);
-    const std::string key =
-        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!cur->is_object() || !cur->contains(key)) return nullptr;
-    cur = &(*cur)[key];
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+Bound make_bound(const std::string& direction, double value, double tolerance, std::string source) {
+  Bound b{direction, -INFINITY, INFINITY, value, tolerance, std::move(source)};
+  const double slack = tolerance * std::abs(value);
+  if (direction != "<=" && direction != "<") b.low = value - slack;
+  if (direction != ">=" && direction != ">") b.high = value + slack;
+  return b;
+}
+
+std::string judge(const Estimate& e, const Bound& b) {
+  const double lo = e.value - e.half_width(), hi = e.value + e.half_width();
+  const bool strict = b.direction == ">" || b.direction == "<";
+  const auto meets = [&](double x) {
+    return strict ? x > b.low && x < b.high : x >= b.low && x <= b.high;
+  };
+  if (meets(lo) && meets(hi)) return "PASS";
+  const bool none = strict ? (hi <= b.low || lo >= b.high) : (hi < b.low || lo > b.high);
+  return none ? "FAIL" : "INCONCLUSIVE";
+}
+
+int rank_of(const std::string& result) {
+  return result == "FAIL"           ? 0
+         : result == "NO DATA"      ? 1
+         : result == "NO REFERENCE" ? 2
+         : result == "INCONCLUSIVE" ? 3
+                                    : 4;
+}
+
+// The bound of one group: the plan's number, the site's reference, or the baseline's value.
+bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionValues* base,
+               const DerivedValue& v, Bound& out, std::string& why) {
+  if (base) {
+    for (const auto& b : base->values)
+      if (b.point_id == v.point_id) {
+        const double tol = std::max(c.tolerance > 0 ? c.tolerance : 0.05,
+                                    b.est.half_width() / std::abs(b.est.value));
+        const std::string dir = c.direction == ">" ? ">=" : c.direction == "<" ? "<=" : c.direction;
+        out = make_bound(dir, b.est.value, tol, "baseline " + in.baseline->dir);
+        return true;
+      }
+    why = "the baseline has no value for " + (v.label.empty() ? v.point_id : v.label);
+    return false;
   }
-  return cur;
+  if (!c.bound_from_site) {
+    out = make_bound(c.direction, c.bound, c.tolerance, "plan");
+    return true;
+  }
+  const auto p = in.site.references.find(in.plan.name);
+  if (p == in.site.references.end() || !p->second.count(c.id)) {
+    why = fmt::format("site {} has no reference {}.{}", in.site.name, in.plan.name, c.id);
+    return false;
+  }
+  const auto& r = p->second.at(c.id);
+  out = make_bound(r.direction, r.value, r.tolerance,
+                   "site " + in.site.name + (r.source.empty() ? "" : " (" + r.source + ")"));
+  return true;
+}
+
+Verdict evaluate(const AcceptanceInput& in, const Criterion& c) {
+  Verdict v{c, {}, "NO DATA", ""};
+  const CriterionValues values = criterion_values(c, in.plan, in.site, in.campaign);
+  CriterionValues base;
+  if (in.baseline) base = criterion_values(c, in.plan, in.site, *in.baseline);
+  v.why = values.why;
+  for (const auto& x : values.values) {
+    GroupVerdict g{x, {}, "NO REFERENCE"};
+    std::string why;
+    if (bound_for(in, c, in.baseline ? &base : nullptr, x, g.bound, why))
+      g.result = judge(x.est, g.bound);
+    else if (v.why.empty())
+      v.why = why;
+    v.groups.push_back(g);
+  }
+  if (const GroupVerdict* w = v.worst()) v.result = w->result;
+  if (!values.why.empty() && rank_of(v.result) > rank_of("NO DATA"))
+    v.result = "NO DATA";  // a selected group has no value: the criterion is not judged in full
+  return v;
+}
+
+nlohmann::json group_json(const GroupVerdict& g) {
+  const Estimate& e = g.value.est;
+  const auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
+  return {{"point_id", g.value.point_id},
+          {"label", g.value.label},
+          {"note", g.value.note},
+          {"n", e.n},
+          {"value", e.value},
+          {"se", e.se},
+          {"dof", e.dof},
+          {"ci_low", e.value - e.half_width()},
+          {"ci_high", e.value + e.half_width()},
+          {"direction", g.bound.direction},
+          {"low", num(g.bound.low)},
+          {"high", num(g.bound.high)},
+          {"reference", g.bound.reference},
+          {"tolerance", g.bound.tolerance},
+          {"bound_source", g.bound.source},
+          {"bound", bound_text(g.bound)},
+          {"result", g.result}};
 }
 
 }  // namespace
 
-std::string where_text(const Criterion& c) {
-  std::string w;
-  for (const auto& [k, x] : c.where) {
-    if (!w.empty()) w += ", ";
-    w += k + "=" + x;
-  }
-  return w.empty() ? "-" : w;
+const GroupVerdict* Verdict::worst() const {
+  const GroupVerdict* w = nullptr;
+  for (const auto& g : groups)
+    if (!w || rank_of(g.result) < rank_of(w->result)) w = &g;
+  return w;
 }
 
-std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campaign) {
+std::string where_text(const Criterion& c) { return selection_text(c.where); }
+
+std::string bound_text(const Bound& b) {
+  if (b.source.empty()) return "-";
+  if (b.direction == "~")
+    return fmt::format("~ {:.4g} +- {:.3g} %", b.reference, 100 * b.tolerance);
+  const double x = (b.direction == ">=" || b.direction == ">") ? b.low : b.high;
+  const char* sign = (b.direction == ">=" || b.direction == ">") ? "-" : "+";
+  return b.tolerance > 0 ? fmt::format("{} {:.4g} ({:.4g} {}{:.3g} %)", b.direction, x, b.reference,
+                                       sign, 100 * b.tolerance)
+                         : fmt::format("{} {:.4g}", b.direction, x);
+}
+
+std::vector<Verdict> evaluate_acceptance(const AcceptanceInput& in) {
   std::vector<Verdict> out;
-  for (const Criterion& c : plan.acceptance) {
-    Verdict v{c, 0, 0, "NO DATA"};
-    double sum = 0;
-    for (const auto& r : campaign.records) {
-      const ManifestPoint* mp = campaign.point(json_text(r, "harness_point"));
-      if (!mp || mp->experiment != c.experiment) continue;
-      bool match = true;
-      for (const auto& [k, want] : c.where)
-        match = match && mp->assignment.count(k) && mp->assignment.at(k) == want;
-      if (!match || !r.contains("metrics")) continue;
-      const nlohmann::json* x = at_path(r["metrics"], c.metric);
-      if (!x || !x->is_number()) continue;
-      sum += x->get<double>(), ++v.records;
-    }
-    if (v.records > 0) {
-      v.value = sum / v.records;
-      const bool ok = c.direction == ">="   ? v.value >= c.bound
-                      : c.direction == "<=" ? v.value <= c.bound
-                      : c.direction == ">"  ? v.value > c.bound
-                                            : v.value < c.bound;
-      v.result = ok ? "PASS" : "FAIL";
-    }
-    out.push_back(v);
+  for (const Criterion& c : in.plan.acceptance) out.push_back(evaluate(in, c));
+  return out;
+}
+
+int acceptance_exit_code(const std::vector<Verdict>& verdicts) {
+  int code = kExitOk;
+  for (const auto& v : verdicts) {
+    if (v.result == "INCONCLUSIVE")
+      code = code == kExitOk ? kExitInconclusive : code;
+    else if (v.result != "PASS")
+      code = kExitCheckFailed;
+  }
+  return code;
+}
+
+nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& v : verdicts) {
+    const Criterion& c = v.criterion;
+    nlohmann::json j = {{"id", c.id},
+                        {"experiment", c.experiment},
+                        {"metric", c.metric},
+                        {"derived", c.derived},
+                        {"where", where_text(c)},
+                        {"against", selection_text(c.against)},
+                        {"description", c.description},
+                        {"result", v.result},
+                        {"why", v.why},
+                        {"groups", nlohmann::json::array()}};
+    for (const auto& g : v.groups) j["groups"].push_back(group_json(g));
+    if (const GroupVerdict* w = v.worst()) j["worst"] = group_json(*w);
+    out.push_back(j);
   }
   return out;
 }

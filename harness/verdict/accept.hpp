@@ -1,26 +1,63 @@
-// `dlscale accept`: a plan's acceptance criteria over a campaign. A criterion selects the
-// records of its experiment whose point has the `where` values (from the campaign's manifest),
-// takes `metric` from each (a key under metrics; dots reach into objects: phase_s.sync), and
-// compares their mean with the bound. No matching record is a failure ("no data"), so a
-// pipeline never passes on a campaign that did not measure what it claims.
+// `dlscale accept`: a plan's acceptance criteria over a campaign (docs/derived_metrics.md).
+// Each criterion's values (derived.hpp: one per group of repeats it selects) are judged against
+// its bound: the plan's number, the site's reference for (plan, criterion id) with `bound: site`,
+// or, with a baseline campaign, the baseline's value of the same group widened by its interval.
+// A value with an interval (repeats) is PASS when the whole 95 % interval meets the bound, FAIL
+// when none of it does, INCONCLUSIVE when it straddles; a single repeat is PASS or FAIL. A
+// criterion takes its worst group's result; nothing to judge is NO DATA (a failure: a pipeline
+// never passes on a campaign that did not measure what it claims), a missing reference NO
+// REFERENCE (a failure too).
 #pragma once
 
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/config/plan.hpp"
+#include "harness/config/site.hpp"
 #include "harness/run/campaign.hpp"
+#include "harness/verdict/derived.hpp"
 
 namespace dls {
 
-struct Verdict {
-  Criterion criterion;
-  int records = 0;
-  double value = 0;    // mean over the records
-  std::string result;  // PASS | FAIL | NO DATA
+// Exit code of `dlscale accept` when nothing failed but something was inconclusive.
+inline constexpr int kExitInconclusive = 4;
+
+struct Bound {
+  std::string direction;  // >=, <=, >, <, ~
+  double low = -std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
+  double reference = 0, tolerance = 0;  // what low and high were made of
+  std::string source;                   // plan | site NAME (source) | baseline DIR
 };
 
-std::vector<Verdict> evaluate_acceptance(const Plan& plan, const Campaign& campaign);
+struct GroupVerdict {
+  DerivedValue value;
+  Bound bound;
+  std::string result;  // PASS | FAIL | INCONCLUSIVE | NO REFERENCE
+};
+
+struct Verdict {
+  Criterion criterion;
+  std::vector<GroupVerdict> groups;
+  std::string result;                 // the worst group's; NO DATA when there is no group
+  std::string why;                    // why a group is missing or has no reference
+  const GroupVerdict* worst() const;  // the group the result is from (nullptr: NO DATA)
+};
+
+struct AcceptanceInput {
+  const Plan& plan;
+  const SiteConfig& site;
+  const Campaign& campaign;
+  const Campaign* baseline = nullptr;  // references from its repeats instead of the bounds
+};
+
+std::vector<Verdict> evaluate_acceptance(const AcceptanceInput& in);
+// 0 all PASS, 1 a FAIL, NO DATA or NO REFERENCE, kExitInconclusive otherwise
+int acceptance_exit_code(const std::vector<Verdict>& verdicts);
+nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts);  // acceptance.json
 std::string where_text(const Criterion& c);  // "ranks_per_node=2, overlap=thread", or "-"
+std::string bound_text(const Bound& b);      // ">= 0.9", "~ 2.1 +- 5 %", ...
 
 }  // namespace dls

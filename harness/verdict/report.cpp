@@ -60,27 +60,32 @@ std::string measurements_section(const std::vector<SummaryRow>& rows) {
   return md;
 }
 
-// The acceptance table; the same verdicts go into `verdicts` (acceptance.json).
-std::string acceptance_section(const Plan& plan, const Campaign& campaign,
+// The acceptance table: each criterion's worst group; the same verdicts, every group, go into
+// `verdicts` (acceptance.json).
+std::string acceptance_section(const Plan& plan, const SiteConfig& site, const Campaign& campaign,
                                nlohmann::json& verdicts) {
   if (plan.acceptance.empty()) return "";
+  const auto vs = evaluate_acceptance({plan, site, campaign});
+  verdicts = verdicts_json(vs);
   std::string md =
-      "\n## Acceptance\n\n| result | experiment | metric | where | records | value | bound "
-      "|\n|---|---|---|---|---|---|---|\n";
-  for (const auto& v : evaluate_acceptance(plan, campaign)) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.6g} | {} {:g} |\n", v.result,
-                      v.criterion.experiment, v.criterion.metric, where_text(v.criterion),
-                      v.records, v.value, v.criterion.direction, v.criterion.bound);
-    verdicts.push_back({{"result", v.result},
-                        {"experiment", v.criterion.experiment},
-                        {"metric", v.criterion.metric},
-                        {"where", where_text(v.criterion)},
-                        {"records", v.records},
-                        {"value", v.value},
-                        {"direction", v.criterion.direction},
-                        {"bound", v.criterion.bound},
-                        {"description", v.criterion.description}});
+      "\n## Acceptance\n\n| result | id | experiment | judged | where | value | 95 % interval | "
+      "bound | from |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& v : vs) {
+    const GroupVerdict* w = v.worst();
+    const Estimate e = w ? w->value.est : Estimate{};
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", v.result, v.criterion.id,
+        v.criterion.experiment, v.criterion.judged(),
+        where_text(v.criterion) + (w && !w->value.label.empty() ? "; " + w->value.label : ""),
+        w ? fmt::format("{:.4g} (n {})", e.value, e.n) : "-",
+        e.has_interval()
+            ? fmt::format("[{:.4g}, {:.4g}]", e.value - e.half_width(), e.value + e.half_width())
+            : "-",
+        w ? bound_text(w->bound) : "-", w ? w->bound.source : v.why);
   }
+  md += fmt::format("\nVerdict: {}\n", acceptance_exit_code(vs) == 0   ? "accepted"
+                                       : acceptance_exit_code(vs) == 1 ? "NOT accepted"
+                                                                       : "inconclusive");
   return md;
 }
 
@@ -102,7 +107,7 @@ std::string write_campaign_report(const Plan& plan, const SiteConfig& site,
   if (!plan.seed.empty()) md += fmt::format("Reproduces: {} {}\n\n", plan.seed, plan.figure);
   nlohmann::json verdicts = nlohmann::json::array();
   md += points_section(campaign) + measurements_section(rows) +
-        acceptance_section(plan, campaign, verdicts) + warnings_section(campaign);
+        acceptance_section(plan, site, campaign, verdicts) + warnings_section(campaign);
   write_file_atomic(campaign.dir + "/acceptance.json", verdicts.dump(2) + "\n");
   const std::string path = campaign.dir + "/report.md";
   write_file_atomic(path, md);

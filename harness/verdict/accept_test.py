@@ -1,0 +1,153 @@
+"""`dlscale accept` on constructed campaigns (usage: accept_test.py DLSCALE).
+
+A campaign of three repeats per point is written by hand: a training at 1 and 2 ranks, an
+allreduce, a GEMM. Three plans judge the same four derived metrics (efficiency, busbw_fraction,
+pct_of_peak, time_to_train_s) with bounds below, above and inside each value's 95 % interval:
+every criterion passes (exit 0), fails (exit 1), or is inconclusive (exit 4). `bound: site` reads
+the site's reference; `--baseline` makes the bounds from another campaign. Every value and
+interval is checked against the Python analysis (dlsanalysis.derived), computed apart."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+import yaml  # noqa: E402
+
+from dlsanalysis.derived import criterion_values  # noqa: E402
+from dlsanalysis.records import load_campaign  # noqa: E402
+
+DLSCALE = sys.argv[1]
+TMP = tempfile.mkdtemp(prefix="dls_accept_")
+SITE = {
+    "name": "testsite",
+    "node": {"cores": 2, "peak_flops_sp": "100 GFLOP/s"},
+    "network": {"bandwidth": "10 GB/s"},
+    "launcher": {"kind": "mpirun"},
+    "references": {"p_site": {"eff": {"value": 0.95, "tolerance": 0.1, "direction": ">="}}},
+}
+
+# (experiment, kind, assignment, params, metric values of the three repeats)
+POINTS = [
+    ("train", "train", {"ranks_per_node": "1"}, {"model": "m", "ranks": 1}, {"images_per_s": [99, 100, 101]}),
+    ("train", "train", {"ranks_per_node": "2"}, {"model": "m", "ranks": 2}, {"images_per_s": [189, 190, 191]}),
+    (
+        "allreduce",
+        "collective",
+        {"ranks_per_node": "2"},
+        {"algo": "mpi", "bytes": 8388608},
+        {"busbw_bytes_per_s": [4.9e9, 5e9, 5.1e9]},
+    ),
+    ("gemm", "kernel", {"threads": "2"}, {"op": "gemm", "threads": 2}, {"gflop_per_s": [79, 80, 81], "threads": [2, 2, 2]}),
+]
+
+
+def put(path, text):
+    pathlib.Path(path).write_text(text)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_campaign(name, scale_2rank=1.0):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    points, lines = [], []
+    for i, (exp, kind, assignment, params, metrics) in enumerate(POINTS):
+        for rep in range(3):
+            pid = f"p{i}r{rep}"
+            points.append({"id": pid, "experiment": exp, "assignment": assignment, "repeat": rep})
+            m = {k: v[rep] * (scale_2rank if params.get("ranks") == 2 else 1) for k, v in metrics.items()}
+            rec = {"schema": "dlscale.record/1", "kind": kind, "benchmark": exp, "params": params, "metrics": m}
+            rec.update(status="ok", point_id=f"id{i}", harness_point=pid, harness_merge={"token": pid, "lines": 1})
+            lines.append(json.dumps(rec))
+    manifest = {"plan": "p", "site": "testsite", "site_file": os.path.join(TMP, "site.yaml"), "points": points}
+    put(os.path.join(d, "manifest.json"), json.dumps(manifest))
+    put(os.path.join(d, "records.jsonl"), "\n".join(lines) + "\n")
+    return d
+
+
+def plan(name, eff, busbw, peak, ttt, bound_eff=None):
+    crit = [
+        {"id": "eff", "experiment": "train", "derived": "efficiency", "where": {"ranks_per_node": 2}, "bound": bound_eff or eff},
+        {"id": "busbw", "experiment": "allreduce", "derived": "busbw_fraction", "where": {"algo": "mpi"}, "bound": busbw},
+        {"id": "peak", "experiment": "gemm", "derived": "pct_of_peak", "bound": peak},
+        {"id": "ttt", "experiment": "train", "derived": "time_to_train_s", "where": {"ranks_per_node": 2}, "epochs": 10},
+    ]
+    crit[3].update(images=1900, direction="<=", bound=ttt)
+    exps = [
+        {"name": e, "kind": k.replace("kernel", "kernels").replace("collective", "collectives")}
+        for e, k in (("train", "train"), ("allreduce", "collective"), ("gemm", "kernel"))
+    ]
+    p = {"name": name, "experiments": exps, "acceptance": crit}
+    path = os.path.join(TMP, name + ".yaml")
+    put(path, yaml.safe_dump(p))
+    return path, p
+
+
+def accept(campaign, plan_path, *extra):
+    out = os.path.join(TMP, "verdicts.json")
+    r = subprocess.run(
+        [DLSCALE, "accept", "--campaign", campaign, "--plan", plan_path, "--json", out, *extra], capture_output=True, text=True
+    )
+    return r, (load_json(out) if os.path.exists(out) and r.returncode in (0, 1, 4) else None)
+
+
+def cross_check(campaign, p, verdicts):
+    """Every group's value and interval equals the Python analysis's."""
+    df = load_campaign(campaign)
+    for c, v in zip(p["acceptance"], verdicts, strict=True):
+        values, _ = criterion_values(df, c, SITE, load_json(os.path.join(campaign, "manifest.json")))
+        assert len(values) == len(v["groups"]), (c["id"], values, v["groups"])
+        for py, cc in zip(values, v["groups"], strict=True):
+            assert abs(py["value"] - cc["value"]) <= 1e-9 * abs(py["value"]), (c["id"], py, cc)
+            hw = cc["ci_high"] - cc["value"]
+            assert abs(py["half_width"] - hw) <= 1e-6 * max(1e-12, abs(hw)), (c["id"], py, cc)
+
+
+def main():
+    put(os.path.join(TMP, "site.yaml"), yaml.safe_dump(SITE))
+    camp = write_campaign("c")
+    # efficiency 0.95 in [0.916, 0.984]; busbw 0.5 in [0.475, 0.525]; 80 % in [77.5, 82.5]; 100 s
+    cases = [
+        ("pass", (0.9, 0.4, 70, 120), 0, "PASS"),
+        ("fail", (0.99, 0.6, 90, 90), 1, "FAIL"),
+        ("inconclusive", (0.95, 0.5, 80, 100), 4, "INCONCLUSIVE"),
+    ]
+    for name, bounds, code, result in cases:
+        path, p = plan("p_" + name, *bounds)
+        r, v = accept(camp, path, "--site", os.path.join(TMP, "site.yaml"))
+        assert r.returncode == code, (name, r.returncode, r.stdout, r.stderr)
+        assert [x["result"] for x in v] == [result] * 4, (name, r.stdout)
+        cross_check(camp, p, v)
+    # bound: site reads the site's reference (0.95 - 10 %: 0.855)
+    path, p = plan("p_site", 0, 0.4, 70, 120, bound_eff="site")
+    r, v = accept(camp, path, "--site", os.path.join(TMP, "site.yaml"))
+    assert r.returncode == 0 and v[0]["worst"]["low"] == 0.855 and "site testsite" in v[0]["worst"]["bound_source"], r.stdout
+    del SITE["references"]
+    put(os.path.join(TMP, "site.yaml"), yaml.safe_dump(SITE))
+    r, v = accept(camp, path, "--site", os.path.join(TMP, "site.yaml"))
+    assert r.returncode == 1 and v[0]["result"] == "NO REFERENCE", r.stdout
+    # --baseline: the campaign against itself passes; a 2-rank throughput 20 % lower fails
+    slow = write_campaign("slow", scale_2rank=0.8)
+    for cand, code in ((camp, 0), (slow, 1)):
+        r, v = accept(cand, path, "--site", os.path.join(TMP, "site.yaml"), "--baseline", camp)
+        assert r.returncode == code, (cand, r.stdout, r.stderr)
+        assert v[0]["worst"]["bound_source"].startswith("baseline"), v[0]
+        assert abs(v[0]["worst"]["reference"] - 0.95) < 1e-12, v[0]
+    # bad input: exit 2 with the reason
+    r, _ = accept(os.path.join(TMP, "missing"), path)
+    assert r.returncode == 2 and "missing" in r.stderr, r.stderr
+    bad = os.path.join(TMP, "bad.yaml")
+    put(bad, pathlib.Path(path).read_text().replace("derived: efficiency", "derived: efficency"))
+    r, _ = accept(camp, bad)
+    assert r.returncode == 2 and "efficency" in r.stderr and "expected one of" in r.stderr, r.stderr
+    print("accept_test: ok")
+
+
+main()
