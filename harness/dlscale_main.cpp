@@ -37,10 +37,12 @@ void usage(std::FILE* f) {
       "  accept        evaluate a plan's acceptance criteria over a campaign (exit status for CI)\n"
       "  tables        a campaign's tables (CSV, Markdown) and plots (PNG) into "
       "CAMPAIGN/analysis/\n"
-      "  compare       regressions between two campaigns A B (exit 1 on one)\n"
+      "  compare       regressions between two campaigns A B, any metric (exit 1 on one)\n"
+      "  history       one metric across campaigns DIR... in time order, changes marked\n"
       "  reproduce     a campaign's measurements beside the published figures, verdict per figure\n"
       "  report        one self-contained HTML report of a campaign (CAMPAIGN/report.html)\n"
-      "  (tables, compare, reproduce and report are the Python analysis, analysis/dlsanalysis)\n\n"
+      "  (tables, compare, history, reproduce and report are the Python analysis,\n"
+      "   analysis/dlsanalysis)\n\n"
       "'dlscale <command> --help' describes a command's options.\n");
 }
 
@@ -67,7 +69,8 @@ int main(int argc, char** argv) {
     if (cmd == "sites") return dls::sites_main(argc - 1, argv + 1);
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
     if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);
-    if (cmd == "compare" || cmd == "reproduce" || cmd == "report" || cmd == "tables")
+    if (cmd == "compare" || cmd == "history" || cmd == "reproduce" || cmd == "report" ||
+        cmd == "tables")
       return dls::analysis_main(std::string(cmd), argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());

@@ -1,15 +1,22 @@
 """python3 -m dlsanalysis tables CAMPAIGN [--out DIR] [--gemm-shape 2048x2048x2048]
-   python3 -m dlsanalysis compare A B [--effect 0.05] [--alpha 0.01]      (exit 1 on a regression)
-   python3 -m dlsanalysis reproduce CAMPAIGN [--seed S] [--published DIR] [--tolerance 0.1] [--strict]
+   python3 -m dlsanalysis compare A B [--metric NAME[:higher|lower]|all]... [--effect 0.05] [--alpha 0.01]
+                                      [--auto-threshold [--floor 0.01]] [--out DIR]   (exit 1 on a regression)
+   python3 -m dlsanalysis history CAMPAIGN... [--metric NAME[:dir]]... [--effect ...] [--auto-threshold] [--out DIR]
+   python3 -m dlsanalysis reproduce CAMPAIGN [--seed S] [--published DIR] [--tolerance 0.1]
+                                  [--scale-tolerance 0.05] [--strict]
    python3 -m dlsanalysis report CAMPAIGN [--published DIR]
 
 tables     every table the campaign's records support (scaling, speed-ups, time to accuracy,
            breakdowns, tau, kernels, conv efficiency per layer and network against the sgemm
            of --gemm-shape, collectives with the alpha-beta fit), as CSV and Markdown, and the
            plots (PNG), into DIR (default CAMPAIGN/analysis/)
-compare    regression detection between two campaigns, matched by point_id
+compare    regression detection between two campaigns, matched by point_id: the table, and
+           compare.{json,csv,md} into DIR (default B/analysis/, or . for a records file)
+history    one metric across campaigns in time order, each change compare would call marked:
+           history.{json,csv,md,png} into DIR (default NEWEST/analysis/, or .)
 reproduce  the measurements beside the published figures of the seed the plan reproduces,
-           verdict per row and figure, into CAMPAIGN/analysis/reproduce*.{csv,md}
+           verdict per row (or why it is not measurable here) and figure, into
+           CAMPAIGN/analysis/reproduce*.{csv,md}
 report     CAMPAIGN/report.html, one self-contained file
 Exit 2 on unreadable records (the message names file and line) or bad arguments."""
 
@@ -17,12 +24,27 @@ import argparse
 import os
 import sys
 
-from .compare import compare_frames, provenance_diff
+from .compare import (
+    AUTO_K,
+    HEADLINE,
+    check_metrics,
+    compare_frames,
+    parse_metric,
+    provenance_diff,
+    summary,
+    write_result,
+)
+from .history import DEFAULT as HISTORY_DEFAULT
+from .history import campaign_names, history_plot, history_table, order_campaigns
 from .kernel_efficiency import DEFAULT_GEMM_SHAPE
 from .records import RecordError, load_campaign, load_records, read_jsonl
-from .reproduce import load_published, plan_info, reproduce_campaign
+from .reproduce import SCALE_TOLERANCE, load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
+METRIC_HELP = (
+    "a metric (key under metrics, dots for nested keys), with its direction where it has no known one; "
+    "repeatable; 'all': every metric of known direction (default: the kinds' headline metrics)"
+)
 DEFAULT_PUBLISHED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results", "published")
 
 
@@ -37,27 +59,93 @@ def _provenance(path):
     return {}
 
 
-def compare_main(a):
-    da, db = _load_any(a.a), _load_any(a.b)
-    t = compare_frames(da, db, effect=a.effect, alpha=a.alpha)
-    if t.empty:
-        print("dlsanalysis compare: no measurement is in both (records are matched by point_id)", file=sys.stderr)
-        return 2
-    for verdict in ("regressed", "improved", "unchanged"):
+EXIT_CODES = {0: "no regression", 1: "a regression", 2: "bad input (unreadable records, unknown metric, no common point)"}
+
+
+def _metric_choice(specs, default):
+    """--metric specs -> (metrics for samples(), {name: direction}, the names to check)."""
+    if not specs:
+        return default, {}, []
+    pairs = [(s, None) if s == "all" else parse_metric(s) for s in specs]
+    directions = {n: d for n, d in pairs if d}
+    named = [n for n, _ in pairs if n != "all"]
+    return ("all" if "all" in specs else named), directions, named
+
+
+def _judge_args(a):
+    return {"effect": a.effect, "alpha": a.alpha, "auto_threshold": a.auto_threshold, "floor": a.floor}
+
+
+def _print_compare(t):
+    for verdict in ("regressed", "improved", "changed", "unchanged"):
         part = t[t["verdict"].str.startswith(verdict)]
         if not part.empty:
             print(f"## {verdict} ({len(part)})")
             for _, r in part.iterrows():
                 p = "" if r["p_value"] != r["p_value"] else f"  p={r['p_value']:.2g}"
+                better = f"{r['better']} is better" if r["better"] else "direction unknown"
                 print(
-                    f"  {r['benchmark']:<28} {r['metric']:<18} {r['mean_a']:.4g} -> {r['mean_b']:.4g}  "
-                    f"{r['change']:+.1%} ({r['better']} is better, n {r['n_a']}/{r['n_b']}){p}  {r['verdict']}"
+                    f"  {r['label']:<36} {r['metric']:<18} {r['mean_a']:.4g} -> {r['mean_b']:.4g}  {r['change']:+.1%} "
+                    f"({better}, n {r['n_a']}/{r['n_b']}, threshold {r['threshold']:.1%}){p}  {r['verdict']}"
                 )
+
+
+def compare_main(a):
+    metrics, directions, named = _metric_choice(a.metric, HEADLINE)
+    da, db = _load_any(a.a), _load_any(a.b)
+    check_metrics([da, db], named)
+    t = compare_frames(da, db, metrics=metrics, directions=directions, **_judge_args(a))
+    if t.empty:
+        print("dlsanalysis compare: no measurement is in both (records are matched by point_id)", file=sys.stderr)
+        return 2
+    _print_compare(t)
     diff = provenance_diff(_provenance(a.a), _provenance(a.b))
     print("## provenance differences" + ("" if diff else ": none"))
     for k, va, vb in diff:
         print(f"  {k}: {va!r} -> {vb!r}")
-    return 1 if t["verdict"].str.startswith("regressed").any() else 0
+    code = 1 if t["verdict"].str.startswith("regressed").any() else 0
+    out = a.out or (os.path.join(a.b, "analysis") if os.path.isdir(a.b) else os.getcwd())
+    meta = {"a": os.path.abspath(a.a), "b": os.path.abspath(a.b), "metrics": metrics, "directions": directions}
+    meta |= {"thresholds": _judge_args(a) | {"auto_k": AUTO_K}, "summary": {"verdicts": summary(t), "rows": len(t)}}
+    meta |= {"exit_code": code, "exit_codes": EXIT_CODES, "provenance_differences": [list(d) for d in diff]}
+    paths = write_result(out, "compare", t, meta)
+    print(f"results: {', '.join(paths)}")
+    return code
+
+
+def history_main(a):
+    if len(a.campaigns) < 2:
+        print("dlsanalysis history: give at least two campaigns", file=sys.stderr)
+        return 2
+    metrics, directions, named = _metric_choice(a.metric, HISTORY_DEFAULT)
+    found, by_time = order_campaigns(a.campaigns)
+    paths = [p for p, _, _ in found]
+    frames = [_load_any(p) for p in paths]
+    check_metrics(frames, named)
+    names = campaign_names(paths)
+    t = history_table(frames, names, metrics, directions, **_judge_args(a))
+    if t.empty:
+        print("dlsanalysis history: none of the campaigns has the metric", file=sys.stderr)
+        return 2
+    order = "by time" if by_time else "in the order given (some campaign has no start_time)"
+    print(f"## campaigns, {order}; * marks a change compare calls")
+    for n, (_, when, src) in zip(names, found, strict=True):
+        print(f"  {n:<32} {when or '?'} {f'({src})' if src else ''}")
+    for (metric, label, _), g in t.groupby(["metric", "label", "point_id"], sort=False):
+        print(f"## {metric} ({g['better'].iloc[0] or 'direction unknown'}): {label}")
+        for _, r in g.iterrows():
+            vs = f"{r['ratio'] - 1:+.1%} vs {r['vs']}: {r['verdict']}" if r["vs"] else ""
+            print(f"{' *' if r['change'] else '  '} {r['campaign']:<32} {r['mean']:<12.4g} n {r['n']:<3} {vs}")
+    out = a.out or (os.path.join(paths[-1], "analysis") if os.path.isdir(paths[-1]) else os.getcwd())
+    camps = [
+        {"name": n, "path": os.path.abspath(p), "time": w, "time_from": s} for n, (p, w, s) in zip(names, found, strict=True)
+    ]
+    meta = {"campaigns": camps, "ordered_by": "time" if by_time else "order given", "metrics": metrics}
+    meta |= {"thresholds": _judge_args(a) | {"auto_k": AUTO_K}, "changes": int((t["change"] != "").sum())}
+    written = write_result(out, "history", t, meta)
+    history_plot(t, names, os.path.join(out, "history.png"))
+    print(f"results: {', '.join(written)}, {os.path.join(out, 'history.png')}")
+    return 0
 
 
 def tables_main(a):
@@ -91,10 +179,10 @@ def reproduce_main(a):
         print(f"dlsanalysis reproduce: no published figure of seed '{seed}' in {a.published}", file=sys.stderr)
         return 2
     df = load_campaign(a.campaign)
-    rows, figs = reproduce_campaign(df, modes, pub, a.tolerance)
+    rows, figs = reproduce_campaign(df, modes, pub, a.tolerance, a.scale_tolerance)
     out = os.path.join(a.campaign, "analysis")
     write_tables({"reproduce": rows, "reproduce_figures": figs}, out)
-    print(f"## {seed}: measured beside published (relative tolerance {a.tolerance:.0%})\n")
+    print(f"## {seed}: measured beside published (relative tolerance {a.tolerance:.0%}, scale within {a.scale_tolerance:.0%})\n")
     for _, r in rows.iterrows():
         m = "" if r["measured"] != r["measured"] else f"{r['measured']:.4g}"
         at = f" at {r['measured_at']}" if r["measured_at"] else ""
@@ -106,7 +194,7 @@ def reproduce_main(a):
     for _, f in figs.iterrows():
         print(
             f"  {f['figure']:<12} {f['verdict']:<16} "
-            f"({f['reproduced']} of {f['judged']} judged rows reproduced, {f['rows']} rows)"
+            f"({f['reproduced']} of {f['judged']} judged rows reproduced, {f['measurable']} measurable, {f['rows']} rows)"
         )
     print(f"\ntables: {out}/reproduce.{{csv,md}}, reproduce_figures.{{csv,md}}")
     return 1 if a.strict and (figs["verdict"] == "not reproduced").any() else 0
@@ -136,8 +224,15 @@ def main(argv=None):
     c = sub.add_parser("compare", help="regression detection between two campaigns (exit 1 on a regression)")
     c.add_argument("a", help="campaign folder or records file (the baseline)")
     c.add_argument("b", help="campaign folder or records file (the candidate)")
-    c.add_argument("--effect", type=float, default=0.05, help="minimum relative change that counts (default 0.05)")
-    c.add_argument("--alpha", type=float, default=0.01, help="Welch t-test level (default 0.01)")
+    h = sub.add_parser("history", help="one metric across campaigns in time order, with the changes compare calls")
+    h.add_argument("campaigns", nargs="+", help="campaign folders or records files (at least two)")
+    for x, out_default in ((c, "B/analysis, or . when B is a records file"), (h, "NEWEST/analysis, or .")):
+        x.add_argument("--metric", action="append", metavar="NAME[:higher|lower]", help=METRIC_HELP)
+        x.add_argument("--effect", type=float, default=0.05, help="minimum relative change that counts (default 0.05)")
+        x.add_argument("--alpha", type=float, default=0.01, help="Welch t-test level (default 0.01)")
+        x.add_argument("--auto-threshold", action="store_true", help=f"threshold max(--floor, {AUTO_K:g} x A's CV)")
+        x.add_argument("--floor", type=float, default=0.01, help="least auto threshold (default 0.01)")
+        x.add_argument("--out", help=f"folder for the .json, .csv, .md (default {out_default})")
     for name, helptext in (
         ("reproduce", "measurements beside the published figures"),
         ("report", "the HTML report of a campaign"),
@@ -148,18 +243,25 @@ def main(argv=None):
         r.add_argument("--tolerance", type=float, default=0.10, help="relative tolerance of a reproduction (default 0.10)")
         if name == "reproduce":
             r.add_argument("--seed", help="the seed file name, when the plan names none")
+            r.add_argument(
+                "--scale-tolerance",
+                type=float,
+                default=SCALE_TOLERANCE,
+                help=f"a measured scale stands for the published one within this fraction of it (default {SCALE_TOLERANCE})",
+            )
             r.add_argument("--strict", action="store_true", help="exit 1 when a judged figure is not reproduced")
     a = p.parse_args(argv)
-    for attr in ("campaign", "a", "b"):
-        path = getattr(a, attr, None)
+    for path in [getattr(a, x, None) for x in ("campaign", "a", "b")] + getattr(a, "campaigns", []):
         if path is not None and not os.path.exists(path):
             print(f"dlsanalysis {a.cmd}: {path}: no such campaign folder or records file", file=sys.stderr)
             return 2
-    if getattr(a, "tolerance", 0.1) < 0:
-        print(f"dlsanalysis {a.cmd}: --tolerance must be >= 0", file=sys.stderr)
-        return 2
+    for opt in ("tolerance", "scale_tolerance"):
+        if getattr(a, opt, 0.1) < 0:
+            print(f"dlsanalysis {a.cmd}: --{opt.replace('_', '-')} must be >= 0", file=sys.stderr)
+            return 2
     try:
-        return {"compare": compare_main, "tables": tables_main, "reproduce": reproduce_main, "report": report_main}[a.cmd](a)
+        mains = {"compare": compare_main, "history": history_main, "tables": tables_main}
+        return (mains | {"reproduce": reproduce_main, "report": report_main})[a.cmd](a)
     except (RecordError, OSError, ValueError) as e:
         print(f"dlsanalysis {a.cmd}: {e}", file=sys.stderr)
         return 2

@@ -2,21 +2,36 @@
 of shared/reference/published_figures.csv) with a verdict per row and per figure.
 
 Which rows: those of the seed the campaign's plan reproduces (`reproduces: {seed: ...}` in the
-plan file the manifest names), or the seed given. How a published metric is measured here is
-the table MEASURES below; a metric it does not name is "not measured".
+plan file the manifest names), or the seed given. Every row maps to a measure or to a reason it
+cannot be measured here (reproduce_measures.py: another system's result cited by the seed,
+another machine's throughput or hardware, a tuning step of another code); such a row says
+"not measurable: <reason>" (column `reason`) and counts for nothing. A measurable row the
+campaign has nothing for says "no data" (the note says what is missing).
+
+Models: a row's model names (several, ';'-separated) map to ours by MODEL_NAMES. Each of our
+models measured is judged on its own, each of its configurations (variants: overlap, scheme,
+comm teams, ...) too; the row is reproduced only when every judged (model, variant) is, and the
+note lists each with its value and the published models not measured.
 
 Scale: the published x (nodes, GPUs, processes) is compared with the campaign's rank count, one
-rank standing for one node/GPU/process. Only a measurement at the published scale is judged;
-below it the row says "scale not reached" and shows the value at the largest scale measured.
-Absolute model quantities (parameters, memory) are judged only on full-width models.
-Throughputs of another machine (samples/s of a P100, speed-ups over a K40) are shown, never
-judged: they are facts about that hardware.
+rank standing for one node/GPU/process. The nearest measured scale within `scale_tolerance`
+(SCALE_TOLERANCE, 5 % of the published x) is judged and said ("1500 ranks for 1536 gpus, within
+5 %"); above the largest measured scale the row says "scale not reached" with the value at the
+largest one, between measured scales "scale not measured".
+
+Projections: reproduce_table(..., projected=P) takes the value of a row whose published scale is
+above the largest measured scale of a (model, variant) from P instead: a callable
+P(row, model, points) -> (value, note) or None (points: the measured Points of that model and
+variant), or a frame with columns metric, model (ours), x, value and optionally note. The
+`source` column says "measured" or "projected"; without P it is always "measured".
 
 Verdict of a judged row: the published value is a point v (with `value_high` a range [v, vh]);
 "reproduced" when the measurement is within the relative tolerance of it (inside the widened
 range), or, where the condition says "at least", "over" or ">", when it is no lower than
-v (1 - tolerance). A figure is reproduced when it has judged rows and all are reproduced; not
-reproduced when any judged row is not; otherwise not judged.
+v (1 - tolerance). A figure is "reproduced" only when every measurable row is judged and
+reproduced; "not reproduced" when any judged row is not; "incomplete" when some measurable row
+is not judged (no data, scale not reached, another cut-off) and the judged ones pass; "not
+judged" when no row is judged; "not measurable" when no row is measurable.
 """
 
 import glob
@@ -28,22 +43,12 @@ import re
 import pandas as pd
 import yaml
 
-from .collectives import busbw_table
-from .convergence import layer_share_table
-from .kernels import kernel_table
 from .records import ok_train
-from .scaling import scaling_table, speedup_table
+from .reproduce_measures import MODEL_NAMES, Unjudged, mapping, published_models
 
-HARDWARE_BOUND = {
-    "samples_per_s_per_node",
-    "speedup_vs_k40",
-    "slowdown_vs_p100",
-    "slowdown_vs_k40",
-    "speedup_vs_grpc",
-    "min_read_bandwidth",
-    "speedup_cpe_vs_mpe",
-}
 SCALE_NAMES = {"nodes", "gpus", "processes"}
+SCALE_TOLERANCE = 0.05
+ROW_KEYS = ("seed", "system", "figure", "model", "metric", "x_name", "x", "value", "value_high", "unit", "condition")
 
 
 def load_published(folder):
@@ -68,133 +73,6 @@ def plan_info(campaign):
     return seed, {e["name"]: e.get("scaling") for e in plan.get("experiments", [])}
 
 
-def _model_key(name):
-    return re.sub(r"[^a-z0-9]", "", str(name).lower())
-
-
-def _model_matches(published_model, model):
-    """'ResNet-50 (ImageNet;AtomAI)' matches resnet50; 'VGG-16' vgg16; 'ConvNet-CIFAR10' cifar10_*."""
-    m = _model_key(model)
-    for part in re.split(r"[;,]| and ", re.sub(r"\(.*?\)", "", str(published_model))):
-        p = _model_key(part)
-        if p and (p == m or (p == "convnetcifar10" and m.startswith("cifar10")) or (p == "cvae" and m.startswith("cvae"))):
-            return True
-    return False
-
-
-def _full_width(d):
-    return d[d["params.width"].fillna(1.0).astype(float) == 1.0] if "params.width" in d else d
-
-
-def _train(c, row, mode=None):
-    d = c["train"]
-    if d.empty:
-        return d
-    d = d[[_model_matches(row["model"], m) for m in d["params.model"]]]
-    if mode and "experiment" in d:
-        d = d[d["experiment"].map(lambda e: c["scaling"].get(e) == mode)]
-    return d
-
-
-def _efficiency(mode):
-    def f(c, row):
-        d = _train(c, row, mode)
-        if d.empty:
-            return []
-        t = scaling_table(d, group=("params.model",))
-        return [
-            (int(r["ranks"]), r["efficiency"], f"{r['params.model']}, base {int(r['base_ranks'])} rank(s)")
-            for _, r in t.iterrows()
-        ]
-
-    return f
-
-
-def _per_epoch_efficiency(c, row):
-    d = _train(c, row)
-    if d.empty:
-        return []
-    t = speedup_table(d)
-    return [(int(r.ranks), r.per_epoch_speedup / (r.ranks / r.base_ranks), "") for r in t.itertuples()]
-
-
-def _learning_speedup(c, row):
-    d = _train(c, row)
-    if d.empty or "metrics.epochs_to_target" not in d:
-        return []
-    t = speedup_table(d)
-    return [(int(r.ranks), r.learning_speedup, "") for r in t.itertuples() if r.learning_speedup == r.learning_speedup]
-
-
-def _layer_share(kind):
-    def f(c, row):
-        d = _train(c, row)
-        t = layer_share_table(d) if not d.empty else d
-        return [] if t.empty else [(int(r["ranks"]), r[f"{kind}_share"], "") for _, r in t.iterrows()]
-
-    return f
-
-
-def _model_quantity(metric, scale=1.0, batch_x=False):
-    def f(c, row):
-        d = _full_width(_train(c, row))
-        if d.empty or metric not in d:
-            return []
-        if batch_x:
-            d = d[d["metrics.batch_per_rank"].astype(str) == str(row["x"])]
-            return [(str(row["x"]), v * scale, "") for v in d[metric]]
-        return [(None, float(d[metric].iloc[0]) * scale, "")]
-
-    return f
-
-
-def _conv_efficiency(c, row):
-    t = kernel_table(c["all"])
-    if t.empty:
-        return []
-    t = t[t["op"].str.startswith("conv") & t["pct_of_peak"].notna()]
-    t = t[t["threads"] == t["threads"].max()] if not t.empty else t
-    return [(None, b["pct_of_peak"].mean() / 100, f"{name}, mean over {len(b)} conv timings") for name, b in t.groupby("backend")]
-
-
-def _reduction_gain(c, row):
-    t = busbw_table(c["all"])
-    if t.empty:
-        return []
-    t = t[(t["op"] == "allreduce") & (t["ranks"] == t["ranks"].max())]
-    t = t[t["bytes"] == t["bytes"].max()]
-    mpi = t[t["algo"] == "mpi"]
-    other = t[t["algo"] != "mpi"]
-    if mpi.empty or other.empty:
-        return []
-    best = other.loc[other["time_s"].idxmin()]
-    return [
-        (
-            None,
-            mpi["time_s"].iloc[0] / best["time_s"] - 1,
-            f"{best['algo']} vs MPI_Allreduce at {int(best['bytes'])} B, {int(best['ranks'])} ranks",
-        )
-    ]
-
-
-MEASURES = {
-    "weak_scaling_efficiency": _efficiency("weak"),
-    "strong_scaling_efficiency": _efficiency("strong"),
-    "throughput_scaling_efficiency": _efficiency(None),
-    "scaling_efficiency": _efficiency(None),
-    "per_epoch_parallel_efficiency": _per_epoch_efficiency,
-    "learning_speedup": _learning_speedup,
-    "time_share_conv_backward": _layer_share("conv_backward"),
-    "time_share_conv_forward": _layer_share("conv_forward"),
-    "time_share_fully_connected": _layer_share("fully_connected"),
-    "parameters": _model_quantity("metrics.parameters"),
-    "weight_bytes_exchanged": _model_quantity("metrics.parameter_bytes"),
-    "heap_bytes": _model_quantity("metrics.peak_rss_bytes", batch_x=True),
-    "gemm_convolution_efficiency": _conv_efficiency,
-    "custom_reduction_gain_vs_mpi_allreduce": _reduction_gain,
-}
-
-
 def _num(v):
     try:
         return float(v)
@@ -211,74 +89,209 @@ def judge(row, measured, tolerance):
     return abs(measured - lo) <= tolerance * abs(lo)
 
 
-def reproduce_table(campaign_frames, published, tolerance=0.10):
-    rows = []
-    for _, row in published.iterrows():
-        out = {
-            k: row[k] for k in ("seed", "figure", "model", "metric", "x_name", "x", "value", "value_high", "unit", "condition")
-        }
-        out.update(measured=math.nan, measured_at="", note="", verdict="not measured")
-        if row["metric"] in HARDWARE_BOUND:
-            out["verdict"] = "not judged (another machine's hardware)"
-            rows.append(out)
-            continue
-        f = MEASURES.get(row["metric"])
-        found = f(campaign_frames, row) if f else []
-        found = [m for m in found if m[1] == m[1]]
-        if not found:
-            rows.append(out)
-            continue
-        if row["x_name"] in SCALE_NAMES and _num(row["x"]) == _num(row["x"]):
-            want = int(_num(row["x"]))
-            at = [m for m in found if m[0] == want]
-            if not at:
-                top = max(found, key=lambda m: m[0])
-                out.update(
-                    measured=top[1],
-                    measured_at=f"{top[0]} ranks",
-                    note=top[2],
-                    verdict=f"scale not reached ({top[0]} of {want} {row['x_name']})",
-                )
-                rows.append(out)
+def _projection(projected, row, model, points):
+    """(value, note) of the projection at the row's scale, or None (see the module doc)."""
+    if projected is None:
+        return None
+    if callable(projected):
+        return projected(row, model, points)
+    p = projected
+    m = p[(p["metric"] == row["metric"]) & (p["model"] == model) & (p["x"].map(_num) == _num(row["x"]))]
+    if m.empty:
+        return None
+    note = m["note"].iloc[0] if "note" in m else ""
+    return float(m["value"].iloc[0]), "" if note != note else str(note)
+
+
+def _ranks(n):
+    return f"{n} rank" + ("" if n == 1 else "s")
+
+
+def _at_scale(row, points, model, scale_tolerance, projected):
+    """(value, at, source, note) at the published scale: the nearest measured one within the
+    tolerance, or the projection above the largest; Unjudged otherwise."""
+    want, x = _num(row["x"]), f"{row['x']} {row['x_name']}"
+    near = min(points, key=lambda p: (abs(p.scale - want), -p.scale))
+    if abs(near.scale - want) <= scale_tolerance * want:
+        at = _ranks(near.scale) + ("" if near.scale == want else f" for {x}, within {scale_tolerance:.0%}")
+        return near.value, at, "measured", near.note
+    top = max(points, key=lambda p: p.scale)
+    if want > top.scale:
+        proj = _projection(projected, row, model, points)
+        if proj is not None:
+            return proj[0], x, "projected", proj[1]
+        raise Unjudged(f"scale not reached ({top.scale} of {x})", top.note, top)
+    raise Unjudged(f"scale not measured (nearest {near.scale} of {x})", near.note, near)
+
+
+def _unjudged(who, u):
+    p = u.point
+    at = "" if p is None or p.scale is None else _ranks(p.scale)
+    return dict(who=who, state="unjudged", verdict=u.verdict, note=u.note, value=math.nan if p is None else p.value, at=at)
+
+
+def _decide(row, who, model, points, tol, scale_tol, projected):
+    """The results of one (model, variant): one at the published scale, or one per point."""
+    scaled = [p for p in points if p.scale is not None and not isinstance(p.scale, str)]
+    if row["x_name"] in SCALE_NAMES and _num(row["x"]) == _num(row["x"]) and scaled:
+        try:
+            found = [_at_scale(row, scaled, model, scale_tol, projected)]
+        except Unjudged as u:
+            return [_unjudged(who, u)]
+    else:
+        found = [(p.value, "" if p.scale is None else f"{p.scale}", "measured", p.note) for p in points]
+    out = []
+    for value, at, source, note in found:
+        ok = judge(row, value, tol)
+        verdict = "reproduced" if ok else "not reproduced"
+        out.append(dict(who=who, state="judged", ok=ok, value=value, at=at, source=source, note=note, verdict=verdict))
+    return out
+
+
+def _by_variant(model, points):
+    groups = {}
+    for p in points:
+        groups.setdefault(p.variant, []).append(p)
+    return [(", ".join(x for x in (model, v) if x), model, pts) for v, pts in groups.items()]
+
+
+def _entries(row, kind, measure, c):
+    """([(who, our model, points or Unjudged)], [published models with no record])."""
+    if kind == "campaign":
+        try:
+            return _by_variant("", measure(c, row)), []
+        except Unjudged as u:
+            return [("", None, u)], []
+    train, out, missing, seen = c["train"], [], [], set()
+    for pub in published_models(row["model"]):
+        names = MODEL_NAMES.get(pub, ())
+        recs = [(n, train[train["params.model"] == n]) for n in names] if "params.model" in train else []
+        recs = [(n, d) for n, d in recs if not d.empty]
+        if not recs:
+            missing.append(f"{pub} ({', '.join(names) or 'no model of ours'})")
+        for name, d in recs:
+            if name in seen:
                 continue
-            found = at
-        m = found[-1]
-        ok = judge(row, m[1], tolerance)
-        out.update(
-            measured=m[1],
-            measured_at="" if m[0] is None else f"{m[0]}",
-            note=m[2],
-            verdict="reproduced" if ok else "not reproduced",
-        )
-        rows.append(out)
-    return pd.DataFrame(rows)
+            seen.add(name)
+            try:
+                out += _by_variant(name, measure(d, row))
+            except Unjudged as u:
+                out.append((name, name, u))
+    return out, missing
 
 
-def reproduce_campaign(df, modes, published, tolerance=0.10):
+def _deviation(row, value):
+    lo = _num(row["value"])
+    return abs(value - lo) / abs(lo) if lo else abs(value)
+
+
+def _detail(r, several):
+    if not several:
+        return ": ".join(x for x in (r["who"], r["note"]) if x)
+    v = "" if r["value"] != r["value"] else f" {r['value']:.4g}" + (f" at {r['at']}" if r["at"] else "")
+    return f"{r['who'] or 'measured'}:{v} {r['verdict']}" + (f" ({r['note']})" if r["note"] else "")
+
+
+def _combined(row, results, missing, c):
+    """measured, measured_at, source, note, verdict of a row from its (model, variant) results."""
+    judged = [r for r in results if r["state"] == "judged"]
+    if judged:
+        shown = max(judged, key=lambda r: (not r["ok"], _deviation(row, r["value"])))
+        verdict = "reproduced" if all(r["ok"] for r in judged) else "not reproduced"
+    elif results:
+        shown = next((r for r in results if r["verdict"] != "no data"), results[0])
+        verdict = shown["verdict"]
+    else:
+        shown, verdict = dict(value=math.nan, at=""), "no data"
+    notes = [_detail(r, len(results) > 1) for r in results]
+    if missing:
+        notes.append("not measured: " + ", ".join(missing))
+    if not results and "params.model" in c["train"] and missing:
+        notes.append("the campaign trained: " + ", ".join(sorted(set(c["train"]["params.model"].map(str)))))
+    return dict(
+        measured=shown["value"],
+        measured_at=shown["at"],
+        source=", ".join(sorted({r["source"] for r in judged})),
+        note="; ".join(n for n in notes if n),
+        verdict=verdict,
+    )
+
+
+def _row(row, c, tol, scale_tol, projected):
+    out = {k: row.get(k, "") for k in ROW_KEYS}
+    out.update(measured=math.nan, measured_at="", source="", note="", reason="", verdict="")
+    kind, what = mapping(row)
+    if kind == "reason":
+        out.update(reason=what, verdict=f"not measurable: {what}")
+        return out
+    if kind == "unmapped":
+        out.update(verdict="unmapped: no measure and no reason for this metric")
+        return out
+    results = []
+    entries, missing = _entries(row, kind, what, c)
+    for who, model, pts in entries:
+        if isinstance(pts, Unjudged):
+            results.append(_unjudged(who, pts))
+        else:
+            results += _decide(row, who, model, pts, tol, scale_tol, projected)
+    out.update(_combined(row, results, missing, c))
+    return out
+
+
+def _prepared(c):
+    """The campaign frames with train records carrying their experiment's scaling mode."""
+    c = dict(c)
+    train = c.get("train")
+    train = ok_train(c["all"]) if train is None else train
+    if "scaling" not in train:
+        modes = c.get("scaling") or {}
+        exp = train["experiment"] if "experiment" in train else pd.Series(None, index=train.index, dtype=object)
+        train = train.assign(scaling=[modes.get(e) for e in exp])
+    c["train"] = train
+    return c
+
+
+def reproduce_table(campaign_frames, published, tolerance=0.10, scale_tolerance=SCALE_TOLERANCE, projected=None):
+    """One row per published row: measured, measured_at, source, note, reason, verdict (module doc)."""
+    c = _prepared(campaign_frames)
+    rows = [_row(r, c, tolerance, scale_tolerance, projected) for _, r in published.iterrows()]
+    cols = list(ROW_KEYS) + ["measured", "measured_at", "source", "note", "reason", "verdict"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def reproduce_campaign(df, modes, published, tolerance=0.10, scale_tolerance=SCALE_TOLERANCE, projected=None):
     """(rows, figures): a campaign's frame (and its experiments' scaling modes) against the
     published rows of its seed."""
-    rows = reproduce_table({"all": df, "train": ok_train(df), "scaling": modes}, published, tolerance)
+    frames = {"all": df, "train": ok_train(df), "scaling": modes}
+    rows = reproduce_table(frames, published, tolerance, scale_tolerance, projected)
     return rows, figure_verdicts(rows)
 
 
+def _figure_verdict(measurable, judged):
+    if measurable.empty:
+        return "not measurable"
+    if (judged["verdict"] == "not reproduced").any():
+        return "not reproduced"
+    if judged.empty:
+        return "not judged"
+    return "incomplete" if len(judged) < len(measurable) else "reproduced"
+
+
 def figure_verdicts(table):
+    """Per figure: reproduced only when every measurable row is judged and reproduced (module doc)."""
     rows = []
     for (seed, fig), g in table.groupby(["seed", "figure"], sort=False):
-        judged = g[g["verdict"].isin(["reproduced", "not reproduced"])]
-        if judged.empty:
-            v = "not judged"
-        elif (judged["verdict"] == "reproduced").all():
-            v = "reproduced"
-        else:
-            v = "not reproduced"
+        measurable = g[~g["verdict"].astype(str).str.startswith("not measurable")]
+        judged = measurable[measurable["verdict"].isin(["reproduced", "not reproduced"])]
         rows.append(
             {
                 "seed": seed,
                 "figure": fig,
                 "rows": len(g),
+                "measurable": len(measurable),
                 "judged": len(judged),
                 "reproduced": int((judged["verdict"] == "reproduced").sum()),
-                "verdict": v,
+                "verdict": _figure_verdict(measurable, judged),
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["seed", "figure", "rows", "measurable", "judged", "reproduced", "verdict"])

@@ -237,12 +237,12 @@ def test_reproduce_verdicts_by_hand(tmp_path, capsys):
     assert v[("strong_scaling_efficiency", "2")]["verdict"] == "not reproduced"  # 0.60 vs 0.50: 20 % off
     assert v[("strong_scaling_efficiency", "2")]["measured"] == pytest.approx(0.60)
     assert v[("parameters", "-")]["verdict"] == "reproduced"
-    assert v[("samples_per_s_per_node", "1")]["verdict"].startswith("not judged")
+    assert v[("samples_per_s_per_node", "1")]["verdict"].startswith("not measurable: another machine")
     gain = v[("custom_reduction_gain_vs_mpi_allreduce", "relevant")]
     assert gain["measured"] == pytest.approx(1 / 0.7 - 1) and gain["verdict"] == "reproduced"
-    assert v[("time_share_conv_backward", "1")]["verdict"] == "not measured"
+    assert v[("time_share_conv_backward", "1")]["verdict"] == "no data"
     figs = pd.read_csv(os.path.join(camp, "analysis", "reproduce_figures.csv")).set_index("figure")
-    assert figs.loc["Fig. 1", "verdict"] == "reproduced"  # one judged row, reproduced; one not reached
+    assert figs.loc["Fig. 1", "verdict"] == "incomplete"  # one judged row, reproduced; one not reached
     assert figs.loc["Fig. 2", "verdict"] == "not reproduced"
     assert figs.loc["Sec. 5", "verdict"] == "not judged"
     assert "not reproduced" in out
@@ -263,25 +263,38 @@ def test_reproduce_bad_input(tmp_path, capsys):
 
 def test_report_is_one_self_contained_file(tmp_path):
     camp, pub = campaign(tmp_path)
+    worst = {"label": "", "n": 2, "value": 135, "dof": 1, "ci_low": 70, "ci_high": 200, "bound": "> 200", "reference": 200}
+    worst.update(tolerance=0, bound_source="plan")
     (tmp_path / "acceptance.json").write_text(
         json.dumps(
             [
                 {
+                    "id": "weak_rate",
                     "result": "FAIL",
                     "experiment": "weak",
                     "metric": "images_per_s",
+                    "derived": "",
                     "where": "-",
-                    "records": 2,
-                    "value": 135,
-                    "direction": ">",
-                    "bound": 200,
-                }
+                    "groups": [worst],
+                    "worst": worst,
+                },
+                {
+                    "id": "none",
+                    "result": "NO DATA",
+                    "experiment": "weak",
+                    "metric": "x",
+                    "derived": "",
+                    "where": "-",
+                    "why": "no record has metrics.x",
+                    "groups": [],
+                },
             ]
         )
     )
     assert main(["report", camp, "--published", pub]) == 0
     doc = (tmp_path / "report.html").read_text()
-    assert "NOT ACCEPTED" in doc and "0 of 1 criteria pass" in doc
+    assert "NOT ACCEPTED" in doc and "0 of 2 criteria pass" in doc
+    assert "[70, 200]" in doc and "&gt; 200" in doc and "no record has metrics.x" in doc
     assert doc.count("data:image/png;base64,") >= 2  # scaling and busbw at least, embedded
     assert "Reproduction of S" in doc and "scale not reached" in doc
     assert "GNU 12" in doc  # the provenance appendix
