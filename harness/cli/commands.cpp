@@ -95,47 +95,6 @@ void print_repeats(const std::vector<SummaryRow>& rows) {
 
 }  // namespace
 
-int run_main(int argc, char** argv) {
-  RunOptions o;
-  o.root = root_dir();
-  std::string site = "localhost", plan = "smoke";
-  CLI::App app{
-      "dlscale run: expand a plan on a site into points and run each through the site's launcher"};
-  add_run_options(app, o, site, plan);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
-  }
-  const SiteConfig s = load_site(site, o.root);
-  const Plan p = load_plan(plan, o.root);
-  std::vector<SummaryRow> rows;
-  std::string report;
-  o.finish = [&](const RunSummary& done) {  // under the campaign lock
-    const Campaign c = read_campaign(done.campaign);
-    rows = summarize_campaign(c);
-    write_summary(done.campaign, rows);
-    report = write_campaign_report(p, s, c, rows);
-  };
-  RunSummary r;
-  try {
-    r = run_campaign(s, p, o);
-  } catch (const CampaignBusy& e) {
-    fmt::print(stderr, "dlscale run: {}\n", e.what());
-    return kExitCampaignBusy;
-  }
-  if (o.dry_run) return kExitOk;
-  print_repeats(rows);
-  fmt::print(
-      "plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already "
-      "done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  "
-      "{}\n",
-      p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped,
-      r.interrupted ? "; interrupted (re-run to resume)" : "", r.campaign, report);
-  if (r.interrupted) return 130;
-  return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
-}
-
 namespace {
 
 // The site a campaign ran on: --site, else the manifest's site file, else its site name.
@@ -170,6 +129,58 @@ void print_verdicts(const std::vector<Verdict>& verdicts) {
 }
 
 }  // namespace
+
+int run_main(int argc, char** argv) {
+  RunOptions o;
+  o.root = root_dir();
+  std::string site = "localhost", plan = "smoke";
+  CLI::App app{
+      "dlscale run: expand a plan on a site into points and run each through the site's launcher"};
+  add_run_options(app, o, site, plan);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  const SiteConfig s = load_site(site, o.root);
+  const Plan p = load_plan(plan, o.root);
+  std::vector<SummaryRow> rows;
+  std::vector<Verdict> verdicts;
+  std::string report;
+  o.finish = [&](const RunSummary& done) {  // under the campaign lock
+    const Campaign c = read_campaign(done.campaign);
+    rows = summarize_campaign(c);
+    write_summary(done.campaign, rows);
+    report = write_campaign_report(p, s, c, rows);
+    verdicts = evaluate_acceptance({p, s, c});
+  };
+  RunSummary r;
+  try {
+    r = run_campaign(s, p, o);
+  } catch (const CampaignBusy& e) {
+    fmt::print(stderr, "dlscale run: {}\n", e.what());
+    return kExitCampaignBusy;
+  }
+  if (o.dry_run) return kExitOk;
+  print_repeats(rows);
+  if (!verdicts.empty()) {
+    print_verdicts(verdicts);
+    const int code = acceptance_exit_code(verdicts);
+    fmt::print("acceptance: {} (dlscale accept --campaign {} judges it again)\n",
+               code == kExitOk            ? "accepted"
+               : code == kExitCheckFailed ? "NOT accepted"
+                                          : "inconclusive",
+               r.campaign);
+  }
+  fmt::print(
+      "plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already "
+      "done{}\nrecords: {}/records.jsonl  (points: points.jsonl, repeats: summary.json)\nreport:  "
+      "{}\n",
+      p.name, s.name, r.total, r.ok, r.check_failed, r.failed, r.skipped,
+      r.interrupted ? "; interrupted (re-run to resume)" : "", r.campaign, report);
+  if (r.interrupted) return 130;
+  return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
+}
 
 int accept_main(int argc, char** argv) {
   std::string campaign, plan, site, baseline, json;

@@ -13,7 +13,7 @@ out="$root/build-fuzz"
 mkdir -p "$out/corpus" "$out/seeds"
 cp "$root"/site_configs/*.yaml "$root"/harness/plans/*.yaml "$out/seeds/"
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$root")
-srcs=("$here/config_fuzz.cpp" "$root"/harness/config/{yaml_reader,safe_text,site,plan}.cpp "$root"/harness/run/launcher.cpp
+srcs=("$here/config_fuzz.cpp" "$root"/harness/config/{yaml_reader,safe_text,site,plan,criterion}.cpp "$root"/harness/run/launcher.cpp
       "$root"/measure/{record,jsonl}.cpp)
 clang++ "${flags[@]}" "${srcs[@]}" -lyaml-cpp -lfmt -o "$out/config_fuzz"
 if [[ ${1:-} == --merge ]]; then
