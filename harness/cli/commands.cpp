@@ -196,6 +196,10 @@ int accept_main(int argc, char** argv) {
                  "(mean over repeats) less the criterion's tolerance (default 5 %) or its 95 % "
                  "interval, whichever is wider");
   app.add_option("--json", json, "write the verdicts (every group) to this file as well");
+  bool emit = false;
+  app.add_flag("--emit-references", emit,
+               "print the site `references:` block that freezes this campaign as the reference "
+               "(for the site file; judges nothing)");
   app.footer(
       "Exit codes: 0 every criterion passed, 1 one failed (or had no data or no reference), 2 "
       "bad arguments or input, 4 none failed but one was inconclusive (its 95 % interval "
@@ -215,6 +219,10 @@ int accept_main(int argc, char** argv) {
   if (p.acceptance.empty())
     throw ConfigError(fmt::format("plan {} has no acceptance criteria", p.name));
   const SiteConfig s = campaign_site(c, site);
+  if (emit) {
+    fmt::print("{}", references_yaml({p, s, c}));
+    return kExitOk;
+  }
   Campaign base;
   if (!baseline.empty()) base = read_campaign(baseline);
   const auto verdicts = evaluate_acceptance({p, s, c, baseline.empty() ? nullptr : &base});

@@ -19,6 +19,16 @@ Bound make_bound(const std::string& direction, double value, double tolerance, s
   return b;
 }
 
+// A reference made from a measured value: the criterion's tolerance (default 5 %) or the
+// value's relative 95 % half-interval, whichever is wider; > and < become >= and <=.
+double reference_tolerance(const Criterion& c, const Estimate& e) {
+  return std::max(c.tolerance > 0 ? c.tolerance : 0.05, e.half_width() / std::abs(e.value));
+}
+
+std::string reference_direction(const Criterion& c) {
+  return c.direction == ">" ? ">=" : c.direction == "<" ? "<=" : c.direction;
+}
+
 std::string judge(const Estimate& e, const Bound& b) {
   const double lo = e.value - e.half_width(), hi = e.value + e.half_width();
   const bool strict = b.direction == ">" || b.direction == "<";
@@ -44,10 +54,8 @@ bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionVal
   if (base) {
     for (const auto& b : base->values)
       if (b.point_id == v.point_id) {
-        const double tol = std::max(c.tolerance > 0 ? c.tolerance : 0.05,
-                                    b.est.half_width() / std::abs(b.est.value));
-        const std::string dir = c.direction == ">" ? ">=" : c.direction == "<" ? "<=" : c.direction;
-        out = make_bound(dir, b.est.value, tol, "baseline " + in.baseline->dir);
+        out = make_bound(reference_direction(c), b.est.value, reference_tolerance(c, b.est),
+                         "baseline " + in.baseline->dir);
         return true;
       }
     why = "the baseline has no value for " + (v.label.empty() ? v.point_id : v.label);
@@ -148,6 +156,29 @@ int acceptance_exit_code(const std::vector<Verdict>& verdicts) {
       code = kExitCheckFailed;
   }
   return code;
+}
+
+std::string references_yaml(const AcceptanceInput& in) {
+  std::string y = fmt::format("references:\n  {}:\n", in.plan.name);
+  for (const Criterion& c : in.plan.acceptance) {
+    const CriterionValues cv = criterion_values(c, in.plan, in.site, in.campaign);
+    const std::string dir = reference_direction(c);
+    const DerivedValue* w =
+        nullptr;  // the group nearest to failing: the reference must hold for all
+    for (const auto& v : cv.values)
+      if (!w || (dir == "<=" ? v.est.value > w->est.value : v.est.value < w->est.value)) w = &v;
+    if (!w) {
+      y += fmt::format("    # {}: no value ({})\n", c.id, cv.why);
+      continue;
+    }
+    const std::string source = fmt::format("{} ({}n {})", in.campaign.dir,
+                                           w->label.empty() ? "" : w->label + ", ", w->est.n);
+    y +=
+        fmt::format("    {}: {{value: {:.6g}, tolerance: {:.3g}, direction: \"{}\", source: {}}}\n",
+                    c.id, w->est.value, reference_tolerance(c, w->est), dir,
+                    nlohmann::json(source).dump());  // a JSON string is a YAML scalar
+  }
+  return y;
 }
 
 nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {

@@ -57,6 +57,9 @@ std::vector<Verdict> evaluate_acceptance(const AcceptanceInput& in);
 // 0 all PASS, 1 a FAIL, NO DATA or NO REFERENCE, kExitInconclusive otherwise
 int acceptance_exit_code(const std::vector<Verdict>& verdicts);
 nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts);  // acceptance.json
+// The site `references:` block that freezes this campaign as the machine as installed: per
+// criterion, its least favourable group's value, with the tolerance --baseline would use.
+std::string references_yaml(const AcceptanceInput& in);
 std::string where_text(const Criterion& c);  // "ranks_per_node=2, overlap=thread", or "-"
 std::string bound_text(const Bound& b);      // ">= 0.9", "~ 2.1 +- 5 %", ...
 

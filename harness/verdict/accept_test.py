@@ -140,6 +140,15 @@ def main():
         assert r.returncode == code, (cand, r.stdout, r.stderr)
         assert v[0]["worst"]["bound_source"].startswith("baseline"), v[0]
         assert abs(v[0]["worst"]["reference"] - 0.95) < 1e-12, v[0]
+    # --emit-references freezes a campaign: its block in the site, the slow campaign fails it
+    cmd = [DLSCALE, "accept", "--campaign", camp, "--plan", path, "--site", os.path.join(TMP, "site.yaml")]
+    r = subprocess.run([*cmd, "--emit-references"], capture_output=True, text=True)
+    refs = yaml.safe_load(r.stdout)["references"]["p_site"]
+    assert r.returncode == 0 and abs(refs["eff"]["value"] - 0.95) < 1e-5 and refs["eff"]["tolerance"] == 0.05, r.stdout
+    put(os.path.join(TMP, "site.yaml"), yaml.safe_dump({**SITE, "references": {"p_site": refs}}))
+    for cand, code in ((camp, 0), (slow, 1)):
+        r, v = accept(cand, path, "--site", os.path.join(TMP, "site.yaml"))
+        assert r.returncode == code and abs(v[0]["worst"]["low"] - 0.95 * 0.95) < 1e-5, (cand, r.stdout, r.stderr)
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr
