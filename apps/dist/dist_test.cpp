@@ -159,10 +159,9 @@ TEST(Dist, SsgdCommTeamsNeedTheThreadEngine) {
 // backward, pulled, reduced in the same buckets, pushed; localsgd: weights, momentum and
 // batch-norm statistics pulled, averaged, pushed; easgd: the weights around each exchange):
 // with the host as the device, bit for bit the host run's weights.
-DistRun run_on_device(DistOptions d, std::vector<float>& w) {
+DistRun run_on_device(DistOptions d, std::vector<float>& w, TrainOptions o = tiny(4)) {
   TrainHooks h = capture(w);
   h.device = [] { return std::make_unique<HostNetDevice>(); };
-  TrainOptions o = tiny(4);
   o.fuse = false;  // as on a device; cifar10_quick has nothing to fuse anyway
   return run_distributed(o, d, h);
 }
@@ -465,11 +464,7 @@ TEST(Dist, PsSyncOnADeviceEqualsTheHostBitForBit) {
   std::vector<float> host, dev;
   const DistRun a = run_distributed(tiny_with(Optim::kAdam), d, capture(host));
   ASSERT_EQ(a.result.status, "ok") << a.result.error;
-  TrainHooks h = capture(dev);
-  h.device = [] { return std::make_unique<HostNetDevice>(); };
-  TrainOptions o = tiny_with(Optim::kAdam);
-  o.fuse = false;
-  const DistRun b = run_distributed(o, d, h);
+  const DistRun b = run_on_device(d, dev, tiny_with(Optim::kAdam));
   ASSERT_EQ(b.result.status, "ok") << b.result.error;
   EXPECT_EQ(host, dev);
   if (c.rank() < c.size() - 1) {
