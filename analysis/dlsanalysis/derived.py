@@ -181,9 +181,7 @@ def efficiency(g, ctx):
     b = _base(g, ctx)
     if b is None:
         return None, "no base scale with the same parameters"
-    e = scaled(quotient(g.metric("images_per_s"), b.metric("images_per_s")), b.ranks() / g.ranks())
-    e.n = g.metric("images_per_s").n
-    return e, ""
+    return scaled(quotient(g.metric("images_per_s"), b.metric("images_per_s")), b.ranks() / g.ranks()), ""
 
 
 def learning_speedup(g, ctx):
@@ -193,8 +191,9 @@ def learning_speedup(g, ctx):
     n, n0 = g.metric("epochs_to_target"), b.metric("epochs_to_target")
     if n.n == 0 or n0.n == 0:
         return None, "no epochs_to_target"
-    e = quotient(product(b.metric("epoch_time_s"), n0), product(g.metric("epoch_time_s"), n))
-    e.n = g.metric("epoch_time_s").n
+    t = g.metric("epoch_time_s")
+    e = quotient(product(b.metric("epoch_time_s"), n0), product(t, n))
+    e.n = t.n  # the judged group's, not the base's
     return e, ""
 
 
@@ -203,9 +202,7 @@ def speedup(g, ctx):
     if r is None:
         return None, "no reference variant with the same parameters"
     m = RATE[g.kind].split(".", 1)[1]
-    e = quotient(g.metric(m), r.metric(m))
-    e.n = g.metric(m).n
-    return e, ""
+    return quotient(g.metric(m), r.metric(m)), ""  # n: the judged group's (quotient keeps a's)
 
 
 def time_to_train_s(g, ctx):

@@ -113,17 +113,10 @@ void print_verdicts(const std::vector<Verdict>& verdicts) {
              "judged", "value", "95 % interval", "bound", "where / from");
   for (const auto& v : verdicts) {
     const GroupVerdict* w = v.worst();
-    const Estimate e = w ? w->value.est : Estimate{};
-    const std::string ci =
-        e.has_interval()
-            ? fmt::format("[{:.4g}, {:.4g}]", e.value - e.half_width(), e.value + e.half_width())
-            : "-";
-    fmt::print(
-        "{:<12} {:<22} {:<14} {:<16} {:>12} {:>25} {:<24} {}{}\n", v.result, v.criterion.id,
-        v.criterion.experiment, v.criterion.judged(), w ? fmt::format("{:.4g}", e.value) : "-", ci,
-        w ? bound_text(w->bound) : "-",
-        where_text(v.criterion) + (w && !w->value.label.empty() ? "; " + w->value.label : ""),
-        w ? " / " + w->bound.source : "");
+    fmt::print("{:<12} {:<22} {:<14} {:<16} {:>12} {:>25} {:<24} {}{}\n", v.result, v.criterion.id,
+               v.criterion.experiment, v.criterion.judged(),
+               w ? fmt::format("{:.4g}", w->value.est.value) : "-", interval_text(w),
+               w ? bound_text(w->bound) : "-", where_label(v), w ? " / " + w->bound.source : "");
     if (!v.why.empty()) fmt::print("{:<12} {}\n", "", v.why);
   }
 }
@@ -151,8 +144,8 @@ int run_main(int argc, char** argv) {
     const Campaign c = read_campaign(done.campaign);
     rows = summarize_campaign(c);
     write_summary(done.campaign, rows);
-    report = write_campaign_report(p, s, c, rows);
     verdicts = evaluate_acceptance({p, s, c});
+    report = write_campaign_report(p, s, c, rows, verdicts);
   };
   RunSummary r;
   try {
@@ -165,12 +158,8 @@ int run_main(int argc, char** argv) {
   print_repeats(rows);
   if (!verdicts.empty()) {
     print_verdicts(verdicts);
-    const int code = acceptance_exit_code(verdicts);
     fmt::print("acceptance: {} (dlscale accept --campaign {} judges it again)\n",
-               code == kExitOk            ? "accepted"
-               : code == kExitCheckFailed ? "NOT accepted"
-                                          : "inconclusive",
-               r.campaign);
+               verdict_word(acceptance_exit_code(verdicts)), r.campaign);
   }
   fmt::print(
       "plan {} on {}: {} points, {} ok, {} with a failed check or target, {} failed, {} already "
@@ -229,9 +218,7 @@ int accept_main(int argc, char** argv) {
   print_verdicts(verdicts);
   if (!json.empty()) write_file_atomic(json, verdicts_json(verdicts).dump(2) + "\n");
   const int code = acceptance_exit_code(verdicts);
-  fmt::print("{}\n", code == kExitOk            ? "accepted"
-                     : code == kExitCheckFailed ? "NOT accepted"
-                                                : "inconclusive");
+  fmt::print("{}\n", verdict_word(code));
   return code;
 }
 

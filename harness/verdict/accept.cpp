@@ -141,6 +141,23 @@ std::string bound_text(const Bound& b) {
                          : fmt::format("{} {:.4g}", b.direction, x);
 }
 
+std::string interval_text(const GroupVerdict* g) {
+  if (!g || !g->value.est.has_interval()) return "-";
+  const Estimate& e = g->value.est;
+  return fmt::format("[{:.4g}, {:.4g}]", e.value - e.half_width(), e.value + e.half_width());
+}
+
+std::string where_label(const Verdict& v) {
+  const GroupVerdict* w = v.worst();
+  return where_text(v.criterion) + (w && !w->value.label.empty() ? "; " + w->value.label : "");
+}
+
+std::string verdict_word(int exit_code) {
+  return exit_code == kExitOk            ? "accepted"
+         : exit_code == kExitCheckFailed ? "NOT accepted"
+                                         : "inconclusive";
+}
+
 std::vector<Verdict> evaluate_acceptance(const AcceptanceInput& in) {
   std::vector<Verdict> out;
   for (const Criterion& c : in.plan.acceptance) out.push_back(evaluate(in, c));

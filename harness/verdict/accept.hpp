@@ -62,5 +62,9 @@ nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts);  // acceptan
 std::string references_yaml(const AcceptanceInput& in);
 std::string where_text(const Criterion& c);  // "ranks_per_node=2, overlap=thread", or "-"
 std::string bound_text(const Bound& b);      // ">= 0.9", "~ 2.1 +- 5 %", ...
+// The parts of a verdict's line, for the tables of `dlscale accept`, `dlscale run` and report.md:
+std::string interval_text(const GroupVerdict* g);  // "[0.91, 0.98]", "-" without an interval
+std::string where_label(const Verdict& v);         // where_text, and the worst group's label
+std::string verdict_word(int exit_code);  // of acceptance_exit_code: accepted | NOT accepted | ...
 
 }  // namespace dls

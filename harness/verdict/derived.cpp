@@ -94,9 +94,7 @@ Estimate efficiency(const Context& x, const RecordGroup& g, DerivedValue& out, s
   const RecordGroup* b = base_of(x, g, out);
   if (!b) return why = "no base scale with the same parameters", Estimate{};
   const double p = g.params().value("ranks", 1), p0 = b->params().value("ranks", 1);
-  Estimate e = scaled(quotient(g.metric("images_per_s"), b->metric("images_per_s")), p0 / p);
-  e.n = g.metric("images_per_s").n;
-  return e;
+  return scaled(quotient(g.metric("images_per_s"), b->metric("images_per_s")), p0 / p);
 }
 
 Estimate learning_speedup(const Context& x, const RecordGroup& g, DerivedValue& out,
@@ -108,7 +106,7 @@ Estimate learning_speedup(const Context& x, const RecordGroup& g, DerivedValue& 
   if (n.n == 0 || n0.n == 0)
     return why = "no epochs_to_target (a run without --target)", Estimate{};
   Estimate e = quotient(product(t0, n0), product(t, n));
-  e.n = t.n;
+  e.n = t.n;  // the judged group's, not the base's
   return e;
 }
 
@@ -123,9 +121,7 @@ Estimate speedup(const Context& x, const RecordGroup& g, DerivedValue& out, std:
   if (!r) return why = "no reference variant with the same parameters", Estimate{};
   const std::string m = rate_metric(g.kind());
   out.note = fmt::format("{} against {}", m, selection_text(x.c.against));
-  Estimate e = quotient(g.metric(m), r->metric(m));
-  e.n = g.metric(m).n;
-  return e;
+  return quotient(g.metric(m), r->metric(m));  // n: the judged group's (quotient keeps a's)
 }
 
 Estimate value_of(const Context& x, const RecordGroup& g, DerivedValue& out, std::string& why) {

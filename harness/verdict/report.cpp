@@ -60,33 +60,21 @@ std::string measurements_section(const std::vector<SummaryRow>& rows) {
   return md;
 }
 
-// The acceptance table: each criterion's worst group; the same verdicts, every group, go into
-// `verdicts` (acceptance.json).
-std::string acceptance_section(const Plan& plan, const SiteConfig& site, const Campaign& campaign,
-                               nlohmann::json& verdicts) {
-  if (plan.acceptance.empty()) return "";
-  const auto vs = evaluate_acceptance({plan, site, campaign});
-  verdicts = verdicts_json(vs);
+// The acceptance table: each criterion's worst group (acceptance.json has every group).
+std::string acceptance_section(const std::vector<Verdict>& vs) {
+  if (vs.empty()) return "";
   std::string md =
       "\n## Acceptance\n\n| result | id | experiment | judged | where | value | 95 % interval | "
       "bound | from |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& v : vs) {
     const GroupVerdict* w = v.worst();
-    const Estimate e = w ? w->value.est : Estimate{};
-    md += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", v.result, v.criterion.id,
-        v.criterion.experiment, v.criterion.judged(),
-        where_text(v.criterion) + (w && !w->value.label.empty() ? "; " + w->value.label : ""),
-        w ? fmt::format("{:.4g} (n {})", e.value, e.n) : "-",
-        e.has_interval()
-            ? fmt::format("[{:.4g}, {:.4g}]", e.value - e.half_width(), e.value + e.half_width())
-            : "-",
-        w ? bound_text(w->bound) : "-", w ? w->bound.source : v.why);
+    md +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", v.result, v.criterion.id,
+                    v.criterion.experiment, v.criterion.judged(), where_label(v),
+                    w ? fmt::format("{:.4g} (n {})", w->value.est.value, w->value.est.n) : "-",
+                    interval_text(w), w ? bound_text(w->bound) : "-", w ? w->bound.source : v.why);
   }
-  md += fmt::format("\nVerdict: {}\n", acceptance_exit_code(vs) == 0   ? "accepted"
-                                       : acceptance_exit_code(vs) == 1 ? "NOT accepted"
-                                                                       : "inconclusive");
-  return md;
+  return md + fmt::format("\nVerdict: {}\n", verdict_word(acceptance_exit_code(vs)));
 }
 
 std::string warnings_section(const Campaign& campaign) {
@@ -101,14 +89,14 @@ std::string warnings_section(const Campaign& campaign) {
 }  // namespace
 
 std::string write_campaign_report(const Plan& plan, const SiteConfig& site,
-                                  const Campaign& campaign, const std::vector<SummaryRow>& rows) {
+                                  const Campaign& campaign, const std::vector<SummaryRow>& rows,
+                                  const std::vector<Verdict>& verdicts) {
   std::string md = fmt::format("# Campaign {}\n\nplan `{}` ({}), site `{}` ({})\n\n", campaign.dir,
                                plan.name, plan.file, site.name, site.file);
   if (!plan.seed.empty()) md += fmt::format("Reproduces: {} {}\n\n", plan.seed, plan.figure);
-  nlohmann::json verdicts = nlohmann::json::array();
-  md += points_section(campaign) + measurements_section(rows) +
-        acceptance_section(plan, site, campaign, verdicts) + warnings_section(campaign);
-  write_file_atomic(campaign.dir + "/acceptance.json", verdicts.dump(2) + "\n");
+  md += points_section(campaign) + measurements_section(rows) + acceptance_section(verdicts) +
+        warnings_section(campaign);
+  write_file_atomic(campaign.dir + "/acceptance.json", verdicts_json(verdicts).dump(2) + "\n");
   const std::string path = campaign.dir + "/report.md";
   write_file_atomic(path, md);
   return path;
