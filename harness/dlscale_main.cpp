@@ -41,7 +41,8 @@ void usage(std::FILE* f) {
       "  history       one metric across campaigns DIR... in time order, changes marked\n"
       "  reproduce     a campaign's measurements beside the published figures, verdict per figure\n"
       "  report        one self-contained HTML report of a campaign (CAMPAIGN/report.html)\n"
-      "  (tables, compare, history, reproduce and report are the Python analysis,\n"
+      "  project       a training step projected to a site's scale from a calibration campaign\n"
+      "  (tables, compare, history, reproduce, report and project are the Python analysis,\n"
       "   analysis/dlsanalysis)\n\n"
       "'dlscale <command> --help' describes a command's options.\n");
 }
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
     if (cmd == "plans") return dls::plans_main(argc - 1, argv + 1);
     if (cmd == "accept") return dls::accept_main(argc - 1, argv + 1);
     if (cmd == "compare" || cmd == "history" || cmd == "reproduce" || cmd == "report" ||
-        cmd == "tables")
+        cmd == "tables" || cmd == "project")
       return dls::analysis_main(std::string(cmd), argc - 1, argv + 1);
   } catch (const dls::ConfigError& e) {
     fmt::print(stderr, "dlscale {}: {}\n", cmd, e.what());

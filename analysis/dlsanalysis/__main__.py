@@ -5,6 +5,8 @@
    python3 -m dlsanalysis reproduce CAMPAIGN [--seed S] [--published DIR] [--tolerance 0.1]
                                   [--scale-tolerance 0.05] [--strict]
    python3 -m dlsanalysis report CAMPAIGN [--published DIR]
+   python3 -m dlsanalysis project --site S --model M [--scheme S] --nodes|--gpus|--ranks N,... [--campaign DIR]
+                                  [--spec FILE] ... (project --help)
 
 tables     every table the campaign's records support (scaling, speed-ups, time to accuracy,
            breakdowns, tau, kernels, conv efficiency per layer and network against the sgemm
@@ -18,6 +20,7 @@ reproduce  the measurements beside the published figures of the seed the plan re
            verdict per row (or why it is not measurable here) and figure, into
            CAMPAIGN/analysis/reproduce*.{csv,md}
 report     CAMPAIGN/report.html, one self-contained file
+project    a training step projected to a site's scale from a calibration campaign (docs/projection.md)
 Exit 2 on unreadable records (the message names file and line) or bad arguments."""
 
 import argparse
@@ -37,6 +40,8 @@ from .compare import (
 from .history import DEFAULT as HISTORY_DEFAULT
 from .history import campaign_names, history_plot, history_table, order_campaigns
 from .kernel_efficiency import DEFAULT_GEMM_SHAPE
+from .project.cli import add_parser as add_project_parser
+from .project.cli import main_guarded as project_main
 from .records import RecordError, load_campaign, load_records, read_jsonl
 from .reproduce import SCALE_TOLERANCE, load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
@@ -164,6 +169,20 @@ def tables_main(a):
     return 0
 
 
+def _seed_projections(seed, campaign, out):
+    """The seed's projections (harness/projections), written into OUT/projections/NAME/; the
+    reproduce hook, or None when the seed has none."""
+    from .project import output
+    from .project.seeds import lookup, run_seed
+
+    values, done = run_seed(seed, campaign)
+    for name, p in done:
+        output.write(p, os.path.join(out, "projections", name))
+    if done:
+        print(f"projections: {len(done)} ({', '.join(n for n, _ in done)}) into {out}/projections/")
+    return lookup(values) if values else None
+
+
 def reproduce_main(a):
     seed, modes = plan_info(a.campaign)
     seed = a.seed or seed
@@ -179,8 +198,9 @@ def reproduce_main(a):
         print(f"dlsanalysis reproduce: no published figure of seed '{seed}' in {a.published}", file=sys.stderr)
         return 2
     df = load_campaign(a.campaign)
-    rows, figs = reproduce_campaign(df, modes, pub, a.tolerance, a.scale_tolerance)
     out = os.path.join(a.campaign, "analysis")
+    projected = None if a.no_projection else _seed_projections(seed, a.campaign, out)
+    rows, figs = reproduce_campaign(df, modes, pub, a.tolerance, a.scale_tolerance, projected)
     write_tables({"reproduce": rows, "reproduce_figures": figs}, out)
     print(f"## {seed}: measured beside published (relative tolerance {a.tolerance:.0%}, scale within {a.scale_tolerance:.0%})\n")
     for _, r in rows.iterrows():
@@ -188,7 +208,7 @@ def reproduce_main(a):
         at = f" at {r['measured_at']}" if r["measured_at"] else ""
         print(
             f"  {r['figure']:<10} {r['metric']:<34} {r['x_name']}={r['x']:<8} published {r['value']:<8} "
-            f"measured {m:<10}{at:<12} {r['verdict']}"
+            f"{r['source'] or 'measured'} {m:<10}{at:<12} {r['verdict']}"
         )
     print("\n## figures")
     for _, f in figs.iterrows():
@@ -250,6 +270,12 @@ def main(argv=None):
                 help=f"a measured scale stands for the published one within this fraction of it (default {SCALE_TOLERANCE})",
             )
             r.add_argument("--strict", action="store_true", help="exit 1 when a judged figure is not reproduced")
+            r.add_argument(
+                "--no-projection",
+                action="store_true",
+                help="judge measured scales only (default: rows above them against harness/projections/)",
+            )
+    add_project_parser(sub)
     a = p.parse_args(argv)
     for path in [getattr(a, x, None) for x in ("campaign", "a", "b")] + getattr(a, "campaigns", []):
         if path is not None and not os.path.exists(path):
@@ -261,7 +287,7 @@ def main(argv=None):
             return 2
     try:
         mains = {"compare": compare_main, "history": history_main, "tables": tables_main}
-        return (mains | {"reproduce": reproduce_main, "report": report_main})[a.cmd](a)
+        return (mains | {"reproduce": reproduce_main, "report": report_main, "project": project_main})[a.cmd](a)
     except (RecordError, OSError, ValueError) as e:
         print(f"dlsanalysis {a.cmd}: {e}", file=sys.stderr)
         return 2

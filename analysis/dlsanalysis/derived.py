@@ -17,16 +17,20 @@ import pandas as pd
 from scipy import stats as st
 
 RATE = {"train": "metrics.images_per_s", "kernel": "metrics.gflop_per_s", "collective": "metrics.busbw_bytes_per_s"}
-PREFIX = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+# the prefixes of the C++ site reader (harness/config/yaml_reader.cpp: parse_quantity)
+PREFIX = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+PREFIX.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
 
 
 def quantity(text, unit):
-    """'10 GB/s' -> 1e10, as the site reader's parse_quantity; a number stays a number."""
+    """'10 GB/s' -> 1e10, '1.3 us' -> 1.3e-6, as the site reader's parse_quantity (spaces
+    ignored, prefixes n u m k K M G T P Ki Mi Gi Ti); a number stays a number."""
     if isinstance(text, int | float):
         return float(text)
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(Ki|Mi|Gi|Ti|[kMGTP]?)" + re.escape(unit) + r"\s*", str(text))
+    pattern = r"([0-9.eE+-]+)(Ki|Mi|Gi|Ti|[numkKMGTP]?)" + re.escape(unit.replace(" ", ""))
+    m = re.fullmatch(pattern, str(text).replace(" ", ""))
     if not m:
-        raise ValueError(f"'{text}': expected a quantity in {unit}")
+        raise ValueError(f"'{text}': expected a number with unit {unit} (prefixes n u m k M G T P Ki Mi Gi Ti)")
     return float(m.group(1)) * PREFIX[m.group(2)]
 
 

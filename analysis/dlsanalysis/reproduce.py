@@ -133,7 +133,13 @@ def _unjudged(who, u):
 def _decide(row, who, model, points, tol, scale_tol, projected):
     """The results of one (model, variant): one at the published scale, or one per point."""
     scaled = [p for p in points if p.scale is not None and not isinstance(p.scale, str)]
-    if row["x_name"] in SCALE_NAMES and _num(row["x"]) == _num(row["x"]) and scaled:
+    at_scale = row["x_name"] in SCALE_NAMES and _num(row["x"]) == _num(row["x"])
+    if at_scale and not points:  # a model this campaign did not train: the projection alone
+        proj = _projection(projected, row, model, points)
+        if proj is None:
+            return [_unjudged(who, Unjudged("no data", "not trained in this campaign, and not projected"))]
+        found = [(proj[0], f"{row['x']} {row['x_name']}", "projected", proj[1])]
+    elif at_scale and scaled:
         try:
             found = [_at_scale(row, scaled, model, scale_tol, projected)]
         except Unjudged as u:
@@ -155,8 +161,9 @@ def _by_variant(model, points):
     return [(", ".join(x for x in (model, v) if x), model, pts) for v, pts in groups.items()]
 
 
-def _entries(row, kind, measure, c):
-    """([(who, our model, points or Unjudged)], [published models with no record])."""
+def _entries(row, kind, measure, c, projected=None):
+    """([(who, our model, points or Unjudged)], [published models with no record]); a model with
+    no record but a projection at the row's scale comes with no points."""
     if kind == "campaign":
         try:
             return _by_variant("", measure(c, row)), []
@@ -167,7 +174,10 @@ def _entries(row, kind, measure, c):
         names = MODEL_NAMES.get(pub, ())
         recs = [(n, train[train["params.model"] == n]) for n in names] if "params.model" in train else []
         recs = [(n, d) for n, d in recs if not d.empty]
-        if not recs:
+        unmeasured = [n for n in names if n not in {r for r, _ in recs} and _projection(projected, row, n, []) is not None]
+        out += [(n, n, []) for n in unmeasured if n not in seen]
+        seen.update(unmeasured)
+        if not recs and not unmeasured:
             missing.append(f"{pub} ({', '.join(names) or 'no model of ours'})")
         for name, d in recs:
             if name in seen:
@@ -175,8 +185,8 @@ def _entries(row, kind, measure, c):
             seen.add(name)
             try:
                 out += _by_variant(name, measure(d, row))
-            except Unjudged as u:
-                out.append((name, name, u))
+            except Unjudged as u:  # nothing measured for this row: a projection stands alone
+                out.append((name, name, [] if _projection(projected, row, name, []) is not None else u))
     return out, missing
 
 
@@ -228,7 +238,7 @@ def _row(row, c, tol, scale_tol, projected):
         out.update(verdict="unmapped: no measure and no reason for this metric")
         return out
     results = []
-    entries, missing = _entries(row, kind, what, c)
+    entries, missing = _entries(row, kind, what, c, projected)
     for who, model, pts in entries:
         if isinstance(pts, Unjudged):
             results.append(_unjudged(who, pts))

@@ -190,6 +190,8 @@ def test_projection_fills_rows_above_the_largest_measured_scale():
     seen = []
 
     def project(row, model, points):
+        if model != "cifar10_full":
+            return None
         seen.append((model, [p.scale for p in points]))
         return 0.78, "alpha-beta model"
 
@@ -201,6 +203,21 @@ def test_projection_fills_rows_above_the_largest_measured_scale():
     p = pd.DataFrame({"metric": ["weak_scaling_efficiency"], "model": ["cifar10_full"], "x": ["512"], "value": [0.5]})
     t, _ = run(recs, rows, {"e": "weak"}, projected=p)
     assert t["source"].iloc[1] == "projected" and t["verdict"].iloc[1] == "not reproduced"
+
+
+def test_a_model_not_trained_is_judged_by_its_projection_alone():
+    recs = [rec("cifar10_full", 1, 100.0), rec("cifar10_full", 2, 160.0)]
+    rows = "S,sys,site,Fig. 3,ConvNet-CIFAR10;CaffeNet,weak_scaling_efficiency,nodes,512,0.80,,fraction,\n"
+
+    def project(row, model, points):
+        return {"cifar10_full": (0.81, "cf"), "caffenet": (0.5, "cn")}.get(model)
+
+    t, figs = run(recs, rows, {"e": "weak"}, projected=project)
+    assert t["source"].iloc[0] == "projected" and t["verdict"].iloc[0] == "not reproduced"
+    assert "caffenet: 0.5 at 512 nodes not reproduced (cn)" in t["note"].iloc[0], t["note"].iloc[0]
+    assert "cifar10_full: 0.81 at 512 nodes reproduced (cf)" in t["note"].iloc[0]
+    t, _ = run(recs, rows, {"e": "weak"}, projected=lambda row, model, points: None)
+    assert t["verdict"].iloc[0] == "scale not reached (2 of 512 nodes)" and "CaffeNet (caffenet)" in t["note"].iloc[0]
 
 
 def test_every_published_row_maps_to_a_metric_or_a_reason():

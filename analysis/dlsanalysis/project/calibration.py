@@ -1,0 +1,240 @@
+"""What a calibration campaign measured, in the terms the projection uses.
+
+- Compute profiles: per model, the one-rank training records (`kind: train`, status ok) grouped
+  by batch, threads and backend; each group's mean forward and backward time split into its
+  compute-bound part (layers of the types in COMPUTE_TYPES: convolutions and fully connected
+  layers, GEMM-shaped) and its memory-bound part (every other layer: ReLU, pooling, batch norm,
+  LRN, softmax, ...) by the record's `layer_s`, the phase totals (`phase_s`) kept; the update
+  (memory-bound: the optimizer streams over the parameters) and the input phase apart.
+- Collective fits: t(n) = alpha + beta n per algorithm, rank count and size band
+  (SIZE_BANDS: the sweep's own timing bands), relative least squares, alpha >= 0.
+- The measured overlap of an allreduce with computation (`allreduce_overlap` records).
+- The rates of the machine the campaign ran on: the FMA peak and the memory bandwidth its
+  manifest holds (measured_node_peak, measured_node_memory_bandwidth), else its site's values.
+Every value keeps where it came from ("records.jsonl:LINE", a manifest key, a site key).
+"""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..records import load_campaign
+
+COMPUTE_TYPES = {"conv2d", "deconv2d", "linear"}
+SIZE_BANDS = [("small", 0, 8 * 2**10), ("medium", 8 * 2**10, 2**20), ("large", 2**20, math.inf)]
+
+
+class CalibrationError(ValueError):
+    """A campaign that cannot calibrate what was asked; the message says what is missing."""
+
+
+@dataclass
+class Profile:
+    """One (model, batch, threads, backend) of one-rank training: seconds a step."""
+
+    model: str
+    batch: int
+    threads: int
+    backend: str
+    image: int
+    forward: dict  # {"compute": s, "memory": s}
+    backward: dict
+    update: float
+    input: float
+    step: float
+    refs: list = field(default_factory=list)
+    sample_bytes: float = math.nan
+    parameter_bytes: float = math.nan
+
+
+@dataclass
+class Calibration:
+    path: str
+    frame: pd.DataFrame
+    manifest: dict
+    site: str
+
+
+def load_calibration(path):
+    if not os.path.isdir(path) or not os.path.exists(os.path.join(path, "records.jsonl")):
+        raise CalibrationError(f"{path}: not a campaign folder (no records.jsonl)")
+    manifest = {}
+    mpath = os.path.join(path, "manifest.json")
+    if os.path.exists(mpath):
+        with open(mpath) as f:
+            manifest = json.load(f)
+    return Calibration(path, load_campaign(path), manifest, str(manifest.get("site", "")))
+
+
+def _ref(row):
+    return f"{os.path.basename(str(row.get('file', 'records.jsonl')))}:{int(row.get('line', 0))}"
+
+
+def _num(row, key, default=math.nan):
+    v = row.get(key, default)
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return default
+    return default if v != v else v
+
+
+def _layer_split(row, phase):
+    """{"compute": s, "memory": s} of a record's forward or backward phase by its layer_s."""
+    parts = {"compute": 0.0, "memory": 0.0}
+    for col in row.index:
+        if col.startswith("metrics.layer_s.") and col.endswith(f".{phase}_s"):
+            name = col[len("metrics.layer_s.") : -len(f".{phase}_s")]
+            kind = row.get(f"metrics.layer_s.{name}.type", "")
+            v = _num(row, col, 0.0)
+            parts["compute" if kind in COMPUTE_TYPES else "memory"] += v
+    total = parts["compute"] + parts["memory"]
+    measured = _num(row, f"metrics.phase_s.{phase}", total)
+    if total <= 0:
+        return {"compute": measured, "memory": 0.0}
+    return {k: v * measured / total for k, v in parts.items()}  # the phase's own total, split
+
+
+def _one_rank_train(df, model):
+    if df.empty or "kind" not in df:
+        return df.iloc[0:0]
+    d = df[(df["kind"] == "train") & (df["status"] == "ok")]
+    if "params.model" not in d:
+        return d.iloc[0:0]
+    d = d[d["params.model"] == model]
+    ranks = d["metrics.ranks"] if "metrics.ranks" in d else d.get("params.ranks", 1)
+    return d[pd.Series(ranks, index=d.index).fillna(1).astype(int) == 1]
+
+
+def _sample_bytes(row):
+    c, h = _num(row, "params.channels", 3), _num(row, "params.image", math.nan)
+    w = _num(row, "params.image_w", h)
+    return c * h * w  # decoded 8-bit pixels
+
+
+def profiles(cal, model):
+    """The model's one-rank Profiles, one per (batch, threads, backend, image), repeats averaged."""
+    d = _one_rank_train(cal.frame, model)
+    keys = ["params.batch_per_rank", "params.threads", "params.backend", "params.image"]
+    d = d.assign(**{k: d.get(k, -1) for k in keys})
+    out = []
+    for key, g in d.groupby(keys, dropna=False, sort=True):
+        rows = [r for _, r in g.iterrows()]
+        split = {
+            p: {k: np.mean([_layer_split(r, p)[k] for r in rows]) for k in ("compute", "memory")} for p in ("forward", "backward")
+        }
+
+        def mean(k, rows=rows):
+            return float(np.mean([_num(r, k, 0.0) for r in rows]))
+
+        out.append(
+            Profile(
+                model=model,
+                batch=int(key[0]),
+                threads=int(key[1]),
+                backend=str(key[2]),
+                image=int(key[3]) if key[3] == key[3] else 0,
+                forward=split["forward"],
+                backward=split["backward"],
+                update=mean("metrics.phase_s.update"),
+                input=mean("metrics.phase_s.input"),
+                step=mean("metrics.step_time_s"),
+                refs=[_ref(r) for r in rows],
+                sample_bytes=_sample_bytes(rows[0]),
+                parameter_bytes=mean("metrics.parameter_bytes"),
+            )
+        )
+    return out
+
+
+def fit_band(nbytes, times):
+    """(alpha_s >= 0, beta_s_per_byte, max relative residual) of t = alpha + beta n, relative LSQ."""
+    n, t = np.asarray(nbytes, float), np.asarray(times, float)
+    a = np.column_stack([1.0 / t, n / t])
+    (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    if alpha < 0 or len(n) < 2:  # through the origin: beta alone
+        alpha, beta = 0.0, float(np.sum(n / t) / np.sum((n / t) ** 2))
+    if beta < 0:  # a flat band: latency alone
+        alpha, beta = float(np.mean(t)), 0.0
+    resid = np.abs((alpha + beta * n) / t - 1.0)
+    return float(alpha), float(beta), float(resid.max())
+
+
+def _timed_collectives(df):
+    if df.empty or "kind" not in df:
+        return df.iloc[0:0]
+    d = df[(df["kind"] == "collective") & (df["status"] == "ok") & (df["benchmark"] == "allreduce")]
+    return d[[c for c in ("metrics.algo", "metrics.ranks", "metrics.bytes", "metrics.time_s", "file", "line") if c in d]]
+
+
+def alpha_beta_bands(cal):
+    """One row per (algorithm, ranks, size band): alpha, beta, fit error, points, source."""
+    d = _timed_collectives(cal.frame)
+    rows = []
+    if d.empty:
+        return pd.DataFrame(
+            columns=[
+                "algo",
+                "ranks",
+                "band",
+                "bytes_min",
+                "bytes_max",
+                "alpha_s",
+                "beta_s_per_byte",
+                "max_rel_residual",
+                "points",
+                "source",
+            ]
+        )
+    means = d.groupby(["metrics.algo", "metrics.ranks", "metrics.bytes"])["metrics.time_s"].mean().reset_index()
+    for (algo, ranks), g in means.groupby(["metrics.algo", "metrics.ranks"]):
+        for band, lo, hi in SIZE_BANDS:
+            b = g[(g["metrics.bytes"] > lo) & (g["metrics.bytes"] <= hi)]
+            if b.empty:
+                continue
+            alpha, beta, err = fit_band(b["metrics.bytes"], b["metrics.time_s"])
+            rows.append(
+                dict(
+                    algo=algo,
+                    ranks=int(ranks),
+                    band=band,
+                    bytes_min=int(b["metrics.bytes"].min()),
+                    bytes_max=int(b["metrics.bytes"].max()),
+                    alpha_s=alpha,
+                    beta_s_per_byte=beta,
+                    max_rel_residual=err,
+                    points=len(b),
+                    source=f"{cal.path}: {len(b)} allreduce sizes",
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def overlap_fraction(cal, algo=None):
+    """(mean overlap of the allreduce with computation, source) over the campaign's
+    allreduce_overlap records of at least 1 MiB (the thread method; any algorithm when None)."""
+    df = cal.frame
+    if df.empty or "benchmark" not in df:
+        return None, "no allreduce_overlap records"
+    d = df[(df["benchmark"] == "allreduce_overlap") & (df["status"] == "ok")]
+    if "metrics.bytes" in d:
+        d = d[d["metrics.bytes"] >= 2**20]
+    if algo is not None and "metrics.algo" in d:
+        d = d[d["metrics.algo"] == algo] if (d["metrics.algo"] == algo).any() else d
+    if d.empty or "metrics.overlap" not in d:
+        return None, "no allreduce_overlap records of 1 MiB or more"
+    return float(d["metrics.overlap"].mean()), f"{cal.path}: {len(d)} allreduce_overlap records >= 1 MiB, mean"
+
+
+def machine_rates(cal, site_facts, threads):
+    """(peak FLOP/s, memory B/s, sources) of `threads` threads of the machine the campaign ran on:
+    the node's values times the share of its physical cores used (at most all of them)."""
+    cores = site_facts.cores or 1
+    share = min(1.0, threads / cores)
+    src = {"calibration_peak": f"{site_facts.sources.get('peak_flops_sp')} x {threads}/{cores} cores"}
+    src["calibration_memory_bandwidth"] = f"{site_facts.sources.get('memory_bandwidth')} x {threads}/{cores} cores"
+    return site_facts.node_peak * share, site_facts.node_memory_bandwidth * share, src

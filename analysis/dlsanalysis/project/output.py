@@ -1,0 +1,162 @@
+"""A projection's outputs: records of kind `projection` (one per scale, JSON Lines), one JSON
+of inputs and outputs for other tools, a table (CSV and Markdown), the alpha-beta table as its
+own CSV, and a plot of projected efficiency against scale, the published points beside it.
+Files are written whole to a temporary name and renamed, so a reader never sees half of one."""
+
+import json
+import math
+import os
+
+import pandas as pd
+
+SCHEMA = "dlscale.record/1"
+TABLE_COLUMNS = [
+    "x",
+    "ranks",
+    "batch_per_rank",
+    "global_batch",
+    "forward_s",
+    "backward_s",
+    "update_s",
+    "comm_s",
+    "comm_exposed_s",
+    "input_s",
+    "step_s",
+    "images_per_s",
+    "efficiency",
+    "efficiency_compute_x0.5",
+    "efficiency_compute_x2",
+    "per_epoch_speedup",
+    "per_epoch_efficiency",
+    "learning_speedup",
+]
+
+
+def _clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _clean(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_clean(x) for x in v]
+    return v
+
+
+def _atomic(path, text):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def spec_dict(spec):
+    d = dict(spec.__dict__)
+    d["scheme"] = dict(spec.scheme.__dict__)
+    return d
+
+
+def as_json(p):
+    return _clean(
+        dict(
+            kind="projection",
+            site=p.site.name,
+            site_file=p.site.path,
+            calibration=p.calibration,
+            request=spec_dict(p.spec),
+            inputs=p.inputs,
+            assumptions=p.assumptions,
+            rows=p.rows,
+        )
+    )
+
+
+def records(p):
+    out = []
+    for r in p.rows:
+        params = dict(
+            site=p.site.name,
+            model=p.spec.model,
+            scheme=p.spec.scheme.name,
+            scaling=p.spec.scaling,
+            unit=p.spec.unit,
+            x=r["x"],
+            ranks=r["ranks"],
+            batch_per_rank=r["batch_per_rank"],
+        )
+        out.append(
+            _clean(
+                dict(
+                    schema=SCHEMA,
+                    kind="projection",
+                    benchmark=f"projection:{p.spec.model}",
+                    params=params,
+                    metrics=r,
+                    status="ok",
+                    error="",
+                    check={"status": "skipped", "reason": "a model, not a measurement"},
+                    inputs=p.inputs,
+                    assumptions=p.assumptions,
+                    calibration=p.calibration,
+                )
+            )
+        )
+    return out
+
+
+def table(p):
+    t = pd.DataFrame(p.rows)
+    cols = [c for c in TABLE_COLUMNS if c in t and not (c == "x" and p.spec.unit == "ranks")]
+    return t[cols].rename(columns={"x": p.spec.unit})
+
+
+def markdown(df):
+    cols = list(df.columns)
+    fmt = lambda v: "" if v is None or (isinstance(v, float) and v != v) else (f"{v:.4g}" if isinstance(v, float) else str(v))  # noqa: E731
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def plot(p, path, published=None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = pd.DataFrame(p.rows)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for col, style, label in (
+        ("efficiency", "o-", "projected"),
+        ("efficiency_compute_x0.5", ":", "compute x0.5"),
+        ("efficiency_compute_x2", "--", "compute x2"),
+    ):
+        if col in t:
+            ax.plot(t["x"], t[col], style, label=label)
+    for x, v, label in published or []:
+        ax.plot([x], [v], "k*", markersize=10)
+        ax.annotate(label, (x, v), fontsize=7)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(p.spec.unit)
+    ax.set_ylabel("efficiency")
+    ax.set_ylim(0, 1.1)
+    ax.set_title(f"{p.spec.model} {p.spec.scheme.name} on {p.site.name} ({p.spec.scaling})")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    tmp = f"{path}.tmp{os.getpid()}.png"
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def write(p, out_dir, stem="projection", published=None):
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, stem)
+    _atomic(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
+    _atomic(base + ".jsonl", "".join(json.dumps(r, default=str) + "\n" for r in records(p)))
+    t = table(p)
+    _atomic(base + ".csv", t.to_csv(index=False))
+    _atomic(base + ".md", markdown(t))
+    if p.alpha_beta is not None:
+        _atomic(os.path.join(out_dir, "alpha_beta.csv"), p.alpha_beta.to_csv(index=False))
+    plot(p, base + ".png", published)
+    return [base + s for s in (".json", ".jsonl", ".csv", ".md", ".png")]

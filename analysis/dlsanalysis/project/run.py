@@ -1,0 +1,202 @@
+"""One projection end to end: calibration campaign + target site + request -> rows and inputs.
+
+Every input of the model is listed with its value and its source: a record ("records.jsonl:
+LINE"), a site key, a manifest key, or "assumption: ...". The sensitivity to the carrying over
+of compute (the weakest assumption) is the efficiency at half and at twice the carried compute
+time, beside the projected one.
+"""
+
+import os
+from dataclasses import dataclass, field
+
+from .calibration import alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
+from .compute import carry_factors
+from .model import UNITS, Spec, SpecError, project_rows
+from .schemes import SCHEMES, Scheme
+from .site import load_site, site_path
+
+SENSITIVITY = (0.5, 2.0)
+
+
+@dataclass
+class Projection:
+    spec: Spec
+    site: object
+    calibration: str
+    rows: list
+    inputs: list = field(default_factory=list)
+    assumptions: list = field(default_factory=list)
+    alpha_beta: object = None
+
+
+def _pick_profiles(all_profiles, backend, image):
+    if backend:
+        all_profiles = [p for p in all_profiles if p.backend == backend]
+    image = image or max((p.image for p in all_profiles), default=0)
+    all_profiles = [p for p in all_profiles if p.image == image]
+    if not all_profiles:
+        return []
+    threads = max(p.threads for p in all_profiles)
+    picked = [p for p in all_profiles if p.threads == threads]
+    backends = sorted({p.backend for p in picked}, key=lambda b: (b != "openblas", b))
+    return [p for p in picked if p.backend == backends[0]]
+
+
+def _same_site(site, cal):
+    return bool(cal.site) and site.name == cal.site
+
+
+def _inputs(spec, site, cal, profs, carry, cal_rates):
+    ins = [
+        dict(
+            name="profiles",
+            value=", ".join(f"batch {p.batch}: {p.step:.4g} s/step" for p in profs),
+            source=", ".join(r for p in profs for r in p.refs),
+        ),
+        dict(name="parameter_bytes", value=profs[0].parameter_bytes, source=profs[0].refs[0]),
+        dict(name="threads_a_rank (calibration)", value=profs[0].threads, source=profs[0].refs[0]),
+        dict(name="site_peak_a_rank", value=site.rank_peak, source=site.sources.get("peak_flops_sp", "")),
+        dict(
+            name="site_memory_bandwidth_a_rank", value=site.rank_memory_bandwidth, source=site.sources.get("memory_bandwidth", "")
+        ),
+        dict(name="calibration_peak_a_rank", value=cal_rates[0], source=cal_rates[2]["calibration_peak"]),
+        dict(name="calibration_memory_bandwidth_a_rank", value=cal_rates[1], source=cal_rates[2]["calibration_memory_bandwidth"]),
+        dict(
+            name="carry_compute", value=carry.compute, source=carry.sources.get("compute_carry", carry.sources.get("carry", ""))
+        ),
+        dict(name="carry_memory", value=carry.memory, source=carry.sources.get("memory_carry", carry.sources.get("carry", ""))),
+        dict(
+            name="ranks_per_node",
+            value=site.ranks_per_node,
+            source=f"site {os.path.basename(site.path)}: launcher.ranks_per_node",
+        ),
+        dict(name="overlap_fraction", value=spec.scheme.overlap, source=spec.scheme.overlap_source),
+        dict(
+            name="storage_read_bandwidth",
+            value=site.storage_bandwidth,
+            source=f"site {os.path.basename(site.path)}: storage (fastest read_bandwidth)",
+        ),
+    ]
+    for lv in site.levels:
+        ins.append(
+            dict(
+                name=f"level {lv.name}",
+                value=f"{lv.latency:.3g} s, {lv.bandwidth:.4g} B/s, taper {lv.taper:g}, span {lv.nodes or 'all'} nodes",
+                source=lv.source,
+            )
+        )
+    if spec.epochs:
+        ins.append(dict(name="epochs_to_target", value=dict(spec.epochs), source=spec.epochs_source or "the request"))
+    if spec.sample_bytes:
+        ins.append(dict(name="sample_bytes", value=spec.sample_bytes, source="the request"))
+    return ins
+
+
+def project(spec, calibration, site_name, root):
+    """The Projection of `spec` on site `site_name` from the campaign folder `calibration`."""
+    if spec.unit not in UNITS:
+        raise SpecError(f"unit '{spec.unit}': expected one of {', '.join(UNITS)}")
+    if spec.scheme.name not in SCHEMES:
+        raise SpecError(f"scheme '{spec.scheme.name}': expected one of {', '.join(SCHEMES)}")
+    cal = load_calibration(calibration)
+    cal_site = load_site(cal.site or "localhost", root, cal.manifest)
+    target = load_site(site_name, root)
+    same = _same_site(target, cal)
+    site = load_site(site_name, root, cal.manifest) if same else target
+    profs = _pick_profiles(profiles(cal, spec.model), spec.backend, spec.image)
+    if not profs:
+        at = f" at image size {spec.image}" if spec.image else ""
+        raise SpecError(f"{calibration}: no one-rank training record of model '{spec.model}'{at} to calibrate on")
+    notes = []
+    if spec.scaling == "weak" and spec.batch <= 0:
+        spec.batch = max(p.batch for p in profs)
+        notes.append(f"a rank's batch not given: {spec.batch}, the largest calibrated")
+    rates = machine_rates(cal, cal_site, profs[0].threads)
+    carry = carry_factors(rates[0], rates[1], site, same)
+    if spec.scheme.overlap_source == "assumption: no overlap":
+        f, src = overlap_fraction(cal, None if spec.scheme.algo in ("auto", "mpi") else spec.scheme.algo)
+        if f is not None:
+            spec.scheme.overlap, spec.scheme.overlap_source = f, src
+    fits = alpha_beta_bands(cal) if same else None
+    if not spec.sample_bytes:
+        spec.sample_bytes = profs[0].sample_bytes
+    rows = project_rows(spec, site, profs, carry, fits)
+    for k in SENSITIVITY:
+        alt = project_rows(spec, site, profs, carry, fits, sensitivity=k)
+        for r, a in zip(rows, alt, strict=True):
+            r[f"efficiency_compute_x{k:g}"] = a["efficiency"]
+    assumptions = notes + [carry.describe(), f"communication: {rows[-1]['comm_how']}"]
+    assumptions += sorted({r["compute_note"] for r in rows if r["compute_note"]})
+    if not same:
+        assumptions.append("the calibration's allreduce fits are not used: the site's levels give every exchange")
+    proj = Projection(spec, site, calibration, rows, _inputs(spec, site, cal, profs, carry, rates), assumptions)
+    proj.alpha_beta = alpha_beta_bands(cal)
+    return proj
+
+
+def spec_from(d, where):
+    """A Spec from a mapping (a projection file's entry or the command line's options)."""
+    known = {
+        "model",
+        "scales",
+        "unit",
+        "scaling",
+        "batch",
+        "global_batch",
+        "base",
+        "scheme",
+        "algo",
+        "bucket_mb",
+        "overlap",
+        "period",
+        "momentum_average",
+        "tau",
+        "servers",
+        "images_per_epoch",
+        "sample_bytes",
+        "input",
+        "backend",
+        "epochs",
+        "epochs_source",
+        "image",
+    }
+    extra = set(d) - known
+    if extra:
+        raise SpecError(f"{where}: unknown key(s) {', '.join(sorted(extra))}; expected {', '.join(sorted(known))}")
+    if "model" not in d or "scales" not in d:
+        raise SpecError(f"{where}: needs model and scales")
+    sch = Scheme(
+        name=str(d.get("scheme", "ssgd")),
+        algo=str(d.get("algo", "auto")),
+        bucket_mb=float(d.get("bucket_mb", 25)),
+        period=int(d.get("period", 0)),
+        exchange_factor=2.0 if d.get("momentum_average") else 1.0,
+        tau=int(d.get("tau", 1)),
+        servers=int(d.get("servers", 1)),
+    )
+    if "overlap" in d:
+        sch.overlap, sch.overlap_source = float(d["overlap"]), f"{where}: overlap"
+    scales = d["scales"]
+    scales = [int(s) for s in (scales.split(",") if isinstance(scales, str) else scales)]
+    if not scales or min(scales) < 1:
+        raise SpecError(f"{where}: scales must be positive integers, got {d['scales']}")
+    return Spec(
+        model=str(d["model"]),
+        scales=scales,
+        unit=str(d.get("unit", "nodes")),
+        scaling=str(d.get("scaling", "weak")),
+        batch=int(d.get("batch", 0)),
+        global_batch=int(d.get("global_batch", 0)),
+        base=int(d.get("base", 0)),
+        scheme=sch,
+        images_per_epoch=int(d.get("images_per_epoch", 0)),
+        sample_bytes=float(d.get("sample_bytes", 0)),
+        input=str(d.get("input", "storage")),
+        backend=str(d.get("backend", "")),
+        image=int(d.get("image", 0)),
+        epochs=dict(d.get("epochs") or {}),
+        epochs_source=str(d.get("epochs_source", "")),
+    )
+
+
+__all__ = ["project", "spec_from", "Projection", "site_path"]

@@ -1,0 +1,102 @@
+"""The projections a seed's published scaling figures are judged against (`dlscale reproduce`).
+
+harness/projections/*.yaml: `seed:` (the seed file) and `projections:`, each a request
+(run.spec_from's keys) with a `name`, the `site` (the seed's machine), the published `figure`
+and `metric`, our `model`, optionally a `condition` (text of the published row's condition it
+applies to, e.g. "tau=4") and `why` (where each assumed number comes from). Each is calibrated on
+the campaign being reproduced when it holds one-rank training records of the model at the
+requested image size, else on the shipped calibration (results/calibration/localhost), and the
+note says which. A request that cannot be projected (no calibration of the model anywhere) gives
+no value, and its row stays "scale not reached" with the reason in the log.
+"""
+
+import glob
+import math
+import os
+import sys
+
+import yaml
+
+from .calibration import load_calibration, profiles
+from .cli import DEFAULT_CALIBRATION, ROOT
+from .run import project, spec_from
+
+METRIC_COLUMN = {
+    "weak_scaling_efficiency": "efficiency",
+    "strong_scaling_efficiency": "efficiency",
+    "throughput_scaling_efficiency": "efficiency",
+    "parallel_efficiency": "efficiency",
+    "per_process_slowdown_vs_serial": "slowdown",
+    "per_epoch_parallel_efficiency": "per_epoch_efficiency",
+    "learning_speedup": "learning_speedup",
+}
+
+
+def projection_files(seed, root=ROOT):
+    out = []
+    for path in sorted(glob.glob(os.path.join(root, "harness", "projections", "*.yaml"))):
+        with open(path) as f:
+            doc = yaml.safe_load(f) or {}
+        if doc.get("seed") == seed:
+            out.append((path, doc))
+    return out
+
+
+def _has_model(campaign, model, image):
+    try:
+        return any(p.image == image or not image for p in profiles(load_calibration(campaign), model))
+    except (ValueError, OSError):
+        return False
+
+
+def _value(row, column):
+    if column == "slowdown":
+        return 1.0 - row["efficiency"]
+    v = row.get(column)
+    return math.nan if v is None else float(v)
+
+
+def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
+    """([{figure, metric, model, condition, x, value, note}], [(name, Projection)])."""
+    values, done = [], []
+    for path, doc in projection_files(seed, root):
+        for i, it in enumerate(doc.get("projections") or []):
+            where = f"{path}: projections[{i}] ({it.get('name', '?')})"
+            req = {k: v for k, v in it.items() if k not in ("name", "site", "figure", "metric", "condition", "why")}
+            cal = campaign if _has_model(campaign, it["model"], it.get("image")) else calibration
+            try:
+                spec = spec_from(req, where)
+                p = project(spec, cal, it["site"], root)
+            except (ValueError, OSError) as e:
+                print(f"dlsanalysis reproduce: projection {where}: {e}", file=sys.stderr)
+                continue
+            done.append((str(it["name"]), p))
+            col = METRIC_COLUMN.get(it["metric"], "efficiency")
+            by = "this campaign" if cal == campaign else f"the shipped calibration ({os.path.relpath(cal, root)})"
+            for r in p.rows:
+                note = f"projected on {p.site.name} from {by}, {p.spec.scheme.name}; {it.get('why', '')}".rstrip("; ")
+                values.append(
+                    dict(
+                        figure=it["figure"],
+                        metric=it["metric"],
+                        model=it["model"],
+                        condition=str(it.get("condition", "")),
+                        x=int(r["x"]),
+                        value=_value(r, col),
+                        note=note,
+                    )
+                )
+    return values, done
+
+
+def lookup(values):
+    """The reproduce hook: (row, our model, points) -> (value, note) or None."""
+
+    def find(row, model, points):
+        for v in values:
+            same = v["figure"] == row["figure"] and v["metric"] == row["metric"] and v["model"] == model
+            if same and v["x"] == int(float(row["x"])) and v["condition"] in str(row["condition"]):
+                return v["value"], v["note"]
+        return None
+
+    return find
