@@ -244,6 +244,23 @@ int analysis_main(const std::string& command, int argc, char** argv) {
   return kExitRuntime;
 }
 
+namespace {
+
+// The network's kind and its levels, innermost first, one line each.
+void print_network_levels(const SiteConfig& s) {
+  if (!s.network.kind.empty()) fmt::print("  network kind: {}\n", s.network.kind);
+  for (const auto& l : s.network.levels) {
+    std::string span = fmt::format("groups of {} nodes", l.nodes);
+    if (l.nodes == SiteConfig::NetworkLevel::kAllNodes) span = "the whole machine";
+    if (l.nodes == 1) span = "inside one node";
+    fmt::print("  level {} ({}): {}, latency {:g} us, bandwidth {} a {}, taper {:g}\n", l.name,
+               l.kind, span, l.latency * 1e6, si(l.bandwidth, "B/s"),
+               l.nodes == 1 ? "rank" : "node", l.taper);
+  }
+}
+
+}  // namespace
+
 int sites_main(int argc, char** argv) {
   const std::string root = root_dir();
   if (argc < 2) {
@@ -267,11 +284,14 @@ int sites_main(int argc, char** argv) {
       s.name, s.file, s.description, s.node.cores, s.node.threads_per_core, s.node.sockets,
       s.node.gpus, s.node.gpu_model,
       s.node.peak_auto ? "auto (measured by dlscale run)" : si(s.node.peak_flops_sp, "FLOP/s"),
-      si(s.node.memory, "B"), si(s.node.memory_bandwidth, "B/s"),
+      si(s.node.memory, "B"),
+      s.node.memory_bandwidth_auto ? "auto (measured by dlscale run)"
+                                   : si(s.node.memory_bandwidth, "B/s"),
       s.network.topology.empty() ? "?" : s.network.topology, si(s.network.latency, "s"),
       si(s.network.bandwidth, "B/s"), s.launcher.kind, s.launcher.ranks_per_node,
       s.launcher.threads_per_rank, s.launcher.gpus_per_rank, s.launcher.bind, s.scheduler.kind,
       s.scheduler.partition.empty() ? "" : " partition " + s.scheduler.partition, s.max_nodes);
+  print_network_levels(s);
   for (const auto& st : s.storage)
     fmt::print("  storage {}: {}, read {}{}\n", st.name, st.filesystem,
                st.read_bandwidth > 0 ? si(st.read_bandwidth, "B/s") : "unknown",

@@ -1,5 +1,6 @@
 // Site configurations and plans: every shipped file loads; bad input names file, line and key;
 // expansion crosses, zips and excludes as documented, with stable point ids.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,6 +49,161 @@ TEST(Config, EveryShippedSiteAndPlanLoads) {
   EXPECT_EQ(summit.node.gpus, 6);
   EXPECT_DOUBLE_EQ(summit.node.peak_flops_sp, 94.2e12);
   EXPECT_DOUBLE_EQ(summit.network.bandwidth, 25e9);
+  // every shipped site states its network's kind and levels, the last the whole machine
+  for (const auto& name : sites) {
+    const SiteConfig s = load_site(name, kRoot);
+    EXPECT_FALSE(s.network.kind.empty()) << name;
+    ASSERT_FALSE(s.network.levels.empty()) << name;
+    EXPECT_EQ(s.network.levels.back().nodes,
+              s.max_nodes == 1 ? 1 : SiteConfig::NetworkLevel::kAllNodes)
+        << name;
+  }
+  ASSERT_EQ(summit.network.levels.size(), 3u);
+  EXPECT_EQ(summit.network.levels[0].kind, "nvlink");
+  EXPECT_DOUBLE_EQ(summit.network.levels[1].bandwidth, 25e9);
+  EXPECT_TRUE(load_site("localhost", kRoot).node.memory_bandwidth_auto);
+  EXPECT_FALSE(summit.node.memory_bandwidth_auto);
+}
+
+const char* kLevels = R"(network:
+  latency: "1 us"
+  bandwidth: "25 GB/s"
+  kind: fat_tree
+  levels:
+    - {name: node, kind: nvlink, nodes: 1, latency: "0.6 us", bandwidth: "50 GB/s"}
+    - {name: rack, kind: infiniband, nodes: 18, latency: "1 us", bandwidth: "25 GB/s"}
+    - name: system
+      kind: infiniband
+      nodes: all
+      latency: 1.5e-6
+      bandwidth: "25 GB/s"
+      taper: 0.5
+)";
+
+TEST(Config, NetworkLevelsParseInnermostFirst) {
+  const SiteConfig s = load_site(write("levels.yaml", std::string(kSite) + kLevels), kRoot);
+  EXPECT_DOUBLE_EQ(s.network.latency, 1e-6);  // the flat keys stay as they are
+  EXPECT_DOUBLE_EQ(s.network.bandwidth, 25e9);
+  EXPECT_EQ(s.network.kind, "fat_tree");
+  ASSERT_EQ(s.network.levels.size(), 3u);
+  const auto& l = s.network.levels;
+  EXPECT_EQ(l[0].name, "node");
+  EXPECT_EQ(l[0].kind, "nvlink");
+  EXPECT_EQ(l[0].nodes, 1);
+  EXPECT_DOUBLE_EQ(l[0].latency, 0.6e-6);
+  EXPECT_DOUBLE_EQ(l[0].bandwidth, 50e9);
+  EXPECT_DOUBLE_EQ(l[0].taper, 1);  // the default
+  EXPECT_EQ(l[1].name, "rack");
+  EXPECT_EQ(l[1].nodes, 18);
+  EXPECT_DOUBLE_EQ(l[1].latency, 1e-6);
+  EXPECT_EQ(l[2].name, "system");
+  EXPECT_EQ(l[2].nodes, SiteConfig::NetworkLevel::kAllNodes);
+  EXPECT_EQ(l[2].nodes, 0);
+  EXPECT_DOUBLE_EQ(l[2].latency, 1.5e-6);
+  EXPECT_DOUBLE_EQ(l[2].bandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(l[2].taper, 0.5);
+  // without the new keys: no kind, no levels; memory bandwidth auto sets the flag only
+  const SiteConfig plain = load_site(write("plain.yaml", kSite), kRoot);
+  EXPECT_TRUE(plain.network.kind.empty());
+  EXPECT_TRUE(plain.network.levels.empty());
+  EXPECT_FALSE(plain.node.memory_bandwidth_auto);
+  const SiteConfig autobw = load_site(
+      write("auto.yaml", "name: t\nnode: {cores: 2, memory_bandwidth: auto}\nlauncher: {}\n"),
+      kRoot);
+  EXPECT_TRUE(autobw.node.memory_bandwidth_auto);
+  EXPECT_EQ(autobw.node.memory_bandwidth, 0);
+  EXPECT_FALSE(autobw.node.peak_auto);
+}
+
+// kSite with two levels (lines 11 and 12), then `extra` from line 13 on; the error it gives.
+std::string levels_error(const std::string& name, const std::string& extra) {
+  const std::string text = std::string(kSite) + "network:\n  levels:\n" +
+                           "    - {name: node, kind: nvlink, nodes: 1, latency: 1 us, "
+                           "bandwidth: 50 GB/s}\n" +
+                           "    - {name: rack, kind: ib, nodes: 18, latency: 1 us, "
+                           "bandwidth: 25 GB/s}\n" +
+                           extra;
+  const std::string f = write(name, text);
+  return error_of([&] { load_site(f, kRoot); });
+}
+
+// A level line with `keys` and a latency and bandwidth.
+std::string level(const std::string& keys) {
+  return "    - {" + keys + ", latency: 2 us, bandwidth: 25 GB/s}\n";
+}
+
+TEST(Config, BadNetworkLevelOrderNamesFileLineAndKey) {
+  EXPECT_EQ(levels_error("ok.yaml", level("name: top, kind: ib, nodes: all")), "");
+  std::string e = levels_error("incr.yaml", level("name: top, kind: ib, nodes: 18"));
+  EXPECT_NE(e.find("incr.yaml:13: site.network.levels[2].nodes: 18 is not above the previous "
+                   "level's 18"),
+            std::string::npos)
+      << e;
+  e = levels_error("first.yaml", level("name: top, kind: ib, nodes: 1"));
+  EXPECT_NE(e.find("site.network.levels[2].nodes: 1 (inside one node) may only be the first level"),
+            std::string::npos)
+      << e;
+  e = levels_error("all.yaml", level("name: top, kind: ib, nodes: all") +
+                                   level("name: x, kind: ib, nodes: 4096"));
+  EXPECT_NE(e.find("all.yaml:13: site.network.levels[2].nodes: all (the whole machine) may only be "
+                   "the last level"),
+            std::string::npos)
+      << e;
+  e = levels_error("twice.yaml", level("name: rack, kind: ib, nodes: all"));
+  EXPECT_NE(e.find("twice.yaml:13: site.network.levels[2].name: 'rack' is given twice"),
+            std::string::npos)
+      << e;
+  e = levels_error("nodes.yaml", level("name: top, kind: ib, nodes: 0"));
+  EXPECT_NE(e.find("site.network.levels[2].nodes: 0 is out of range"), std::string::npos) << e;
+  std::string nine = "  levels:\n";
+  for (int i = 1; i <= 9; ++i)
+    nine += fmt::format(
+        "    - {{name: l{}, kind: k, nodes: {}, latency: 1 us, bandwidth: 1 GB/s}}\n", i, i * 2);
+  e = error_of(
+      [&] { load_site(write("nine.yaml", std::string(kSite) + "network:\n" + nine), kRoot); });
+  EXPECT_NE(e.find("site.network.levels: 9 levels: at most 8"), std::string::npos) << e;
+}
+
+TEST(Config, BadNetworkLevelValuesNameFileLineAndKey) {
+  std::string e;
+  for (const char* t : {"0", "1.5", "-1", "full"}) {
+    e = levels_error("taper.yaml",
+                     level(std::string("name: top, kind: ib, nodes: all, taper: ") + t));
+    EXPECT_NE(e.find("taper.yaml:13: site.network.levels[2].taper: "), std::string::npos)
+        << t << ": " << e;
+  }
+  e = levels_error("taper.yaml", level("name: top, kind: ib, nodes: all, taper: 0"));
+  EXPECT_NE(e.find("taper: 0 is not in (0, 1]"), std::string::npos) << e;
+  e = levels_error("nobw.yaml", "    - {name: top, kind: ib, nodes: all, latency: 2 us}\n");
+  EXPECT_NE(e.find("nobw.yaml:13: site.network.levels[2].bandwidth: required (a quantity in B/s"),
+            std::string::npos)
+      << e;
+  e = levels_error("zerobw.yaml",
+                   "    - {name: top, kind: ib, nodes: all, latency: 2 us, bandwidth: 0}\n");
+  EXPECT_NE(e.find("site.network.levels[2].bandwidth: 0 must be a finite quantity above 0"),
+            std::string::npos)
+      << e;
+  e = levels_error("nolat.yaml", "    - {name: top, kind: ib, nodes: all, bandwidth: 2 GB/s}\n");
+  EXPECT_NE(e.find("site.network.levels[2].latency: required"), std::string::npos) << e;
+  e = levels_error("unknown.yaml", level("name: top, kind: ib, nodes: all, links: 4"));
+  EXPECT_NE(e.find("unknown.yaml:13: site.network.levels[2]: unknown key 'links'"),
+            std::string::npos)
+      << e;
+  e = levels_error("word.yaml", level("name: \"top level\", kind: ib, nodes: all"));
+  EXPECT_NE(e.find("site.network.levels[2].name: 'top level': expected letters, digits and _ -"),
+            std::string::npos)
+      << e;
+  const auto network_error = [](const std::string& name, const std::string& network) {
+    const std::string f = write(name, std::string(kSite) + "network:\n" + network);
+    return error_of([&] { load_site(f, kRoot); });
+  };
+  e = network_error("kind.yaml", "  kind: hypercube\n");
+  EXPECT_NE(e.find("kind.yaml:10: site.network.kind: 'hypercube' is not one of shared_memory, "
+                   "fat_tree, dragonfly, torus, other"),
+            std::string::npos)
+      << e;
+  e = network_error("list.yaml", "  levels: {name: node}\n");
+  EXPECT_NE(e.find("site.network.levels: expected a list"), std::string::npos) << e;
 }
 
 TEST(Config, QuantitiesCarryTheirUnits) {

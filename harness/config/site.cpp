@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -22,6 +23,9 @@ std::string resolve(const std::string& name_or_path, const std::string& root, co
 
 const std::vector<std::string> kLaunchers = {"mpirun", "srun", "aprun", "jsrun", "local"};
 const std::vector<std::string> kSchedulers = {"none", "slurm", "pbs", "lsf"};
+const std::vector<std::string> kNetworkKinds = {"shared_memory", "fat_tree", "dragonfly", "torus",
+                                                "other"};
+constexpr std::size_t kMaxLevels = 8;
 
 // HH:MM:SS exactly: digits only (1-4 of hours, 2 of minutes and seconds), nothing before or
 // after, minutes and seconds below 60. The text goes unquoted into #SBATCH/#PBS/#BSUB lines.
@@ -42,6 +46,12 @@ std::string one_of(YamlMap& m, const std::string& key, const std::string& dflt,
   return v;
 }
 
+// `key: auto`: measured by `dlscale run` on its host instead of stated.
+bool is_auto(YamlMap& m, const std::string& key) {
+  const YAML::Node v = m.node(key);
+  return v && v.IsScalar() && v.as<std::string>() == "auto";
+}
+
 void read_node(YamlMap& top, SiteConfig& s) {
   YamlMap n = top.map("node");
   const YAML::Node cores = n.node("cores");
@@ -54,11 +64,93 @@ void read_node(YamlMap& top, SiteConfig& s) {
   s.node.sockets = int(n.integer("sockets", 1, 1, 64));
   s.node.gpus = int(n.integer("gpus", 0, 0, 64));
   s.node.gpu_model = n.str("gpu_model", "");
-  s.node.peak_auto = n.has("peak_flops_sp") && n.str("peak_flops_sp", "") == "auto";
+  s.node.peak_auto = is_auto(n, "peak_flops_sp");
   if (!s.node.peak_auto) s.node.peak_flops_sp = n.quantity("peak_flops_sp", "FLOP/s");
-  s.node.memory_bandwidth = n.quantity("memory_bandwidth", "B/s");
+  s.node.memory_bandwidth_auto = is_auto(n, "memory_bandwidth");
+  if (!s.node.memory_bandwidth_auto)
+    s.node.memory_bandwidth = n.quantity("memory_bandwidth", "B/s");
   s.node.memory = n.quantity("memory", "B");
   n.done();
+}
+
+// "" when `w` is 1 to 64 letters, digits, '_' and '-' (and '.' where `dot`), else why not.
+std::string bad_word(const std::string& w, bool dot) {
+  static const std::string word =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+  if (w.empty() || w.size() > 64) return fmt::format("'{}': expected 1 to 64 characters", w);
+  if (w.find_first_not_of(dot ? word + "." : word) != std::string::npos)
+    return fmt::format("'{}': expected letters, digits and {}", w, dot ? "_ - ." : "_ -");
+  return "";
+}
+
+// A required, finite quantity of a level: latency (>= 0) or bandwidth (> 0).
+double level_quantity(YamlMap& m, const std::string& key, const std::string& unit,
+                      const char* example) {
+  if (!m.has(key))
+    m.fail(key, fmt::format("required (a quantity in {}, e.g. '{}')", unit, example));
+  const double x = m.quantity(key, unit);
+  const bool positive = unit == "B/s";
+  if (!std::isfinite(x) || x < 0 || (positive && x == 0))
+    m.fail(key,
+           fmt::format("{} must be a finite quantity {} 0", x, positive ? "above" : "of at least"));
+  return x;
+}
+
+// One entry of network.levels: {name, kind, nodes, latency, bandwidth, taper}.
+SiteConfig::NetworkLevel read_level(YamlMap& m) {
+  SiteConfig::NetworkLevel l;
+  if (!m.has("name")) m.fail("name", "required (a name: letters, digits, _ -)");
+  l.name = m.str("name", "");
+  if (const std::string why = bad_word(l.name, false); !why.empty()) m.fail("name", why);
+  if (!m.has("kind")) m.fail("kind", "required (a word: nvlink, infiniband, aries, tofu, ...)");
+  l.kind = m.str("kind", "");
+  if (const std::string why = bad_word(l.kind, true); !why.empty()) m.fail("kind", why);
+  const YAML::Node nodes = m.node("nodes");
+  if (!nodes) m.fail("nodes", "required (the span of one group in nodes: 1, 2, ..., or all)");
+  if (nodes.IsScalar() && nodes.as<std::string>() == "all")
+    l.nodes = SiteConfig::NetworkLevel::kAllNodes;
+  else
+    l.nodes = m.integer("nodes", 1, 1 << 20);
+  l.latency = level_quantity(m, "latency", "s", "1 us");
+  l.bandwidth = level_quantity(m, "bandwidth", "B/s", "25 GB/s");
+  l.taper = m.number("taper", 1, -1e300, 1e300);
+  if (!(l.taper > 0 && l.taper <= 1))
+    m.fail("taper", fmt::format("{} is not in (0, 1] (1: non-blocking)", l.taper));
+  return l;
+}
+
+// A level of `count` against the levels `before` it: spans strictly increasing, 1 (inside a
+// node) only first, all (the whole machine) only last, names unique.
+void check_level(YamlMap& m, const std::vector<SiteConfig::NetworkLevel>& before,
+                 const SiteConfig::NetworkLevel& l, std::size_t count) {
+  const bool all = l.nodes == SiteConfig::NetworkLevel::kAllNodes;
+  if (l.nodes == 1 && !before.empty())
+    m.fail("nodes", "1 (inside one node) may only be the first level");
+  if (all && before.size() + 1 != count)
+    m.fail("nodes", "all (the whole machine) may only be the last level");
+  if (!all && !before.empty() && l.nodes <= before.back().nodes)
+    m.fail("nodes", fmt::format("{} is not above the previous level's {} (levels go innermost "
+                                "first, spans strictly increasing)",
+                                l.nodes, before.back().nodes));
+  for (const auto& other : before)
+    if (other.name == l.name) m.fail("name", fmt::format("'{}' is given twice", l.name));
+}
+
+// network.levels: a list of levels, innermost first.
+void read_levels(YamlMap& n, SiteConfig& s) {
+  const YAML::Node lv = n.node("levels");
+  if (!lv) return;
+  if (!lv.IsSequence() || lv.size() == 0)
+    n.fail("levels", "expected a list of {name, kind, nodes, latency, bandwidth, taper}");
+  if (lv.size() > kMaxLevels)
+    n.fail("levels", fmt::format("{} levels: at most {}", lv.size(), kMaxLevels));
+  for (std::size_t i = 0; i < lv.size(); ++i) {
+    YamlMap m(lv[i], n.file(), fmt::format("{}.levels[{}]", n.where(), i));
+    const SiteConfig::NetworkLevel l = read_level(m);
+    check_level(m, s.network.levels, l, lv.size());
+    m.done();
+    s.network.levels.push_back(l);
+  }
 }
 
 void read_network(YamlMap& top, SiteConfig& s) {
@@ -67,6 +159,8 @@ void read_network(YamlMap& top, SiteConfig& s) {
   s.network.latency = n.quantity("latency", "s");
   s.network.bandwidth = n.quantity("bandwidth", "B/s");
   s.network.topology = n.str("topology", "");
+  if (n.has("kind")) s.network.kind = one_of(n, "kind", "", kNetworkKinds);
+  read_levels(n, s);
   n.done();
 }
 

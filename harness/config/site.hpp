@@ -20,12 +20,26 @@ struct SiteConfig {
     std::string gpu_model;
     double peak_flops_sp = 0;     // FLOP/s per node (0: unknown)
     bool peak_auto = false;       // "auto": measured by `dlscale run` on its host (one-node sites)
-    double memory_bandwidth = 0;  // B/s per node
-    double memory = 0;            // B per node
+    double memory_bandwidth = 0;  // B/s per node (0: unknown, or auto)
+    bool memory_bandwidth_auto = false;  // "auto": measured by `dlscale run` on its host
+    double memory = 0;                   // B per node
   } node;
+  // One level of the network, innermost first (network.levels): a group of `nodes` nodes in
+  // which an endpoint (a rank where nodes is 1, a node above) sends at `bandwidth` after
+  // `latency`; `taper`: the fraction of full bandwidth that traffic leaving a group of the level
+  // below gets across this level (1: non-blocking; a fat tree's 2:1 oversubscription is 0.5).
+  struct NetworkLevel {
+    static constexpr long kAllNodes = 0;  // `nodes: all`: the whole machine (last level only)
+    std::string name, kind;               // kind: nvlink, infiniband, aries, tofu, ...
+    long nodes = kAllNodes;               // span of one group in nodes (1: inside one node)
+    double latency = 0, bandwidth = 0;    // s; B/s one endpoint sends at this level
+    double taper = 1;                     // (0, 1]
+  };
   struct {
-    double latency = 0, bandwidth = 0;  // s, B/s
-    std::string topology;
+    double latency = 0, bandwidth = 0;  // s, B/s (bandwidth: a node's injection)
+    std::string topology;               // free text
+    std::string kind;  // "" (not given) | shared_memory | fat_tree | dragonfly | torus | other
+    std::vector<NetworkLevel> levels;  // innermost first, at most 8 (none: not given)
   } network;
   struct {
     std::string kind = "mpirun";  // mpirun | srun | aprun | jsrun | local
