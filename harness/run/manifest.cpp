@@ -14,6 +14,7 @@
 #include "measure/peak.hpp"
 #include "measure/provenance.hpp"
 #include "measure/record.hpp"
+#include "measure/stream.hpp"
 
 namespace dls {
 namespace {
@@ -49,6 +50,12 @@ nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Exp
     one.flop_per_s *= std::max(1, cores);
     one.method += fmt::format(", x {} physical cores", cores);
     m["measured_node_peak"] = one;
+  }
+  // a site whose memory bandwidth is "auto": this host's, measured once by the STREAM triad on
+  // arrays well beyond its last-level cache, one thread per physical core (measure/stream.hpp)
+  if (site.node.memory_bandwidth_auto) {
+    const int cores = int(json_count(m["provenance"]["cpu"], "physical_cores", 1));
+    m["measured_node_memory_bandwidth"] = measure_memory_bandwidth(std::max(1, cores));
   }
   return m;
 }

@@ -4,6 +4,9 @@
 // arguments or time limits changed) is a ConfigError naming what changed, since the campaign's
 // records would mix two plans. With allow_change the manifest is rewritten for the new plan and
 // the old hash is kept in plan_history.
+// A site whose node says peak_flops_sp: auto or memory_bandwidth: auto has this host's values
+// measured when the manifest is made, into measured_node_peak (the FMA peak, measure/peak.hpp)
+// and measured_node_memory_bandwidth (the STREAM triad, measure/stream.hpp).
 #pragma once
 
 #include <string>

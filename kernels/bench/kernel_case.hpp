@@ -43,6 +43,8 @@ class KernelCase {
   virtual double flop() const { return 0; }  // 0 for memory-bound ops
   virtual std::string flop_convention() const { return ""; }
   virtual double bytes() const = 0;  // compulsory memory traffic of one call
+  // how bytes() counts, where an op counts by a named rule (recorded when not empty)
+  virtual std::string bytes_convention() const { return ""; }
   // "" when the backend can run this case, else why not (recorded as status skipped).
   // The default: ref and openblas always; another backend when the op table lists it for this
   // op and the build and machine have it (oneDNN built; a usable GPU). Cases add their own

@@ -98,6 +98,7 @@ Record make_record(const Session& run, const CaseEntry& e) {
                {"bytes", k.bytes()},
                {"flop_convention", k.flop_convention()},
                {"source", e.source}};
+  if (!k.bytes_convention().empty()) r.metrics["bytes_convention"] = k.bytes_convention();
   r.check = e.check.to_json();
   r.provenance = run.provenance;
   if (!e.unsupported.empty()) {

@@ -36,6 +36,8 @@ const std::vector<OpEntry>& op_table() {
       {"scale", "tensor: n1000000 (y = 2^-40 x, x in [1, 2))", "ref openblas", &make_scale_case},
       {"scale_underflow", "as scale, x in [1, 2) 2^-100: every result a denormal", "ref openblas",
        &make_scale_underflow_case},
+      {"triad", "n67108864 (STREAM's a = b + 3 c, float32; bytes_per_s counts 12 B per element)",
+       "ref openblas", &make_triad_case},
       {"nchw2nhwc", "tensor (NCHW dims): mb16ic64ih56iw56", "ref openblas", &make_nchw2nhwc_case},
       {"nhwc2nchw", "tensor (NCHW dims)", "ref openblas", &make_nhwc2nchw_case},
       {"maxpool_fwd", "benchdnn pool: mb16ic64ih112iw112kh3kw3sh2sw2ph1pw1 [ceil1: Caffe rounding]",
@@ -98,6 +100,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& op_groups()
       {"softmax_xent", {"softmax_xent_fwd", "softmax_xent_bwd"}},
       {"optim", {"sgd_caffe", "sgd_torch", "nesterov", "rmsprop", "adam", "lars"}},
       {"underflow", {"scale", "scale_underflow"}},
+      {"stream", {"triad"}},
   };
   return groups;
 }

@@ -51,6 +51,7 @@ std::unique_ptr<KernelCase> make_tanh_bwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_add_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_scale_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_scale_underflow_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_triad_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_nchw2nhwc_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_nhwc2nchw_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_maxpool_fwd_case(std::string_view d, int mb);
