@@ -65,8 +65,8 @@ def _per_image(profiles, batch, getter):
         return pts[-1][1], note
     for (b0, v0), (b1, v1) in zip(pts, pts[1:], strict=False):
         if b0 <= batch <= b1:
-            if batch == b0:
-                return v0, ""
+            if batch in (b0, b1):
+                return (v0 if batch == b0 else v1), ""
             w = (math.log2(batch) - math.log2(b0)) / (math.log2(b1) - math.log2(b0))
             return v0 + w * (v1 - v0), f"batch {batch} interpolated between {b0} and {b1}"
     raise AssertionError("unreachable")

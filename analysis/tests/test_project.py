@@ -1,0 +1,185 @@
+"""The projection's arithmetic against closed forms (Hockney's alpha-beta costs of each
+allreduce, the bucket overlap, the batch interpolation, the carrying over), and its error on a
+checked-in campaign that measured what it projects (data/projection_check)."""
+
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dlsanalysis.project import comm, compute, schemes
+from dlsanalysis.project.calibration import Profile, fit_band
+from dlsanalysis.project.model import SpecError
+from dlsanalysis.project.run import project, spec_from
+from dlsanalysis.project.site import Level
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+CHECK = os.path.join(HERE, "data", "projection_check")
+
+
+def flat(alpha=1e-6, bw=1e9, gamma=0.0):
+    return comm.Fabric([Level("net", "x", 0, alpha, bw)], 1, gamma)
+
+
+@pytest.mark.parametrize("p", [2, 4, 16, 64])
+def test_flat_network_costs_are_hockneys(p):
+    n, a, bw, g = 4e6, 1e-6, 1e9, 1e-10
+    fab = flat(a, bw, g)
+    lg = math.log2(p)
+    assert comm.ring(fab, n, p) == pytest.approx(2 * (p - 1) * (a + n / p / bw) + (p - 1) / p * n * g)
+    assert comm.recdbl(fab, n, p) == pytest.approx(lg * (a + n / bw + n * g))
+    assert comm.rabenseifner(fab, n, p) == pytest.approx(2 * lg * a + 2 * (p - 1) / p * n / bw + (p - 1) / p * n * g)
+    assert comm.tree(fab, n, p) == pytest.approx(2 * lg * (a + n / bw) + lg * n * g)
+
+
+def test_a_rank_count_not_a_power_of_two_folds_in_and_out():
+    fab, n = flat(), 1e6
+    assert comm.recdbl(fab, n, 6) == pytest.approx(comm.recdbl(fab, n, 4) + 2 * (1e-6 + n / 1e9))
+
+
+def two_levels(taper=1.0):
+    return [Level("node", "nvlink", 1, 1e-7, 50e9), Level("net", "ib", 0, 1e-6, 10e9, taper)]
+
+
+def test_levels_by_distance_and_taper_on_concurrent_senders():
+    fab = comm.Fabric(two_levels(0.5), 4, 0.0)
+    assert fab.level_for(3).name == "node" and fab.level_for(4).name == "net"
+    n = 1e6
+    assert fab.step(1, n, True) == pytest.approx(1e-7 + n / 50e9)
+    # 4 ranks of a node send across at once: the node's 10 GB/s, halved by the taper, shared by 4
+    assert fab.step(4, n, True) == pytest.approx(1e-6 + n / (10e9 * 0.5 / 4))
+    assert fab.step(4, n, False) == pytest.approx(1e-6 + n / 10e9)
+    # a ring's step is its slowest edge: the one leaving the node, untapered (one flow)
+    assert comm.ring(fab, n, 8) == pytest.approx(14 * (1e-6 + n / 8 / 10e9))
+
+
+def test_hierarchical_is_intra_ring_then_inter_ring_on_a_share():
+    fab, n, r, nodes = comm.Fabric(two_levels(), 4, 0.0), 8e6, 4, 16
+    intra = 2 * (r - 1) * (1e-7 + n / r / 50e9)
+    inter = 2 * (nodes - 1) * (1e-6 + n / r / nodes / (10e9 / r))
+    assert comm.hier(fab, n, r * nodes) == pytest.approx(intra + inter)
+
+
+def test_mpi_is_the_cheapest_classic_algorithm():
+    fab = flat()
+    for n in (8, 1e4, 1e8):
+        t, how = comm.allreduce_time(fab, "mpi", n, 16)
+        assert t == min(comm.ring(fab, n, 16), comm.recdbl(fab, n, 16), comm.rabenseifner(fab, n, 16))
+        assert how.startswith("mpi (as ")
+    with pytest.raises(ValueError, match="expected one of"):
+        comm.allreduce_time(fab, "bogus", 8, 4)
+
+
+def test_ssgd_hides_all_but_the_last_bucket_up_to_the_overlap_fraction():
+    fab, n = flat(0.0, 1e9), 60 * 2**20
+    s = schemes.Scheme("ssgd", algo="ring", bucket_mb=25, overlap=0.5)
+    one = comm.ring(fab, 25 * 2**20, 4)
+    last = comm.ring(fab, 10 * 2**20, 4)
+    ex = schemes.exchange(s, fab, None, n, 4, backward_s=10.0, steps_per_epoch=0)
+    assert ex["buckets"] == 3 and ex["comm_s"] == pytest.approx(2 * one + last)
+    assert ex["exposed_s"] == pytest.approx(2 * one + last - 0.5 * 2 * one)
+    short = schemes.exchange(s, fab, None, n, 4, backward_s=0.01, steps_per_epoch=0)
+    assert short["exposed_s"] == pytest.approx(2 * one + last - 0.5 * 0.01)
+
+
+def test_periodic_schemes_pay_per_period_and_per_server():
+    fab, n = flat(0.0, 1e9), 1e8
+    local = schemes.Scheme("localsgd", algo="ring", period=0, exchange_factor=2.0)
+    ex = schemes.exchange(local, fab, None, n, 8, 1.0, steps_per_epoch=50)
+    assert ex["exposed_s"] == pytest.approx(comm.ring(fab, 2 * n, 8) / 50)
+    ps = schemes.Scheme("easgd", tau=4, servers=2)
+    ex = schemes.exchange(ps, fab, None, n, 10, 1.0, 0)  # 8 workers to 2 server nodes: 8 n / 2 each
+    assert ex["exposed_s"] == pytest.approx(max(2 * n / 1e9, 2 * 8 * n / (2 * 1e9)) / 4)
+    assert ps.workers(10) == 8
+
+
+def prof(batch, per_image):
+    return Profile(
+        "m",
+        batch,
+        1,
+        "openblas",
+        32,
+        {"compute": per_image * batch, "memory": 0.0},
+        {"compute": 0.0, "memory": 0.0},
+        0.01,
+        0.0,
+        0.0,
+    )
+
+
+def test_batch_interpolates_per_image_time_in_log_batch_and_holds_outside():
+    ps, carry = [prof(4, 0.4), prof(16, 0.2)], compute.Carry(1.0, 1.0, True)
+    assert compute.rank_compute(ps, 8, carry)["forward"] == pytest.approx(8 * 0.3)
+    low = compute.rank_compute(ps, 2, carry)
+    assert low["forward"] == pytest.approx(2 * 0.4) and "below the smallest" in low["note"]
+    assert compute.rank_compute(ps, 64, carry)["forward"] == pytest.approx(64 * 0.2)
+
+
+def test_carrying_over_divides_by_the_site_rates():
+    class S:
+        name, rank_peak, rank_memory_bandwidth = "s", 4e12, 4e11
+
+    c = compute.carry_factors(1e12, 2e11, S, same_site=False)
+    assert (c.compute, c.memory) == (0.25, 0.5)
+    same = compute.carry_factors(1e12, 2e11, S, same_site=True)
+    assert (same.compute, same.memory) == (1.0, 1.0)
+
+
+def test_band_fit_recovers_alpha_and_beta_and_keeps_alpha_non_negative():
+    n = [1e3, 4e3, 16e3, 64e3]
+    alpha, beta, err = fit_band(n, [2e-6 + x * 1e-10 for x in n])
+    assert alpha == pytest.approx(2e-6) and beta == pytest.approx(1e-10) and err < 1e-9
+    alpha, beta, _ = fit_band(n, [x * 1e-10 - 5e-8 for x in n])
+    assert alpha == 0.0 and beta > 0
+
+
+def test_bad_requests_name_what_is_wrong():
+    with pytest.raises(SpecError, match="unknown key"):
+        spec_from({"model": "m", "scales": [1], "bogus": 1}, "here")
+    with pytest.raises(SpecError, match="positive"):
+        spec_from({"model": "m", "scales": [0, 2]}, "here")
+    strong = spec_from({"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "scaling": "strong"}, "here")
+    with pytest.raises(SpecError, match="global_batch"):
+        project(strong, CHECK, "localhost", ROOT)
+
+
+def cli(*args):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "analysis"))
+    return subprocess.run([sys.executable, "-m", "dlsanalysis", "project", *args], capture_output=True, text=True, env=env)
+
+
+def test_command_line_errors_exit_2_with_the_option(tmp_path):
+    r = cli("--site", "summit", "--model", "cifar10_quick", "--campaign", CHECK)
+    assert r.returncode == 2 and "exactly one of --nodes" in r.stderr
+    r = cli("--site", "nowhere", "--model", "cifar10_quick", "--nodes", "1,2", "--campaign", CHECK)
+    assert r.returncode == 2 and "nowhere.yaml" in r.stderr
+    r = cli("--site", "summit", "--model", "vgg16", "--nodes", "1,2", "--campaign", CHECK)
+    assert r.returncode == 2 and "no one-rank training record of model 'vgg16'" in r.stderr
+    r = cli("--site", "summit", "--model", "cifar10_quick", "--nodes", "1,16", "--campaign", CHECK, "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert {"projection.json", "projection.jsonl", "projection.csv", "projection.md", "projection.png", "alpha_beta.csv"} <= set(
+        os.listdir(tmp_path)
+    )
+
+
+def test_checked_in_campaign_projects_its_own_two_rank_steps():
+    """Calibrated on the campaign's one-rank records and allreduce sweep, the 2-rank ssgd and
+    local SGD steps it measured are projected within 15 % (fixed data: this is the model's
+    error on it, not a timing). What the model lacks here, two ranks sharing the node's memory
+    and caches (the one-rank calibration had the other core idle), is most of the error."""
+    from dlsanalysis.project.validate import check
+
+    t = check(CHECK, ROOT)
+    print("\n" + t.to_string(index=False))
+    assert list(t["scheme"]) == ["ssgd", "localsgd"]
+    assert (t["runs"] == 3).all()
+    for _, r in t.iterrows():
+        assert abs(r["error"]) <= 0.15, (r["scheme"], r["projected_step_s"], r["measured_step_s"])
+        assert r["projected_comm_exposed_s"] > 0
+    # local SGD averages every 4 steps: a quarter of ssgd's one bucket a step, less the overlap
+    ss, ls = t.iloc[0], t.iloc[1]
+    assert ls["projected_comm_exposed_s"] < ss["projected_comm_exposed_s"]
