@@ -44,16 +44,26 @@ def busbw_table(df):
     return t.sort_values(["op", "ranks", "algo", "bytes"], ignore_index=True)
 
 
+def relative_lstsq(n, t):
+    """(alpha, beta) minimising the relative residuals of t = alpha + beta n, and the residuals'
+    absolute values: (alpha + beta n) / t = 1 by least squares."""
+    a = np.column_stack([1.0 / t, n / t])
+    (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    return alpha, beta
+
+
+def relative_residuals(alpha, beta, n, t):
+    return np.abs((alpha + beta * n) / t - 1.0)
+
+
 def fit_alpha_beta(nbytes, times):
     """(alpha_s, bandwidth_bytes_per_s, max_rel_residual) of t = alpha + n / B, relative least squares."""
     n = np.asarray(nbytes, dtype=float)
     t = np.asarray(times, dtype=float)
     if len(n) < 2 or len(np.unique(n)) < 2:
         raise ValueError("an alpha-beta fit needs at least two message sizes")
-    a = np.column_stack([1.0 / t, n / t])  # (alpha + beta n) / t = 1
-    (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
-    resid = np.abs((alpha + beta * n) / t - 1.0)
-    return alpha, (1.0 / beta if beta > 0 else np.inf), float(resid.max())
+    alpha, beta = relative_lstsq(n, t)
+    return alpha, (1.0 / beta if beta > 0 else np.inf), float(relative_residuals(alpha, beta, n, t).max())
 
 
 def alpha_beta_table(df):

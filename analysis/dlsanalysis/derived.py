@@ -141,7 +141,8 @@ def find_variant(groups, g, free, fixed):
     return best
 
 
-def _node_cores(site, manifest):
+def node_cores(site, manifest):
+    """Physical cores a node: the site's, or (`auto`) the campaign host's from its manifest."""
     cores = (site.get("node") or {}).get("cores", "auto")
     if cores != "auto" and int(cores) > 0:
         return int(cores)
@@ -156,7 +157,7 @@ def _node_peak(site, manifest):
 
 
 def pct_of_peak(g, ctx):
-    cores, peak = _node_cores(ctx["site"], ctx["manifest"]), _node_peak(ctx["site"], ctx["manifest"])
+    cores, peak = node_cores(ctx["site"], ctx["manifest"]), _node_peak(ctx["site"], ctx["manifest"])
     if peak <= 0 or cores <= 0:
         return None, "no node peak or cores"
     if g.kind == "kernel":

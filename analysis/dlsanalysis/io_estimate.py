@@ -39,7 +39,11 @@ def required_read_bandwidth(ranks, batch_per_rank, sample_bytes, step_s):
 def site_storage(site_yaml):
     """The `storage:` entries of a site config file, read_bandwidth in B/s (None: unknown)."""
     with open(site_yaml) as f:
-        site = yaml.safe_load(f)
+        return storage_of(yaml.safe_load(f))
+
+
+def storage_of(site):
+    """The `storage:` entries of a parsed site config, read_bandwidth in B/s (None: unknown)."""
     out = []
     for s in site.get("storage", []) or []:
         bw = s.get("read_bandwidth")

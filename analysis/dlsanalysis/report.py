@@ -11,7 +11,7 @@ import os
 
 import pandas as pd
 
-from .records import flatten, load_attempts, load_campaign
+from .records import flatten, load_attempts, load_campaign, write_atomic
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
@@ -72,21 +72,6 @@ def _last_points(campaign):
             for k, p in last.items()
         ]
     )
-
-
-def _write_atomic(path, text):
-    """Replace path with text: a temporary file beside it, fsynced, renamed over (as the C++ writer)."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _acceptance(acc):
@@ -181,5 +166,5 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
         f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
     )
     path = os.path.join(campaign, "report.html")
-    _write_atomic(path, doc)
+    write_atomic(path, doc)
     return path

@@ -22,9 +22,22 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..records import load_campaign
+from ..collectives import relative_lstsq, relative_residuals
+from ..records import load_campaign, ok_train
 
 COMPUTE_TYPES = {"conv2d", "deconv2d", "linear"}
+BAND_COLUMNS = [
+    "algo",
+    "ranks",
+    "band",
+    "bytes_min",
+    "bytes_max",
+    "alpha_s",
+    "beta_s_per_byte",
+    "max_rel_residual",
+    "points",
+    "source",
+]
 SIZE_BANDS = [("small", 0, 8 * 2**10), ("medium", 8 * 2**10, 2**20), ("large", 2**20, math.inf)]
 
 
@@ -102,7 +115,7 @@ def _layer_split(row, phase):
 def _one_rank_train(df, model):
     if df.empty or "kind" not in df:
         return df.iloc[0:0]
-    d = df[(df["kind"] == "train") & (df["status"] == "ok")]
+    d = ok_train(df)
     if "params.model" not in d:
         return d.iloc[0:0]
     d = d[d["params.model"] == model]
@@ -154,14 +167,12 @@ def profiles(cal, model):
 def fit_band(nbytes, times):
     """(alpha_s >= 0, beta_s_per_byte, max relative residual) of t = alpha + beta n, relative LSQ."""
     n, t = np.asarray(nbytes, float), np.asarray(times, float)
-    a = np.column_stack([1.0 / t, n / t])
-    (alpha, beta), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    alpha, beta = relative_lstsq(n, t)
     if alpha < 0 or len(n) < 2:  # through the origin: beta alone
         alpha, beta = 0.0, float(np.sum(n / t) / np.sum((n / t) ** 2))
     if beta < 0:  # a flat band: latency alone
         alpha, beta = float(np.mean(t)), 0.0
-    resid = np.abs((alpha + beta * n) / t - 1.0)
-    return float(alpha), float(beta), float(resid.max())
+    return float(alpha), float(beta), float(relative_residuals(alpha, beta, n, t).max())
 
 
 def _timed_collectives(df):
@@ -176,20 +187,7 @@ def alpha_beta_bands(cal):
     d = _timed_collectives(cal.frame)
     rows = []
     if d.empty:
-        return pd.DataFrame(
-            columns=[
-                "algo",
-                "ranks",
-                "band",
-                "bytes_min",
-                "bytes_max",
-                "alpha_s",
-                "beta_s_per_byte",
-                "max_rel_residual",
-                "points",
-                "source",
-            ]
-        )
+        return pd.DataFrame(columns=BAND_COLUMNS)
     means = d.groupby(["metrics.algo", "metrics.ranks", "metrics.bytes"])["metrics.time_s"].mean().reset_index()
     for (algo, ranks), g in means.groupby(["metrics.algo", "metrics.ranks"]):
         for band, lo, hi in SIZE_BANDS:
@@ -211,7 +209,7 @@ def alpha_beta_bands(cal):
                     source=f"{cal.path}: {len(b)} allreduce sizes",
                 )
             )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=BAND_COLUMNS)
 
 
 def overlap_fraction(cal, algo=None):

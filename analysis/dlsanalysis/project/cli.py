@@ -6,7 +6,8 @@ import sys
 import yaml
 
 from . import output
-from .model import UNITS, SpecError
+from .calibration import load_calibration
+from .model import SpecError
 from .run import project, spec_from
 from .schemes import SCHEMES
 
@@ -77,10 +78,18 @@ def _request(a):
     return d
 
 
+# the keys of a projection file's entry that are not part of the request (run.spec_from)
+ENTRY_KEYS = ("name", "site", "figure", "metric", "condition", "why")
+
+
 def load_specs(path):
-    """[(name, site, request mapping)] of a projection file."""
+    """requests() of a projection file."""
     with open(path) as f:
-        doc = yaml.safe_load(f) or {}
+        return requests(yaml.safe_load(f) or {}, path)
+
+
+def requests(doc, path):
+    """[(name, site, request mapping, the entry)] of a parsed projection file."""
     items = doc.get("projections") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not items:
         raise SpecError(f"{path}: expected a non-empty list under projections:")
@@ -88,9 +97,7 @@ def load_specs(path):
     for i, it in enumerate(items):
         if not isinstance(it, dict) or "site" not in it or "name" not in it:
             raise SpecError(f"{path}: projections[{i}]: needs name and site")
-        req = {
-            k: v for k, v in it.items() if k not in ("name", "site", "figure", "metric", "published_model", "condition", "why")
-        }
+        req = {k: v for k, v in it.items() if k not in ENTRY_KEYS}
         out.append((str(it["name"]), str(it["site"]), req, it))
     return out
 
@@ -117,10 +124,9 @@ def project_main(a):
                 spec_from(_request(a), "the command line"),
             )
         )
+    cal = load_calibration(a.campaign)
     for name, site, spec in todo:
-        if spec.unit not in UNITS:
-            raise SpecError(f"unit '{spec.unit}'")
-        p = project(spec, a.campaign, site, ROOT)
+        p = project(spec, cal, site, ROOT)
         show(p)
         out = a.out or os.path.join(ROOT, "results", "projections")
         out = os.path.join(out, name) if (a.spec or not a.out) else out

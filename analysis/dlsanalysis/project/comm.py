@@ -25,10 +25,11 @@ of n bytes at distance 1) for recdbl and rabenseifner, as allreduce_recdbl.cpp d
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ALGORITHMS = ("ring", "recdbl", "rabenseifner", "tree", "hier", "mpi")
-MEASURED_ALGOS = ("ring", "recdbl", "rabenseifner", "tree", "mpi")
+# what `mpi` (a tuned library) and `auto` (the suite's own, as dlscale train measures them) pick from
+CHOICES = {"mpi": ("ring", "recdbl", "rabenseifner"), "auto": ("ring", "recdbl", "rabenseifner", "tree")}
 
 
 @dataclass
@@ -68,13 +69,17 @@ class Fabric:
             prev_span = lv.nodes
         return out
 
+    def bandwidth(self, lv, concurrent):
+        """What a sender gets at level lv: across nodes with every rank sending at once, its
+        share of the node's bandwidth, tapered; else the level's own."""
+        if lv.nodes != 1 and concurrent:
+            return lv.bandwidth * lv.taper / self.ranks_per_node
+        return lv.bandwidth
+
     def step(self, distance, nbytes, concurrent):
         """(seconds) of one exchange of nbytes between ranks `distance` apart."""
         lv = self.level_for(distance)
-        bw = lv.bandwidth
-        if lv.nodes != 1 and concurrent:
-            bw = bw * lv.taper / self.ranks_per_node
-        return lv.latency + nbytes / bw
+        return lv.latency + nbytes / self.bandwidth(lv, concurrent)
 
 
 def _pof2(p):
@@ -119,9 +124,8 @@ def hier(fab, n, p):
     t = 0.0
     if r > 1 and intra is not None:
         t += 2 * (r - 1) * (intra.latency + n / r / intra.bandwidth) + (r - 1) * n / r * fab.gamma
-    if nodes > 1:
-        inter = Fabric(fab._inter_levels(), 1, fab.gamma)
-        shared = [type(lv)(**{**lv.__dict__, "bandwidth": lv.bandwidth / r}) for lv in inter.levels]
+    if nodes > 1:  # r rings, one a rank of the node, share its bandwidth
+        shared = [replace(lv, bandwidth=lv.bandwidth / r) for lv in fab._inter_levels()]
         t += ring(Fabric(shared, 1, fab.gamma), n / r, nodes)
     return t
 
@@ -130,12 +134,9 @@ def allreduce_time(fab, algo, n, p):
     """(seconds, the algorithm used) of an allreduce of n bytes a rank over p ranks."""
     if p <= 1 or n <= 0:
         return 0.0, algo
-    if algo == "mpi":
-        best = min(("ring", "recdbl", "rabenseifner"), key=lambda a: FUNCS[a](fab, n, p))
-        return FUNCS[best](fab, n, p), f"mpi (as {best})"
-    if algo == "auto":
-        best = min(MEASURED_ALGOS[:-1], key=lambda a: FUNCS[a](fab, n, p))
-        return FUNCS[best](fab, n, p), best
+    if algo in CHOICES:
+        best = min(CHOICES[algo], key=lambda a: FUNCS[a](fab, n, p))
+        return FUNCS[best](fab, n, p), f"mpi (as {best})" if algo == "mpi" else best
     if algo not in FUNCS:
         raise ValueError(f"allreduce algorithm '{algo}': expected one of {', '.join(ALGORITHMS)}, auto")
     return FUNCS[algo](fab, n, p), algo

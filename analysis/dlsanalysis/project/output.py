@@ -9,6 +9,9 @@ import os
 
 import pandas as pd
 
+from .. import tables
+from ..records import write_atomic
+
 SCHEMA = "dlscale.record/1"
 TABLE_COLUMNS = [
     "x",
@@ -40,13 +43,6 @@ def _clean(v):
     if isinstance(v, list | tuple):
         return [_clean(x) for x in v]
     return v
-
-
-def _atomic(path, text):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def spec_dict(spec):
@@ -110,11 +106,8 @@ def table(p):
 
 
 def markdown(df):
-    cols = list(df.columns)
-    fmt = lambda v: "" if v is None or (isinstance(v, float) and v != v) else (f"{v:.4g}" if isinstance(v, float) else str(v))  # noqa: E731
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
+    """tables.markdown, an empty cell where a value does not apply (NaN)."""
+    return tables.markdown(df.astype(object).where(df.notna(), "")) + "\n"
 
 
 def plot(p, path, published=None):
@@ -151,12 +144,12 @@ def plot(p, path, published=None):
 def write(p, out_dir, stem="projection", published=None):
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, stem)
-    _atomic(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
-    _atomic(base + ".jsonl", "".join(json.dumps(r, default=str) + "\n" for r in records(p)))
+    write_atomic(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
+    write_atomic(base + ".jsonl", "".join(json.dumps(r, default=str) + "\n" for r in records(p)))
     t = table(p)
-    _atomic(base + ".csv", t.to_csv(index=False))
-    _atomic(base + ".md", markdown(t))
+    write_atomic(base + ".csv", t.to_csv(index=False))
+    write_atomic(base + ".md", markdown(t))
     if p.alpha_beta is not None:
-        _atomic(os.path.join(out_dir, "alpha_beta.csv"), p.alpha_beta.to_csv(index=False))
+        write_atomic(os.path.join(out_dir, "alpha_beta.csv"), p.alpha_beta.to_csv(index=False))
     plot(p, base + ".png", published)
     return [base + s for s in (".json", ".jsonl", ".csv", ".md", ".png")]

@@ -9,7 +9,7 @@ time, beside the projected one.
 import os
 from dataclasses import dataclass, field
 
-from .calibration import alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
+from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
 from .model import UNITS, Spec, SpecError, project_rows
 from .schemes import SCHEMES, Scheme
@@ -46,7 +46,7 @@ def _same_site(site, cal):
     return bool(cal.site) and site.name == cal.site
 
 
-def _inputs(spec, site, cal, profs, carry, cal_rates):
+def _inputs(spec, site, profs, carry, cal_rates):
     ins = [
         dict(
             name="profiles",
@@ -93,12 +93,13 @@ def _inputs(spec, site, cal, profs, carry, cal_rates):
 
 
 def project(spec, calibration, site_name, root):
-    """The Projection of `spec` on site `site_name` from the campaign folder `calibration`."""
+    """The Projection of `spec` on site `site_name` from `calibration`: a campaign folder, or a
+    Calibration already loaded (a caller projecting many requests reads the campaign once)."""
     if spec.unit not in UNITS:
         raise SpecError(f"unit '{spec.unit}': expected one of {', '.join(UNITS)}")
     if spec.scheme.name not in SCHEMES:
         raise SpecError(f"scheme '{spec.scheme.name}': expected one of {', '.join(SCHEMES)}")
-    cal = load_calibration(calibration)
+    cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     cal_site = load_site(cal.site or "localhost", root, cal.manifest)
     target = load_site(site_name, root)
     same = _same_site(target, cal)
@@ -106,7 +107,7 @@ def project(spec, calibration, site_name, root):
     profs = _pick_profiles(profiles(cal, spec.model), spec.backend, spec.image)
     if not profs:
         at = f" at image size {spec.image}" if spec.image else ""
-        raise SpecError(f"{calibration}: no one-rank training record of model '{spec.model}'{at} to calibrate on")
+        raise SpecError(f"{cal.path}: no one-rank training record of model '{spec.model}'{at} to calibrate on")
     notes = []
     if spec.scaling == "weak" and spec.batch <= 0:
         spec.batch = max(p.batch for p in profs)
@@ -117,7 +118,8 @@ def project(spec, calibration, site_name, root):
         f, src = overlap_fraction(cal, None if spec.scheme.algo in ("auto", "mpi") else spec.scheme.algo)
         if f is not None:
             spec.scheme.overlap, spec.scheme.overlap_source = f, src
-    fits = alpha_beta_bands(cal) if same else None
+    bands = alpha_beta_bands(cal)
+    fits = bands if same else None
     if not spec.sample_bytes:
         spec.sample_bytes = profs[0].sample_bytes
     rows = project_rows(spec, site, profs, carry, fits)
@@ -129,9 +131,7 @@ def project(spec, calibration, site_name, root):
     assumptions += sorted({r["compute_note"] for r in rows if r["compute_note"]})
     if not same:
         assumptions.append("the calibration's allreduce fits are not used: the site's levels give every exchange")
-    proj = Projection(spec, site, calibration, rows, _inputs(spec, site, cal, profs, carry, rates), assumptions)
-    proj.alpha_beta = alpha_beta_bands(cal)
-    return proj
+    return Projection(spec, site, cal.path, rows, _inputs(spec, site, profs, carry, rates), assumptions, bands)
 
 
 def spec_from(d, where):

@@ -83,8 +83,7 @@ def ps_round(s, fab, n, p):
     """(seconds) of one parameter-server round of n bytes a worker over p ranks."""
     w = s.workers(p)
     lv = fab.level_for(p - 1)  # the farthest pair: workers to the last ranks
-    share = fab.ranks_per_node if lv.nodes != 1 else 1
-    worker_bw = lv.bandwidth * (lv.taper if lv.nodes != 1 else 1.0) / share
+    worker_bw = fab.bandwidth(lv, concurrent=True)
     server_nodes = max(1, math.ceil(s.servers / fab.ranks_per_node))
     server_bw = lv.bandwidth * server_nodes
     return lv.latency + max(2 * n / worker_bw, 2 * w * n / server_bw)

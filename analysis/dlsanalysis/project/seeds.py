@@ -18,7 +18,8 @@ import sys
 import yaml
 
 from .calibration import load_calibration, profiles
-from .cli import DEFAULT_CALIBRATION, ROOT
+from .cli import DEFAULT_CALIBRATION, ROOT, requests
+from .model import SpecError
 from .run import project, spec_from
 
 METRIC_COLUMN = {
@@ -42,11 +43,15 @@ def projection_files(seed, root=ROOT):
     return out
 
 
-def _has_model(campaign, model, image):
+def _has_model(cal, model, image):
+    return cal is not None and any(p.image == image or not image for p in profiles(cal, model))
+
+
+def _loaded(campaign):
     try:
-        return any(p.image == image or not image for p in profiles(load_calibration(campaign), model))
+        return load_calibration(campaign)
     except (ValueError, OSError):
-        return False
+        return None
 
 
 def _value(row, column):
@@ -59,20 +64,27 @@ def _value(row, column):
 def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
     """([{figure, metric, model, condition, x, value, note}], [(name, Projection)])."""
     values, done = [], []
+    own, shipped = _loaded(campaign), None  # each campaign read once
     for path, doc in projection_files(seed, root):
-        for i, it in enumerate(doc.get("projections") or []):
-            where = f"{path}: projections[{i}] ({it.get('name', '?')})"
-            req = {k: v for k, v in it.items() if k not in ("name", "site", "figure", "metric", "condition", "why")}
-            cal = campaign if _has_model(campaign, it["model"], it.get("image")) else calibration
+        try:
+            entries = requests(doc, path)
+        except SpecError as e:
+            print(f"dlsanalysis reproduce: {e}", file=sys.stderr)
+            continue
+        for i, (name, site, req, it) in enumerate(entries):
+            where = f"{path}: projections[{i}] ({name})"
+            mine = _has_model(own, it.get("model"), it.get("image"))
+            if not mine and shipped is None:
+                shipped = load_calibration(calibration)
             try:
                 spec = spec_from(req, where)
-                p = project(spec, cal, it["site"], root)
+                p = project(spec, own if mine else shipped, site, root)
             except (ValueError, OSError) as e:
                 print(f"dlsanalysis reproduce: projection {where}: {e}", file=sys.stderr)
                 continue
-            done.append((str(it["name"]), p))
+            done.append((name, p))
             col = METRIC_COLUMN.get(it["metric"], "efficiency")
-            by = "this campaign" if cal == campaign else f"the shipped calibration ({os.path.relpath(cal, root)})"
+            by = "this campaign" if mine else f"the shipped calibration ({os.path.relpath(calibration, root)})"
             for r in p.rows:
                 note = f"projected on {p.site.name} from {by}, {p.spec.scheme.name}; {it.get('why', '')}".rstrip("; ")
                 values.append(

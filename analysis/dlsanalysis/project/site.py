@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from ..derived import quantity
+from ..derived import node_cores, quantity
+from ..io_estimate import storage_of
 
 DEFAULT_INTRA_LATENCY = 0.5e-6  # assumption for a site that does not state its intra-node level
 
@@ -131,13 +132,9 @@ def _levels(net, path, node_bw, ranks_per_node, sources):
 
 
 def _storage(site):
-    best = math.nan
-    for s in site.get("storage") or []:
-        bw = s.get("read_bandwidth")
-        if bw not in (None, 0, "0"):
-            v = quantity(bw, "B/s")
-            best = v if best != best else max(best, v)
-    return best
+    """The fastest stated read bandwidth of the site's filesystems (nan: none stated)."""
+    stated = [s["read_bandwidth"] for s in storage_of(site) if s["read_bandwidth"] is not None]
+    return max(stated, default=math.nan)
 
 
 def load_site(name_or_path, root, manifest=None):
@@ -150,10 +147,7 @@ def load_site(name_or_path, root, manifest=None):
     sources = {}
     peak, membw = _node_rates(node, path, manifest, sources)
     rpn = int(launch.get("ranks_per_node", 1))
-    cores = node.get("cores", "auto")
-    cores = (
-        int(cores) if cores != "auto" else int(((manifest or {}).get("provenance") or {}).get("cpu", {}).get("physical_cores", 0))
-    )
+    cores = node_cores(site, manifest or {})
     return Site(
         name=str(site.get("name", os.path.basename(path))),
         path=path,
