@@ -64,9 +64,7 @@ class TriadCase final : public TensorCase {
   void ref_full(int, std::vector<double>& ref, std::vector<double>& scale) override {
     ref.resize(sh_.count);
     scale.resize(sh_.count);
-    triad_ref(b_.get(), c_.get(), kTriadScalar, ref.data(), sh_.count);
-    for (long i = 0; i < sh_.count; ++i)
-      scale[i] = std::fabs(double(b_[i])) + std::fabs(kTriadScalar * double(c_[i]));
+    for (long i = 0; i < sh_.count; ++i) ref[i] = ref_point(0, std::size_t(i), &scale[i]);
   }
   bool has_ref_point() const override { return true; }
   double ref_point(int, std::size_t i, double* scale) override {
