@@ -142,6 +142,8 @@ def test_bad_requests_name_what_is_wrong():
         spec_from({"model": "m", "scales": [1], "bogus": 1}, "here")
     with pytest.raises(SpecError, match="positive"):
         spec_from({"model": "m", "scales": [0, 2]}, "here")
+    with pytest.raises(SpecError, match="here: scales must be positive integers, got 1,x"):
+        spec_from({"model": "m", "scales": "1,x"}, "here")
     strong = spec_from({"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "scaling": "strong"}, "here")
     with pytest.raises(SpecError, match="global_batch"):
         project(strong, CHECK, "localhost", ROOT)

@@ -177,7 +177,10 @@ def spec_from(d, where):
     if "overlap" in d:
         sch.overlap, sch.overlap_source = float(d["overlap"]), f"{where}: overlap"
     scales = d["scales"]
-    scales = [int(s) for s in (scales.split(",") if isinstance(scales, str) else scales)]
+    try:
+        scales = [int(s) for s in (scales.split(",") if isinstance(scales, str) else scales)]
+    except (TypeError, ValueError):
+        scales = []
     if not scales or min(scales) < 1:
         raise SpecError(f"{where}: scales must be positive integers, got {d['scales']}")
     return Spec(
