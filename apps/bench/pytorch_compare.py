@@ -115,12 +115,9 @@ def torch_worker(args):
     )
 
 
-def run_dlscale(a, model, batch, steps, warmup):
-    out = f"/tmp/dls_pytorch_compare_{os.getpid()}.jsonl"
-    if os.path.exists(out):
-        os.remove(out)
-    cmd = [
-        a.dlscale,
+def dlscale_train_args(model, batch, steps, warmup, threads, out):
+    """`dlscale train` arguments of the comparison: synthetic 224x224 images, SGD as PyTorch's."""
+    return [
         "train",
         "-m",
         model,
@@ -133,7 +130,7 @@ def run_dlscale(a, model, batch, steps, warmup):
         "--holdout",
         "0",
         "--steps",
-        str(warmup + steps),
+        str(steps),
         "--warmup-steps",
         str(warmup),
         "--eval-every",
@@ -147,11 +144,18 @@ def run_dlscale(a, model, batch, steps, warmup):
         "--weight-decay",
         "5e-4",
         "--threads",
-        str(a.threads),
+        str(threads),
         "--quiet",
         "--out",
         out,
     ]
+
+
+def run_dlscale(a, model, batch, steps, warmup):
+    out = f"/tmp/dls_pytorch_compare_{os.getpid()}.jsonl"
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [a.dlscale, *dlscale_train_args(model, batch, warmup + steps, warmup, a.threads, out)]
     env = dict(os.environ)
     if a.device == "cuda":
         cmd += ["--backend", "cudnn"]

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""dlscale's engine against its peers on this CPU, every row of issue 26's table in one run.
+
+A benchmark, not a test: about 20 minutes on 2 cores; run it on a quiet machine. Each row runs
+both sides in the same run, one after the other (alternating where repeated), and prints the
+ratio beside its target:
+
+  conv_vs_onednn   per ResNet-50 and VGG-16 convolution layer and pass (fwd, bwd_data,
+                   bwd_filter), oneDNN's time over ours (the best of our algorithms: im2col+GEMM,
+                   and Winograd where it applies), `dlscale kernels`, checks on; geometric mean
+                   and worst.                                    target: each >= 0.9, mean >= 1.3
+  conv_vs_sgemm    ResNet-50's 3x3 and 1x1 layers, fwd+bwd FLOPs over time (best algorithm, each
+                   layer weighted by its count) over OpenBLAS sgemm 2048^3's GFLOP/s.   >= 0.85
+  train_vs_pytorch images/s, dlscale over PyTorch, same network and batch, medians of --repeats
+                   (apps/bench/pytorch_compare.py's runs).  ResNet-50 >= 1.5, AlexNet and VGG-16 >= 1.3
+  ssgd_vs_ddp      2 ranks of --ddp-threads threads, ssgd (mpirun) over PyTorch DDP (gloo), same
+                   model and per-rank batch, medians.                                   >= 1.2
+  rss_vs_pytorch   peak RSS after 2 training steps at batch 16, dlscale over PyTorch.   <= 0.9
+  allreduce_vs_mpi best of our allreduces' busbw over MPI_Allreduce's, 2 ranks, 16-64 MiB. >= 1.35
+  weak_scaling     2-rank ssgd weak-scaling efficiency, CIFAR-10 ConvNet, batch 64 per rank,
+                   --weak-runs runs (1 and 2 ranks alternating).        median >= 0.92, worst >= 0.88
+
+  /usr/bin/python3 apps/bench/peers.py [--rows conv,train,ddp,rss,allreduce,weak]
+      [--dlscale build/dlscale] [--threads 2] [--repeats 3] [--out results/scratch/peers.jsonl]
+
+Every raw record is appended to --out with the row it belongs to, then one summary line per row.
+The environment is used as given and the BLAS kernels OpenBLAS dispatched are printed: an
+OPENBLAS_CORETYPE in the environment changes our GEMM-based paths (and PyTorch's linear layers)
+but not oneDNN's.
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers_rows  # noqa: E402
+
+ROWS = {
+    "conv": peers_rows.conv_rows,
+    "train": peers_rows.train_rows,
+    "ddp": peers_rows.ddp_rows,
+    "rss": peers_rows.rss_rows,
+    "allreduce": peers_rows.allreduce_rows,
+    "weak": peers_rows.weak_rows,
+}
+
+
+def parse(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    here = os.path.dirname(os.path.abspath(__file__))
+    p.add_argument("--dlscale", default=os.path.normpath(os.path.join(here, "../../build/dlscale")))
+    p.add_argument("--mpirun", default="mpirun")
+    p.add_argument("--rows", default=",".join(ROWS), help=f"comma list of {', '.join(ROWS)}")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="threads of one-process rows")
+    p.add_argument("--ddp-threads", type=int, default=1, help="threads per rank of ssgd_vs_ddp")
+    p.add_argument("--ddp-model", default="resnet50")
+    p.add_argument("--models", default="resnet50,alexnet,vgg16", help="train_vs_pytorch's models")
+    p.add_argument("--repeats", type=int, default=3, help="runs of each side of train and ddp")
+    p.add_argument("--steps", type=int, default=6, help="timed training steps (VGG-16: half)")
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--weak-runs", type=int, default=5)
+    p.add_argument("--out", default="results/scratch/peers.jsonl")
+    a = p.parse_args(argv)
+    rows = a.rows.split(",")
+    unknown = [r for r in rows if r not in ROWS]
+    if unknown:
+        p.error(f"--rows: unknown {', '.join(unknown)} (known: {', '.join(ROWS)})")
+    for name in ("threads", "ddp_threads", "repeats", "steps", "weak_runs"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(a, name)}")
+    if not os.access(a.dlscale, os.X_OK):
+        p.error(f"--dlscale: {a.dlscale} is not an executable (build it: scripts/setup.sh)")
+    a.rows = rows
+    a.device, a.math = "cpu", "fp32"  # what pytorch_compare's runs read
+    return a
+
+
+def print_table(summaries):
+    print(f"\n{'row':<18} {'case':<34} {'ours':>10} {'peer':>10} {'ratio':>7}  {'target':<10} met")
+    for s in summaries:
+        ours = "" if s.get("ours") is None else f"{s['ours']:.4g}"
+        peer = "" if s.get("peer") is None else f"{s['peer']:.4g}"
+        met = {True: "yes", False: "NO"}[s["met"]]
+        print(f"{s['row']:<18} {s['case']:<34} {ours:>10} {peer:>10} {s['ratio']:>7.3f}  {s['target']:<10} {met}")
+
+
+def main(argv=None):
+    a = parse(argv)
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    summaries = []
+    with open(a.out, "a") as out, tempfile.TemporaryDirectory(prefix="dls_peers_") as tmp:
+        a.tmp = tmp
+        print(f"# {peers_rows.blas_line(a)}; threads {a.threads}; out {a.out}", flush=True)
+
+        def keep(row, record):
+            out.write(json.dumps({"row": row, **record}) + "\n")
+            out.flush()
+
+        for row in a.rows:
+            print(f"# {row} ...", flush=True)
+            for s in ROWS[row](a, keep):
+                keep("summary", s)
+                summaries.append(s)
+    print_table(summaries)
+
+
+if __name__ == "__main__":
+    main()

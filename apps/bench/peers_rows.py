@@ -1,0 +1,248 @@
+"""The rows of apps/bench/peers.py: each runs both sides and returns its summaries.
+
+A summary is {row, case, ours, peer, ratio, target, met}; ratio > 1 means dlscale is ahead
+(for memory: peer over ours is not used; the ratio is ours over the peer and the target a
+ceiling). Raw records go to keep(row, record) as they arrive.
+"""
+
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import dist_scaling
+import pytorch_compare
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../.."))
+DIRS = ("fwd", "bwd_data", "bwd_filter")
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def summary(row, case, ours, peer, ratio, target, met):
+    return {"row": row, "case": case, "ours": ours, "peer": peer, "ratio": ratio, "target": target, "met": met}
+
+
+def blas_line(a):
+    """Which OpenBLAS kernels dlscale runs with (one tiny GEMM's provenance)."""
+    rec = kernels(a, ["--op", "gemm", "--shape", "64x64x64", "--backend", "openblas", "--threads", "1"])[0]
+    blas = rec["provenance"]["libraries"]["blas"]
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{' '.join(blas['config'].split()[0:2])}, core {blas['corename']}" + (
+        f" (OPENBLAS_CORETYPE={forced} in the environment)" if forced else " (OpenBLAS's own choice)"
+    )
+
+
+def kernels(a, args):
+    """Runs `dlscale kernels ARGS --out F` and returns its records."""
+    out = os.path.join(a.tmp, "kernels.jsonl")
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [a.dlscale, "kernels", "--counters", "none", "--out", out, *args]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        return [json.loads(line) for line in f]
+
+
+# ---- convolutions ----
+
+
+def conv_layers(models=("resnet50", "vgg16")):
+    """(descriptor with its name) of every convolution layer in the models' shape files."""
+    lines = []
+    for m in models:
+        with open(os.path.join(ROOT, "kernels/shapes", f"{m}.txt")) as f:
+            lines += [ln.split()[1] for ln in f if ln.startswith("conv2d ")]
+    return lines
+
+
+def winograd_applies(desc):
+    kh = re.search(r"kh(\d+)", desc)
+    sh = re.search(r"sh(\d+)", desc)
+    g = re.match(r"g(\d+)", desc)
+    return kh and kh.group(1) == "3" and (not sh or sh.group(1) == "1") and (not g or g.group(1) == "1")
+
+
+def conv_times(a, keep):
+    """{(layer name, dir): {algo: record}} for gemm, winograd (where it applies) and onednn."""
+    descs = conv_layers()
+    path = os.path.join(a.tmp, "conv_shapes.txt")
+    with open(path, "w") as f:
+        for d in descs:
+            f.writelines(f"conv2d_{x} {d}\n" for x in DIRS)
+            if winograd_applies(d):
+                f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
+    threads = ["--threads", str(a.threads)]
+    recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
+    recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
+    table = {}
+    for r in recs:
+        keep("conv", r)
+        m = r["metrics"]
+        if r["status"] != "ok" or m["op"] == "gemm":
+            continue
+        algo = "winograd" if "_wino_" in m["op"] else {"openblas": "gemm"}.get(m["backend"], m["backend"])
+        table.setdefault((m["shape"].split("_n", 1)[1], m["op"].split("_")[-1]), {})[algo] = m
+    sgemm = next(r["metrics"]["gflop_per_s"] for r in recs if r["metrics"]["op"] == "gemm")
+    return table, sgemm
+
+
+def conv_rows(a, keep):
+    table, sgemm = conv_times(a, keep)
+    ratios = {}
+    for (layer, d), algos in sorted(table.items()):
+        ours = min(m["time_s"] for k, m in algos.items() if k != "onednn")
+        ratios[(layer, d)] = algos["onednn"]["time_s"] / ours
+    gm = math.exp(statistics.fmean(math.log(r) for r in ratios.values()))
+    worst = min(ratios, key=ratios.get)
+    out = [
+        summary("conv_vs_onednn", f"geomean of {len(ratios)} layer-passes", None, None, gm, ">= 1.3", gm >= 1.3),
+        summary(
+            "conv_vs_onednn",
+            f"worst: {worst[0].split('*')[0]} {worst[1]}",
+            None,
+            None,
+            ratios[worst],
+            ">= 0.9",
+            ratios[worst] >= 0.9,
+        ),
+    ]
+    below = sum(1 for r in ratios.values() if r < 0.9)
+    print(f"  {below} of {len(ratios)} layer-passes below 0.9", flush=True)
+    for kind, pick in (("3x3", "_kh3kw3_"), ("1x1", "_kh1kw1_")):
+        flop = time = 0.0
+        for (layer, _), algos in table.items():
+            gemm = algos["gemm"]
+            if not layer.startswith("resnet50:") or pick not in gemm["shape"]:
+                continue
+            count = int(layer.rsplit("*", 1)[1])
+            flop += count * gemm["flop"]
+            time += count * min(m["time_s"] for k, m in algos.items() if k != "onednn")
+        rate = flop / time / 1e9
+        out.append(
+            summary("conv_vs_sgemm", f"ResNet-50 {kind}, GFLOP/s", rate, sgemm, rate / sgemm, ">= 0.85", rate / sgemm >= 0.85)
+        )
+    return out
+
+
+# ---- training ----
+
+TRAIN_TARGET = {"resnet50": 1.5, "alexnet": 1.3, "vgg16": 1.3}
+
+
+def train_rows(a, keep):
+    out = []
+    for model in a.models.split(","):
+        steps = max(2, a.steps // 2) if model == "vgg16" else a.steps
+        ours, theirs = [], []
+        for _ in range(a.repeats):
+            ours.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup))
+            theirs.append(pytorch_compare.run_torch(a, model, 16, steps, a.warmup))
+            keep("train", ours[-1])
+            keep("train", theirs[-1])
+        if ours[0]["parameters"] != theirs[0]["parameters"]:
+            sys.exit(f"peers: {model}: {ours[0]['parameters']} parameters here, {theirs[0]['parameters']} in PyTorch")
+        o = statistics.median(r["images_per_s"] for r in ours)
+        t = statistics.median(r["images_per_s"] for r in theirs)
+        target = TRAIN_TARGET.get(model, 1.0)
+        out.append(summary("train_vs_pytorch", f"{model} batch 16 img/s", o, t, o / t, f">= {target}", o / t >= target))
+    return out
+
+
+def rss_rows(a, keep):
+    out = []
+    for model in ("vgg16", "resnet50"):
+        ours = pytorch_compare.run_dlscale(a, model, 16, 2, 0)
+        theirs = pytorch_compare.run_torch(a, model, 16, 2, 0)
+        keep("rss", ours)
+        keep("rss", theirs)
+        o, t = ours["peak_rss_bytes"] / 2**30, theirs["peak_rss_bytes"] / 2**30
+        out.append(summary("rss_vs_pytorch", f"{model} batch 16, GiB", o, t, o / t, "<= 0.9", o / t <= 0.9))
+    return out
+
+
+# ---- distributed ----
+
+
+def ssgd_run(a, model, batch, steps):
+    out = os.path.join(a.tmp, "ssgd.jsonl")
+    if os.path.exists(out):
+        os.remove(out)
+    train = pytorch_compare.dlscale_train_args(model, batch, steps + a.warmup, a.warmup, a.ddp_threads, out)
+    cmd = [a.mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none", a.dlscale, *train, "--scheme", "ssgd"]
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1", **MPI_ENV)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    with open(out) as f:
+        return json.loads(f.readline())
+
+
+def ddp_run(a, model, batch, steps):
+    here = os.path.dirname(os.path.abspath(__file__))
+    port = str(29500 + os.getpid() % 1000)
+    args = ["--model", model, "--batch", str(batch), "--steps", str(steps), "--warmup", str(a.warmup)]
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        cmd = [sys.executable, os.path.join(here, "ddp_worker.py"), *args, "--threads", str(a.ddp_threads)]
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        sys.exit(f"peers: ddp_worker exited {[p.returncode for p in procs]}")
+    return json.loads(outs[0].strip().splitlines()[-1])
+
+
+def ddp_rows(a, keep):
+    model, batch = a.ddp_model, 16
+    ours, theirs = [], []
+    for _ in range(a.repeats):
+        ours.append(ssgd_run(a, model, batch, a.steps))
+        theirs.append(ddp_run(a, model, batch, a.steps))
+        keep("ddp", ours[-1])
+        keep("ddp", theirs[-1])
+    o = statistics.median(r["metrics"]["images_per_s"] for r in ours)
+    t = statistics.median(r["images_per_s"] for r in theirs)
+    case = f"{model} 2x{batch}, {a.ddp_threads} thr/rank img/s"
+    return [summary("ssgd_vs_ddp", case, o, t, o / t, ">= 1.2", o / t >= 1.2)]
+
+
+def allreduce_rows(a, keep):
+    out = os.path.join(a.tmp, "allreduce.jsonl")
+    cmd = [a.mpirun, "-np", "2", "--oversubscribe", "--bind-to", "none", a.dlscale, "collectives"]
+    cmd += ["-b", "16M", "-e", "64M", "--algo", "all", "--out", out]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, **MPI_ENV))
+    by_size = {}
+    with open(out) as f:
+        for line in f:
+            r = json.loads(line)
+            keep("allreduce", r)
+            m = r["metrics"]
+            if "busbw_bytes_per_s" not in m:  # the sweep's alpha-beta fit records
+                continue
+            by_size.setdefault(m["bytes"], {})[m["algo"]] = m["busbw_bytes_per_s"]
+    rows = []
+    for size, algos in sorted(by_size.items()):
+        best = max((v, k) for k, v in algos.items() if k != "mpi")
+        ratio = best[0] / algos["mpi"]
+        case = f"{size >> 20} MiB busbw GB/s (best: {best[1]})"
+        rows.append(summary("allreduce_vs_mpi", case, best[0] / 1e9, algos["mpi"] / 1e9, ratio, ">= 1.35", ratio >= 1.35))
+    return rows
+
+
+def weak_rows(a, keep):
+    ds = SimpleNamespace(dlscale=a.dlscale, mpirun=a.mpirun, steps=20, out=os.path.join(a.tmp, "weak.jsonl"))
+    effs = []
+    for i in range(a.weak_runs):
+        one = dist_scaling.run(ds, "cifar10_quick", 1, 64, "ssgd")
+        two = dist_scaling.run(ds, "cifar10_quick", 2, 64, "ssgd")
+        keep("weak", one)
+        keep("weak", two)
+        effs.append(two["metrics"]["images_per_s"] / (2 * one["metrics"]["images_per_s"]))
+        print(f"  run {i + 1}: efficiency {effs[-1]:.3f}", flush=True)
+    med, worst = statistics.median(effs), min(effs)
+    return [
+        summary("weak_scaling", f"median of {len(effs)} runs", None, None, med, ">= 0.92", med >= 0.92),
+        summary("weak_scaling", f"worst of {len(effs)} runs", None, None, worst, ">= 0.88", worst >= 0.88),
+    ]
