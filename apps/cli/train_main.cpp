@@ -173,11 +173,12 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
       ->default_str("openblas");
   app.add_option("--conv-algo",
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 "
-                 "layers of 16+ channels, im2col + GEMM elsewhere), gemm, or winograd (wherever "
-                 "it applies)")
+                 "layers of 16+ channels, im2col + GEMM elsewhere), gemm, winograd (wherever it "
+                 "applies), or find (per layer and pass, the faster of the two timed on its "
+                 "first run; metrics.conv_algos)")
       ->check(parsed_into(o.conv_algo, &parse_conv_algo))
       ->type_name("ALGO")
-      ->default_str("auto");
+      ->default_str(conv_algo_name(TrainOptions{}.conv_algo));
   app.add_flag("--no-fuse", c.no_fuse,
                "run every ReLU as its own layer (default: folded into the batch norm or residual "
                "add before it)");

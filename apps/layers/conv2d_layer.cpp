@@ -37,6 +37,7 @@ Dims Conv2dLayer<T>::setup(const std::vector<Dims>& in) {
     this->params_.push_back(
         {"bias", sh_.k, o_.bias_init, fan_in, fan_out, o_.bias_lr_mult, o_.bias_decay_mult});
   dnn_.reset();
+  choice_.reset();
   return {x.n, sh_.k, sh_.p(), sh_.q()};
 }
 
@@ -63,7 +64,7 @@ void Conv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x,
         onednn_with(x[0], this->w_[0]).forward();
         dnn_->get_y(y);
       } else {
-        conv2d_fwd_cpu(sh_, x[0], this->w_[0], y, conv_workspace(), ctx.conv_algo);
+        conv2d_fwd_chosen(sh_, x[0], this->w_[0], y, conv_workspace(), ctx.conv_algo, choice_.fwd);
       }
       if (o_.bias) bias_fwd_cpu(this->w_[1], y, sh_.n, sh_.k, hw);
       return;
@@ -97,9 +98,10 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
         accumulate_cpu(dwtmp_.data(), this->dw_[0], sh_.w_count());
       } else {
         if (dx[0])
-          conv2d_bwd_data_cpu(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo,
-                              this->accumulate_dx(0) ? 1.0f : 0.0f);
-        conv2d_bwd_filter_cpu(sh_, x[0], dy, this->dw_[0], conv_workspace(), ctx.conv_algo, 1.0f);
+          conv2d_bwd_data_chosen(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo,
+                                 choice_.bwd_data, this->accumulate_dx(0) ? 1.0f : 0.0f);
+        conv2d_bwd_filter_chosen(sh_, x[0], dy, this->dw_[0], conv_workspace(), ctx.conv_algo,
+                                 choice_.bwd_filter, 1.0f);
       }
       if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.k, hw, 1.0f);
       return;

@@ -1,4 +1,5 @@
-// Convolution layer: kernels/conv (im2col + BLAS or Winograd, as ctx.conv_algo picks; or oneDNN)
+// Convolution layer: kernels/conv (im2col + BLAS or Winograd, as ctx.conv_algo picks, find: the
+// faster of them measured on the layer's first pass in each direction; or oneDNN)
 // plus the per-channel bias of kernels/eltwise. Grouped convolutions as Caffe's `group`; Caffe's
 // floor output rule.
 #pragma once
@@ -26,6 +27,7 @@ class Conv2dLayer : public Layer<T> {
   ~Conv2dLayer() override;
   bool backward_reads_output() const override { return false; }
   bool can_accumulate_dx() const override { return true; }  // the GEMM's beta = 1
+  ConvChoice* conv_choice() override { return &choice_; }
   std::string type() const override { return "conv2d"; }
   Dims setup(const std::vector<Dims>& in) override;
   long forward_macs_per_image() const override;
@@ -41,6 +43,7 @@ class Conv2dLayer : public Layer<T> {
   ConvOptions o_;
   Conv2dShape sh_;
   std::unique_ptr<Conv2dOnednn> dnn_;
+  ConvChoice choice_;  // the CPU kernels' algorithms (ctx.conv_algo find: measured)
   std::vector<double> tmp_, tmp2_;
   std::vector<float> dwtmp_, dxtmp_;
 };

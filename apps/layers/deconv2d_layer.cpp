@@ -30,6 +30,7 @@ Dims Deconv2dLayer<T>::setup(const std::vector<Dims>& in) {
              fan_out = long(x.c) * o_.kernel * o_.kernel;
   this->params_.push_back({"weight", sh_.w_count(), o_.weight, fan_in, fan_out, 1, 1});
   if (o_.bias) this->params_.push_back({"bias", o_.out, o_.bias_init, fan_in, fan_out, 1, 1});
+  choice_.reset();
   return {x.n, o_.out, ho, wo};
 }
 
@@ -38,7 +39,8 @@ void Deconv2dLayer<T>::forward(const Context& ctx, const std::vector<const T*>& 
   const long hw = long(sh_.h) * sh_.w;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
-      conv2d_bwd_data_cpu(sh_, x[0], this->w_[0], y, conv_workspace(), ctx.conv_algo);
+      conv2d_bwd_data_chosen(sh_, x[0], this->w_[0], y, conv_workspace(), ctx.conv_algo,
+                             choice_.fwd);
       if (o_.bias) bias_fwd_cpu(this->w_[1], y, sh_.n, sh_.c, hw);
       return;
     }
@@ -55,8 +57,11 @@ void Deconv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>&
   const long hw = long(sh_.h) * sh_.w;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
-      if (dx[0]) conv2d_fwd_cpu(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo);
-      conv2d_bwd_filter_cpu(sh_, dy, x[0], this->dw_[0], conv_workspace(), ctx.conv_algo, 1.0f);
+      if (dx[0])
+        conv2d_fwd_chosen(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo,
+                          choice_.bwd_data);
+      conv2d_bwd_filter_chosen(sh_, dy, x[0], this->dw_[0], conv_workspace(), ctx.conv_algo,
+                               choice_.bwd_filter, 1.0f);
       if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.c, hw, 1.0f);
       return;
     }

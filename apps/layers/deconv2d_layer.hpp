@@ -7,7 +7,8 @@
 //   backward filter  dW = the filter gradient of C at input dy and output gradient x
 // Weights (Cin, Cout, kh, kw), as PyTorch stores them. Ho = (H - 1) s - 2 pad + k + output_padding;
 // Keras "same": pad k/2 and output_padding s - 1 (Ho = H s). MACs Cin Cout kh kw H W (§1).
-// The oneDNN backend runs this layer on OpenBLAS.
+// The oneDNN backend runs this layer on OpenBLAS; --conv-algo find measures its passes as a
+// convolution's (its forward is the adjoint's backward data, and so on).
 #pragma once
 
 #include "apps/net/layer.hpp"
@@ -27,6 +28,8 @@ class Deconv2dLayer : public Layer<T> {
   Deconv2dLayer(std::string name, DeconvOptions o) : Layer<T>(std::move(name)), o_(o) {}
   bool backward_reads_output() const override { return false; }
   std::string type() const override { return "deconv2d"; }
+  ConvChoice* conv_choice() override { return &choice_; }
+  const Conv2dShape& shape() const { return sh_; }  // the adjoint convolution
   Dims setup(const std::vector<Dims>& in) override;
   long forward_macs_per_image() const override { return sh_.w_count() * sh_.p() * sh_.q(); }
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
@@ -35,7 +38,8 @@ class Deconv2dLayer : public Layer<T> {
 
  private:
   DeconvOptions o_;
-  Conv2dShape sh_;  // the adjoint convolution: deconv output -> deconv input
+  Conv2dShape sh_;     // the adjoint convolution: deconv output -> deconv input
+  ConvChoice choice_;  // by this layer's passes: fwd runs sh_'s backward data, bwd_data its forward
   std::vector<double> tmp_, tmp2_;
 };
 

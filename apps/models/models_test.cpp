@@ -1,12 +1,15 @@
 // Every registered model: at full size the parameter and forward-MAC counts equal the oracle
 // table of models_and_recipes.md §2 exactly (counted without allocating); a tiny version builds,
 // passes a net-level finite-difference check in double on sampled parameters, and overfits
-// one fixed batch in float.
+// one fixed batch in float; its convolutions give the same step on Winograd as on GEMM, and
+// with --conv-algo find as with the algorithms find chose set beforehand.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <utility>
 
 #include "apps/models/model.hpp"
 #include "kernels/common/fd_grad.hpp"
@@ -243,6 +246,122 @@ TEST(Models, WinogradAndGemmGiveTheSameStep) {
     EXPECT_LT(diff, 1e-3 * big) << "largest gradient " << big;
   }
   EXPECT_GE(nets, 6);  // CaffeNet, AlexNet (conv3), GoogLeNet, VGG-16, ResNet-50, Inception-v3
+}
+
+// ---- --conv-algo find: measured on the first pass of every conv layer and direction ----
+
+// Odd convolutions: prime channel counts, pad 0 and 2, stride 2, a 1x1, and a transposed
+// convolution (its passes are the adjoint convolution's, run the other way).
+std::unique_ptr<Net<float>> odd_convs(int batch) {
+  auto n = std::make_unique<Net<float>>("odd_convs", Dims{batch, 5, 9, 9});
+  conv(*n, "pad0", {.out = 7, .kernel = 3, .pad = 0});  // 7x7
+  relu(*n, "relu0");
+  conv(*n, "pad2", {.out = 11, .kernel = 3, .pad = 2});                  // 9x9
+  conv(*n, "stride2", {.out = 13, .kernel = 3, .stride = 2, .pad = 1});  // 5x5
+  n->add(std::make_unique<Deconv2dLayer<float>>("deconv", DeconvOptions{.out = 3, .pad = 1}));
+  conv(*n, "point", {.out = 17, .kernel = 1});
+  pool(*n, "pool", {.alg = PoolAlg::kAvg, .kernel = 5, .stride = 5});
+  linear(*n, "fc", {.out = 5});
+  softmax_loss(*n, "loss");
+  return n;
+}
+
+struct Trained {
+  std::vector<double> losses;
+  std::vector<float> grads, weights;
+};
+
+// Three SGD steps on one fixed batch with every convolution through find (measured on the first
+// step, unless a layer's choice was set beforehand).
+Trained train_with_find(Net<float>& net) {
+  std::vector<int> labels;
+  fill_batch(net, labels, 5);
+  const Context ctx{.backend = Backend::kOpenBlas,
+                    .conv_algo = ConvAlgo::kFind,
+                    .train = true,
+                    .labels = labels.data(),
+                    .seed = 1};
+  std::vector<float> v(net.weights().size(), 0.0f);
+  OptimParams p;
+  p.lr = 0.01, p.momentum = 0.9, p.weight_decay = 0;
+  Trained t;
+  for (int step = 1; step <= 3; ++step) {
+    net.zero_grad();
+    t.losses.push_back(net.forward(ctx));
+    net.backward(ctx);
+    p.step = step;
+    optim_update_cpu(Optim::kSgdTorch, p, net.weights().data(), net.grads().data(), v.data(),
+                     nullptr, long(v.size()));
+  }
+  t.grads = net.grads(), t.weights = net.weights();
+  return t;
+}
+
+const Conv2dShape& conv_shape(Layer<float>& l) {
+  if (auto* c = dynamic_cast<Conv2dLayer<float>*>(&l)) return c->shape();
+  return dynamic_cast<Deconv2dLayer<float>&>(l).shape();
+}
+
+// Every pass that ran settled on an algorithm that applies to its layer's shape, both timed
+// where both apply (measured: true) or none timed (false: a replayed choice); the count of
+// passes that compared two algorithms.
+int check_choices(Net<float>& net, bool measured) {
+  int timed = 0;
+  for (std::size_t i = 0; i < net.size(); ++i) {
+    Layer<float>& l = net.layer(net.layer_name(i));
+    if (!l.conv_choice()) continue;
+    const bool wino = winograd_applicable(conv_shape(l));
+    const ConvChoice& c = *l.conv_choice();
+    for (const ConvChoice::Slot* s : {&c.fwd, &c.bwd_data, &c.bwd_filter}) {
+      if (!s->ran) continue;
+      EXPECT_TRUE(s->found) << l.name();
+      EXPECT_TRUE(s->algo == ConvAlgo::kGemm || (wino && s->algo == ConvAlgo::kWinograd))
+          << l.name();
+      EXPECT_EQ(s->times_s.size(), measured && wino ? 2u : 0u) << l.name();
+      timed += s->times_s.size() == 2;
+    }
+  }
+  return timed;
+}
+
+// A net trained with find, and the same net with the algorithms find chose set beforehand (the
+// choices replayed, nothing measured), give the same losses, gradients and weights within the
+// tolerance of WinogradAndGemmGiveTheSameStep: find's measurement wrote nothing a step reads.
+TEST(Models, FindTrainsAsTheAlgorithmsItChoseForced) {
+  const std::pair<std::string, std::function<std::unique_ptr<Net<float>>()>> cases[] = {
+      {"odd_convs batch 1", [] { return odd_convs(1); }},
+      {"odd_convs batch 3", [] { return odd_convs(3); }},
+      {"resnet50", [] { return build_model<float>("resnet50", tiny("resnet50", 2)); }},
+      {"cvae", [] { return build_model<float>("cvae", tiny("cvae", 2)); }}};
+  for (const auto& [name, make] : cases) {
+    SCOPED_TRACE(name);
+    auto found = make(), forced = make();
+    for (auto* net : {found.get(), forced.get()}) {
+      net->allocate(3);
+      order_one_init(*net);
+    }
+    const Trained a = train_with_find(*found);
+    EXPECT_GT(check_choices(*found, true), 0);
+    for (std::size_t i = 0; i < found->size(); ++i)
+      if (ConvChoice* c = found->layer(found->layer_name(i)).conv_choice()) {
+        ConvChoice& f = *forced->layer(found->layer_name(i)).conv_choice();
+        f = *c;
+        for (ConvChoice::Slot* s : {&f.fwd, &f.bwd_data, &f.bwd_filter}) s->times_s.clear();
+      }
+    const Trained b = train_with_find(*forced);
+    check_choices(*forced, false);
+    for (std::size_t s = 0; s < a.losses.size(); ++s)
+      EXPECT_NEAR(b.losses[s], a.losses[s], 1e-4 * std::fabs(a.losses[s])) << "step " << s;
+    for (const auto& [x, y] : {std::pair{&a.grads, &b.grads}, std::pair{&a.weights, &b.weights}}) {
+      double big = 0, diff = 0;
+      for (std::size_t k = 0; k < x->size(); ++k) {
+        big = std::max(big, double(std::fabs((*x)[k])));
+        diff = std::max(diff, double(std::fabs((*y)[k] - (*x)[k])));
+      }
+      EXPECT_GT(big, 0.0);
+      EXPECT_LT(diff, 1e-3 * big) << "largest value " << big;
+    }
+  }
 }
 
 }  // namespace

@@ -19,6 +19,8 @@
 
 namespace dls {
 
+struct ConvChoice;  // kernels/conv/conv2d.hpp
+
 struct Dims {
   int n = 1, c = 1, h = 1, w = 1;
   long count() const { return long(n) * c * h * w; }
@@ -95,6 +97,10 @@ class Layer {
   // before its backward (the gradient already has another reader's part); otherwise the net
   // gives it a scratch buffer and adds that in a pass of its own.
   virtual bool can_accumulate_dx() const { return false; }
+  // The algorithm each convolution pass ran on the CPU kernels, with what --conv-algo find
+  // measured (conv2d, deconv2d; reset by setup), else null. A slot marked found before its first
+  // run replays its algo under find without measuring.
+  virtual ConvChoice* conv_choice() { return nullptr; }
   void set_accumulate_dx(std::size_t i, bool on) {
     if (acc_dx_.size() <= i) acc_dx_.resize(i + 1, 0);
     acc_dx_[i] = on;

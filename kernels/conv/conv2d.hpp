@@ -14,6 +14,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/backend.hpp"
@@ -107,6 +108,8 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 //   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
 //             tile transforms cost more than the multiplies they save), else gemm
+//   find      measured per layer (conv2d_*_chosen below); without a measurement (these
+//             functions, resolve_conv_algo) as auto
 // (ConvAlgo, its names and parse_conv_algo are in kernels/common/backend.hpp.)
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested);  // kGemm or kWinograd
 void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y,
@@ -116,5 +119,35 @@ void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w,
                          ConvWorkspace& ws, ConvAlgo algo, float beta = 0.0f);
 void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                            ConvWorkspace& ws, ConvAlgo algo, float beta = 0.0f);
+
+// ---- measured selection, cuDNN's "find" for the CPU algorithms (conv2d_find.cpp) ----
+// A layer keeps one ConvChoice (reset when its shape is set) and runs its convolutions through
+// conv2d_*_chosen with one of its slots. With algo kFind the first call of a slot times every
+// applicable algorithm (gemm; winograd where winograd_applicable) on that call's inputs, each
+// writing into scratch with the call's beta (kFindWarmup untimed calls, then the best of
+// kFindRepeats timed ones), keeps the fastest, and runs it on the real output; later calls run
+// it directly; a slot marked found beforehand replays its algo without measuring. Any other
+// algo runs as conv2d_*_cpu's (the slot is then reset). Either way the slot records what ran.
+inline constexpr int kFindWarmup = 1, kFindRepeats = 2;
+struct ConvChoice {
+  struct Slot {
+    bool ran = false;                 // a call has run
+    ConvAlgo algo = ConvAlgo::kGemm;  // what the last call ran: kGemm or kWinograd
+    bool found = false;               // find's: measured, the only candidate, or set to replay
+    std::vector<std::pair<ConvAlgo, double>> times_s;  // each candidate's best (>= 2 candidates)
+    double find_s = 0;  // wall time of the measurement, every candidate call included
+  };
+  Slot fwd, bwd_data, bwd_filter;  // the layer's passes (a deconvolution's too: y, dx, dw)
+  void reset() { *this = {}; }
+};
+
+void conv2d_fwd_chosen(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                       ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot);
+void conv2d_bwd_data_chosen(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                            ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot,
+                            float beta = 0.0f);
+void conv2d_bwd_filter_chosen(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                              ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot,
+                              float beta = 0.0f);
 
 }  // namespace dls

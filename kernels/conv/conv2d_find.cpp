@@ -1,0 +1,93 @@
+// Measured convolution algorithm selection for the CPU kernels, cuDNN's "find": a layer's first
+// call of each direction times the applicable algorithms on its own buffers and keeps the
+// fastest (see conv2d.hpp, "measured selection").
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <limits>
+
+#include "kernels/conv/conv2d.hpp"
+
+namespace dls {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One candidate's call writing `out` (scratch) with the real call's beta.
+using Candidate = std::function<void(ConvAlgo algo, float* out)>;
+
+// The best of kFindRepeats timed calls after kFindWarmup untimed ones.
+double best_time(ConvAlgo algo, float* scratch, const Candidate& run) {
+  for (int i = 0; i < kFindWarmup; ++i) run(algo, scratch);
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < kFindRepeats; ++i) {
+    const auto t0 = Clock::now();
+    run(algo, scratch);
+    best = std::min(best, seconds(t0));
+  }
+  return best;
+}
+
+// Settles slot.algo: gemm alone needs no measurement; else each candidate is timed into
+// `count` floats of scratch (zeros: an accumulating call adds a few bounded terms to them).
+void find(ConvChoice::Slot& slot, const Conv2dShape& sh, long count, const Candidate& run) {
+  slot.found = true;
+  slot.algo = ConvAlgo::kGemm;
+  slot.times_s.clear();
+  if (!winograd_applicable(sh)) return;
+  const auto t0 = Clock::now();
+  std::vector<float> scratch(std::size_t(count), 0.0f);
+  double best = std::numeric_limits<double>::infinity();
+  for (const ConvAlgo algo : {ConvAlgo::kGemm, ConvAlgo::kWinograd}) {
+    const double t = best_time(algo, scratch.data(), run);
+    slot.times_s.emplace_back(algo, t);
+    if (t < best) best = t, slot.algo = algo;
+  }
+  slot.find_s = seconds(t0);
+}
+
+// The algorithm this call runs, recorded in the slot.
+ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvAlgo algo, long count,
+              const Candidate& run) {
+  if (algo != ConvAlgo::kFind) {
+    slot = ConvChoice::Slot{};
+    slot.ran = true;
+    slot.algo = resolve_conv_algo(sh, algo);
+    return slot.algo;
+  }
+  slot.ran = true;
+  if (!slot.found) find(slot, sh, count, run);
+  return slot.algo;
+}
+
+}  // namespace
+
+void conv2d_fwd_chosen(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                       ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot) {
+  const ConvAlgo a = pick(slot, sh, algo, sh.y_count(),
+                          [&](ConvAlgo c, float* out) { conv2d_fwd_cpu(sh, x, w, out, ws, c); });
+  conv2d_fwd_cpu(sh, x, w, y, ws, a);
+}
+
+void conv2d_bwd_data_chosen(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                            ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot, float beta) {
+  const ConvAlgo a = pick(slot, sh, algo, sh.x_count(), [&](ConvAlgo c, float* out) {
+    conv2d_bwd_data_cpu(sh, dy, w, out, ws, c, beta);
+  });
+  conv2d_bwd_data_cpu(sh, dy, w, dx, ws, a, beta);
+}
+
+void conv2d_bwd_filter_chosen(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                              ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot,
+                              float beta) {
+  const ConvAlgo a = pick(slot, sh, algo, sh.w_count(), [&](ConvAlgo c, float* out) {
+    conv2d_bwd_filter_cpu(sh, x, dy, out, ws, c, beta);
+  });
+  conv2d_bwd_filter_cpu(sh, x, dy, dw, ws, a, beta);
+}
+
+}  // namespace dls
