@@ -21,7 +21,11 @@
 //                 loss, accuracy | rmse (per evaluation), peak_rss_bytes; also steps,
 //                 warmup_steps, steady_steps, layer_s, epochs (per-evaluation objects, with
 //                 epoch_time_s at an epoch's end and eval_time_s),
-//                 activation_bytes, parameter_bytes, input_wait_s, cache, total_time_s, and with
+//                 activation_bytes, parameter_bytes, workspace_bytes (the convolution
+//                 workspace after training: im2col columns, per-thread partial sums, Winograd
+//                 tiles and filters), input_wait_s, cache, total_time_s; with --conv-algo find
+//                 conv_algos (per conv/deconv layer the algorithm of fwd, bwd_data and
+//                 bwd_filter, the candidates' times_s and find_s) and conv_find_s; and with
 //                 a target target_reached, time_to_target_s, epochs_to_target; distributed
 //                 (apps/dist): phase_s_max (max over ranks; phase_s is then the mean),
 //                 peak_rss_bytes_max, placement (per rank: host, cpus, threads, gpu), and

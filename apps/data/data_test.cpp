@@ -304,6 +304,13 @@ TEST(Data, LoaderShufflesPerEpochAndCaches) {
   for (long i = 0; i < 50; i += 2) subset.push_back(i);  // 25 samples
   Loader a(*src, subset, {.batch = 5, .shuffle = true, .seed = 9});
   ASSERT_EQ(a.batches_per_epoch(), 5);
+  EXPECT_EQ(a.cache_bytes(), 0);
+  {  // the cache holds (and counts) the samples read so far: one batch's after one batch
+    Loader one(*src, subset, {.batch = 5, .shuffle = true, .seed = 9});
+    BatchBuffer b;
+    one.fill(0, b);
+    EXPECT_EQ(one.cache_bytes(), 5 * 16);
+  }
   auto epoch_order = [&](Loader& l, long epoch) {
     std::vector<std::vector<float>> seen;
     BatchBuffer b;

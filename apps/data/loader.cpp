@@ -36,11 +36,11 @@ long Loader::batches_per_epoch() const {
 void Loader::read(long k, float* x, int* label) {
   if (k < cap_) {
     if (cached_.empty()) {
-      cache_.resize(std::size_t(cap_) * std::size_t(per_));
+      cache_.reset(new float[std::size_t(cap_) * std::size_t(per_)]);  // not zeroed: see hpp
       cache_label_.resize(std::size_t(cap_));
       cached_.assign(std::size_t(cap_), 0);
     }
-    float* c = cache_.data() + k * per_;
+    float* c = cache_.get() + k * per_;
     if (cached_[std::size_t(k)]) {
       std::copy(c, c + per_, x);
       *label = cache_label_[std::size_t(k)];
@@ -48,7 +48,7 @@ void Loader::read(long k, float* x, int* label) {
       return;
     }
     src_.read(idx_[std::size_t(k)], c, &cache_label_[std::size_t(k)]);
-    ++reads_;
+    ++reads_, ++held_;
     cached_[std::size_t(k)] = 1;
     std::copy(c, c + per_, x);
     *label = cache_label_[std::size_t(k)];

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "apps/data/data_source.hpp"
@@ -39,7 +40,9 @@ class Loader {
   void fill(long b, BatchBuffer& out);
   bool caching() const { return cap_ > 0; }
   double cached_fraction() const { return double(cap_) / double(idx_.size()); }
-  long cache_bytes() const { return long(cache_.size() * sizeof(float)); }  // allocated so far
+  // The samples it holds. The cache's memory is taken when the first sample is cached but left
+  // untouched (uninitialised) until samples are written, so the resident part grows with them.
+  long cache_bytes() const { return held_ * per_ * long(sizeof(float)); }
   long cache_hits() const { return hits_; }
   long reads() const { return reads_; }  // from the source (first touches and uncached samples)
 
@@ -49,8 +52,9 @@ class Loader {
   std::vector<long> idx_, perm_;
   LoaderOptions o_;
   long perm_epoch_ = -1, per_ = 0, hits_ = 0, reads_ = 0;
-  long cap_ = 0;  // positions [0, cap_) of idx_ are cached
-  std::vector<float> cache_;
+  long cap_ = 0;   // positions [0, cap_) of idx_ are cached
+  long held_ = 0;  // of which read so far
+  std::unique_ptr<float[]> cache_;
   std::vector<int> cache_label_;
   std::vector<unsigned char> cached_;
 };

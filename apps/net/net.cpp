@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "apps/net/input_grads.hpp"
 #include "apps/net/memory_plan.hpp"
 #include "kernels/common/rng.hpp"
 #include "kernels/eltwise/eltwise.hpp"
@@ -21,41 +22,6 @@ long align_up(long v) { return (v + kNetAlign - 1) / kNetAlign * kNetAlign; }
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
-
-// Where one node's backward writes the gradients of its inputs (dx), and what is left to do
-// after it.
-template <class T>
-struct InputGrads {
-  std::vector<const T*> xs;
-  std::vector<T*> dx;
-  std::vector<std::size_t> claimed;  // the tensors whose gradient this backward writes first
-  std::vector<char> added;           // dx[j] went to scratch: add it to the gradient
-  std::vector<char> acc;             // dx[j] is added to by the layer
-
-  template <class Tensors>
-  void route(Layer<T>& layer, const std::vector<std::size_t>& in, const Tensors& tensors,
-             const std::vector<T*>& scratch) {
-    xs.clear(), dx.clear(), claimed.clear(), added.assign(in.size(), 0), acc.assign(in.size(), 0);
-    for (std::size_t j = 0; j < in.size(); ++j) {
-      const std::size_t t = in[j];
-      xs.push_back(tensors[t].value);
-      const bool mine = std::find(claimed.begin(), claimed.end(), t) != claimed.end();
-      if (t == 0)
-        dx.push_back(nullptr);  // the data needs no gradient
-      else if (!tensors[t].grad_ready && !mine) {
-        dx.push_back(tensors[t].grad);  // the first gradient overwrites
-        claimed.push_back(t);
-      } else if (layer.can_accumulate_dx() && !mine) {
-        dx.push_back(tensors[t].grad);  // an earlier backward wrote it: the layer adds to it
-        acc[j] = 1;
-      } else {
-        dx.push_back(scratch[j]);  // later ones are added to it
-        added[j] = 1;
-      }
-      layer.set_accumulate_dx(j, acc[j]);
-    }
-  }
-};
 
 }  // namespace
 
@@ -211,6 +177,12 @@ void Net<T>::allocate(std::uint64_t seed) {
 }
 
 template <class T>
+void Net<T>::set_external_input(bool on) {
+  if (allocated_) throw Error(fmt::format("net '{}': set_external_input after allocate()", name_));
+  external_input_ = on;
+}
+
+template <class T>
 void Net<T>::set_fusion(bool on) {
   if (allocated_) throw Error(fmt::format("net '{}': set_fusion after allocate()", name_));
   fuse_ = on;
@@ -226,6 +198,7 @@ const T* Net<T>::output(const std::string& name) const {
 template <class T>
 double Net<T>::forward(const Context& ctx) {
   if (!allocated_) throw Error(fmt::format("net '{}': forward before allocate()", name_));
+  if (!input()) throw Error(fmt::format("net '{}': forward without an input (set_input)", name_));
   double objective = 0;
   std::vector<const T*> xs;
   const std::size_t nn = nodes_.size();
@@ -233,16 +206,16 @@ double Net<T>::forward(const Context& ctx) {
   for (std::size_t i = 0; i < nn; ++i) {
     Node& n = nodes_[i];
     mark(i);
-    if (n.fused) {  // its producer applied it
-      fwd_s_[i] = 0;
-      continue;
+    fwd_s_[i] = 0;
+    if (!n.fused) {  // else its producer applied it
+      xs.clear();
+      for (std::size_t t : n.in) xs.push_back(tensors_[t].value);
+      const auto t0 = std::chrono::steady_clock::now();
+      run_forward(i, ctx, xs, tensors_[n.out].value);
+      fwd_s_[i] = seconds_since(t0);
+      if (n.loss_weight != 0) losses.push_back(i);
     }
-    xs.clear();
-    for (std::size_t t : n.in) xs.push_back(tensors_[t].value);
-    const auto t0 = std::chrono::steady_clock::now();
-    run_forward(i, ctx, xs, tensors_[n.out].value);
-    fwd_s_[i] = seconds_since(t0);
-    if (n.loss_weight != 0) losses.push_back(i);
+    if (i + 1 < nn) poison(i + 1);
   }
   mark(nn);
   for (std::size_t i : losses) {
@@ -269,16 +242,11 @@ void Net<T>::backward(const Context& ctx) {
     Node& n = nodes_[i];
     Tensor& out = tensors_[n.out];
     mark(base + (nn - 1 - i));
-    if (n.fused)  // its producer masks the gradient, which is already its input's (one buffer)
-      tensors_[n.in[0]].grad_ready = out.grad_ready;
-    else if (n.loss_weight != 0)
-      fill(out.grad, 1, T(n.loss_weight));
-    // a node that is not a loss and whose output has no gradient is skipped: nothing
-    // downstream needs it, no gradient flows here
-    ran[i] = !n.fused && (n.loss_weight != 0 || out.grad_ready);
+    ran[i] = backward_runs(n, tensors_);
     bwd_s_[i] = 0;
     if (ran[i]) {
-      g.route(*n.layer, n.in, tensors_, scratch_ptr_);
+      if (n.loss_weight != 0) fill(out.grad, 1, T(n.loss_weight));
+      g.route(*n.layer, n.in, tensors_, scratch_[i]);
       const auto t0 = std::chrono::steady_clock::now();
       run_backward(i, ctx, g.xs, out.value, out.grad, g.dx, g.acc);
       for (std::size_t j = 0; j < n.in.size(); ++j)
@@ -286,7 +254,7 @@ void Net<T>::backward(const Context& ctx) {
       bwd_s_[i] = seconds_since(t0);
       for (std::size_t t : g.claimed) tensors_[t].grad_ready = true;
     }
-    poison(i);
+    poison(2 * nn - i);
     if (observer_) observer_(i);
   }
   mark(base + nn);

@@ -8,13 +8,17 @@
 // models can be counted (parameters, forward MACs) without their memory.
 // Memory plan (allocate): values and gradients share one arena, each at an offset planned
 // from its lifetime over the steps of one forward + backward (apps/net/memory_plan.hpp):
-//   a value lives from its forward to the end of the forward pass and on to the last backward
-//   that reads it (layers declare whether backward reads their inputs or their output);
-//   a gradient lives from the backward of its last reader to the backward of its producer.
-// So the backward pass's gradients reuse the memory of activations that are already dead, as
-// a framework that frees saved tensors would. A ReLU whose input has no other reader, and whose
-// producer's backward does not read its own output, works in place: its output is its input's
-// buffer (output() of that input then shows the ReLU'd values), and the input's gradient is
+//   a value lives from its forward to its last reader's forward (a loss's output and an output
+//   nothing reads to the end of the forward pass) and on to the last backward that reads it
+//   (layers declare whether backward reads their inputs or their output); the data for good;
+//   a gradient lives from the backward of its last reader to the backward of its producer;
+//   a gradient's scratch (a later reader that cannot add to it writes there, and the net adds
+//   it) lives at that reader's backward.
+// So later activations reuse the memory of those no backward reads (a residual branch's last
+// batch norm output, once added), and the backward pass's gradients that of activations
+// already dead, as a framework that frees tensors would. A ReLU whose input has no other reader,
+// and whose producer's backward does not read its own output, works in place: its output is its
+// input's buffer (output() of that input then shows the ReLU'd values), and the input's gradient is
 // its output's gradient. Where that ReLU's input comes from a layer that can apply it (batch
 // norm, the residual add), the ReLU is fused: the producer writes max(f(x), 0) and masks the
 // gradient in its backward, and the ReLU node does nothing (one pass over the tensor less each
@@ -22,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -81,7 +86,13 @@ class Net {
   // same size (a staged batch on the device) instead of copying into the planned one.
   T* input() { return tensors_.front().value; }
   void set_input(T* data) { tensors_.front().value = data; }
+  // The data are the caller's: the plan keeps no buffer for them (input() is null until
+  // set_input, which must point at the batch, kept unchanged through backward, before every
+  // forward). Set before allocate(); on the host, where the trainer's batch is already in memory.
+  void set_external_input(bool on);
   // A tensor's values: device memory on a device; read() copies them to the host either way.
+  // After forward, those of the data, of losses, of outputs nothing reads and of tensors a
+  // backward reads; another tensor's memory may hold a later one's by then (the plan above).
   const T* output(const std::string& tensor) const;
   void read(const std::string& tensor, std::vector<T>& out) const;
   // The weights and gradients where the layers use them (device memory on a device)...
@@ -107,10 +118,20 @@ class Net {
   // from then on the gradients of that node's blobs are final for this pass (the distributed
   // schemes start a bucket's allreduce there, overlapping it with the rest of backward).
   void set_backward_observer(std::function<void(std::size_t node)> f) { observer_ = std::move(f); }
-  // Bytes of activations and activation gradients after planning (allocate()): the arena plus
-  // the fan-out scratch; and the least any plan of these lifetimes could use for the arena.
+  // Bytes of activations and activation gradients after planning (allocate()): the arena, which
+  // holds the fan-out scratch too; the least any plan of these lifetimes could use for it; and
+  // the fan-out scratch's share of the requests (planned where a backward uses it: a tensor's
+  // second and later gradients from a layer that cannot add them to it, each live at that
+  // backward only; none when every such reader adds, as ResNet's convolutions do).
   long activation_bytes() const;
   long activation_lower_bound_bytes() const { return lower_bound_bytes_; }
+  long fanout_scratch_bytes() const { return scratch_bytes_; }
+  // Bytes the kernels' scratch holds for the layers, on the host: the convolution workspace
+  // (apps/net/ref_path.hpp: im2col columns and per-thread partial sums, Winograd tiles and
+  // transformed filters) of the calling thread, which runs the layers. That workspace is shared
+  // by every net on the thread and grows to the largest layer's need, so read it after the
+  // passes (0 before the first, and on a device, whose workspaces are the device's).
+  long workspace_bytes() const;
   // Testing the plan: fill every buffer with NaN as soon as its planned life ends, so a layer
   // that reads memory the plan gave away produces NaN (gradient checks then fail).
   void set_poison_dead(bool on) { poison_dead_ = on; }
@@ -135,7 +156,9 @@ class Net {
     std::size_t producer = 0;  // node index + 1 (0: the data)
   };
   void plan_memory();
-  void poison(std::size_t slot);  // after node slot's backward (slot size(): before backward)
+  // after a step: node i's forward is step i + 1 (the last one's, step size(), is poisoned as
+  // backward starts: forward reads the losses after it), its backward step 2 size() - i
+  void poison(std::size_t step);
   // memory wherever the buffers live: device_alloc is null on the host
   T* device_alloc(long count);
   void fill(T* p, long count, T value);
@@ -163,15 +186,20 @@ class Net {
   std::vector<ParamBlob> blobs_;
   long parameters_ = 0, buffer_ = 0;
   std::vector<T> w_, dw_;
-  std::vector<T> arena_;  // values and gradients, at the planned offsets (on the host)
+  // values and gradients at the planned offsets (on the host): zeroed by calloc, whose fresh
+  // pages become resident as the passes first write them, not all at allocate()
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> arena_;
   long arena_size_ = 0;
-  std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per backward step
+  std::vector<std::vector<std::pair<long, long>>> dies_after_;  // (offset, size) per step
   long planned_bytes_ = 0, lower_bound_bytes_ = 0, scratch_bytes_ = 0;
   bool poison_dead_ = false;
   bool fuse_ = true;
+  bool external_input_ = false;
   std::function<void(std::size_t)> observer_;
-  std::vector<std::vector<T>> scratch_;
-  std::vector<T*> scratch_ptr_;  // scratch_ or its device buffers
+  std::vector<std::vector<T*>> scratch_;  // per node and input: its gradient's scratch, or null
   // on a device: the device, each node's implementation, the buffers' device memory
   std::unique_ptr<NetDevice> device_;
   std::vector<std::unique_ptr<DeviceLayer>> device_layers_;

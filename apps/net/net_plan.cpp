@@ -1,13 +1,18 @@
-// The memory plan of a net (see net.hpp): the lifetimes of its values and gradients over one
-// forward + backward, as requests to the arena planner (memory_plan.hpp), and the buffers that
-// die after each backward step (poisoned under set_poison_dead).
+// The memory plan of a net (see net.hpp): the lifetimes of its values, gradients and their
+// fan-out scratch over one forward + backward, as requests to the arena planner
+// (memory_plan.hpp), and the buffers that die after each backward step (poisoned under
+// set_poison_dead).
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <new>
 #include <utility>
 #include <vector>
 
+#include "apps/net/input_grads.hpp"
 #include "apps/net/memory_plan.hpp"
 #include "apps/net/net.hpp"
+#include "apps/net/ref_path.hpp"
 
 namespace dls {
 namespace {
@@ -86,13 +91,18 @@ struct Requests {
 
 template <class Nodes, class Tensors>
 void request_values(Requests& r, const Nodes& nodes, const Tensors& tensors,
-                    const std::vector<std::size_t>& group) {
+                    const std::vector<std::size_t>& group, const Readers& readers,
+                    bool external_input) {
   const std::size_t nn = nodes.size();
-  for (std::size_t t = 0; t < tensors.size(); ++t) {
-    // a value lives from its forward to the end of the forward pass (output() after forward),
-    // and on to the last backward that reads it: its readers' (inputs) or its producer's (output)
-    long end = t == 0 ? 2 * long(nn) + 1 : long(nn);  // the data are the caller's: kept for good
+  for (std::size_t t = external_input ? 1 : 0; t < tensors.size(); ++t) {
+    // a value lives from its forward to its last reader's forward (a loss's output, which
+    // forward() reads for the objective, and an output nothing reads to the end of the forward
+    // pass), and on to the last backward that reads it: its readers' (inputs) or its producer's
+    // (output). The data are the caller's: kept for good.
     const std::size_t p = tensors[t].producer;
+    long end = t == 0 ? 2 * long(nn) + 1 : std::max(long(p), long(readers.last[t]));
+    if (p > 0 && (readers.count[t] == 0 || nodes[p - 1].loss_weight != 0))
+      end = std::max(end, long(nn));
     if (p > 0 && nodes[p - 1].layer->backward_reads_output())
       end = std::max(end, bwd_step(nn, p - 1));
     for (std::size_t i = 0; i < nn; ++i)
@@ -118,35 +128,39 @@ void request_grads(Requests& r, const Nodes& nodes, const Tensors& tensors,
   }
 }
 
-// what dies after each backward step, for poisoning (end <= nn: dies with the forward pass)
+// what dies after each step (its last use), for poisoning; the data's 2 nn + 1 never comes
 std::vector<std::vector<std::pair<long, long>>> deaths(const std::vector<MemRequest>& req,
                                                        std::size_t nn) {
-  std::vector<std::vector<std::pair<long, long>>> dies_after(nn + 1);
-  for (const MemRequest& r : req) {
-    if (r.end > 2 * long(nn)) continue;
-    const std::size_t slot =
-        r.end <= long(nn) ? nn : std::size_t(2 * long(nn) - r.end);  // nn: before backward
-    dies_after[slot].push_back({r.offset, r.size});
-  }
+  std::vector<std::vector<std::pair<long, long>>> dies_after(2 * nn + 1);
+  for (const MemRequest& r : req)
+    if (r.end <= 2 * long(nn)) dies_after[std::size_t(r.end)].push_back({r.offset, r.size});
   return dies_after;
 }
 
-// scratch for the second and later gradients of a tensor with several readers: one buffer per
-// input position (none if no tensor has several readers), each as large as the largest such
-// tensor
-struct Scratch {
-  long size = 0;
-  std::size_t buffers = 0;
-};
-
-template <class Nodes, class Tensors>
-Scratch scratch_needed(const Nodes& nodes, const Tensors& tensors, const Readers& readers) {
-  long fan = 0;
-  std::size_t max_in = 0;
-  for (std::size_t t = 1; t < tensors.size(); ++t)
-    if (readers.count[t] > 1) fan = std::max(fan, tensors[t].dims.count());
-  for (const auto& n : nodes) max_in = std::max(max_in, n.in.size());
-  return {fan, fan > 0 ? max_in : 0};
+// The fan-out scratch: the backward's routing (input_grads.hpp) run without the layers, in its
+// order, finds each input whose gradient goes to scratch; one request each, live at that
+// backward step only. Returns per node and input the request's index (-1: none).
+template <class T, class Nodes, class Tensors>
+std::vector<std::vector<long>> request_scratch(Requests& r, Nodes& nodes, Tensors& tensors) {
+  const std::size_t nn = nodes.size();
+  std::vector<std::vector<long>> at(nn);
+  InputGrads<T> g;
+  for (auto& t : tensors) t.grad_ready = false;
+  for (std::size_t i = nn; i-- > 0;) {
+    auto& n = nodes[i];
+    at[i].assign(n.in.size(), -1);
+    if (!backward_runs(n, tensors)) continue;
+    g.route(*n.layer, n.in, tensors, std::vector<T*>(n.in.size(), nullptr));
+    for (std::size_t j = 0; j < n.in.size(); ++j)
+      if (g.added[j]) {
+        at[i][j] = long(r.req.size());
+        const long step = bwd_step(nn, i);
+        r.req.push_back({step, step, tensors[n.in[j]].dims.count(), -1});
+      }
+    for (std::size_t t : g.claimed) tensors[t].grad_ready = true;
+  }
+  for (auto& t : tensors) t.grad_ready = false;
+  return at;
 }
 
 }  // namespace
@@ -158,38 +172,48 @@ void Net<T>::plan_memory() {
   fuse_relus(nodes_, tensors_, readers, fuse_);
   const std::vector<std::size_t> group = buffer_groups(nodes_, tensors_, readers);
   Requests r(nt);
-  request_values(r, nodes_, tensors_, group);
+  request_values(r, nodes_, tensors_, group, readers, external_input_);
   request_grads(r, nodes_, tensors_, group, readers);
+  const std::size_t before_scratch = r.req.size();
+  const std::vector<std::vector<long>> scratch = request_scratch<T>(r, nodes_, tensors_);
   arena_size_ = plan_offsets(r.req, kNetAlign);
   arena_p_ = device_alloc(arena_size_);
-  if (!arena_p_) arena_.assign(std::size_t(arena_size_), T(0)), arena_p_ = arena_.data();
+  if (!arena_p_) {
+    arena_.reset(static_cast<T*>(std::calloc(std::size_t(std::max(arena_size_, 1L)), sizeof(T))));
+    if (!arena_) throw std::bad_alloc();
+    arena_p_ = arena_.get();
+  }
   planned_bytes_ = arena_size_ * long(sizeof(T));
   lower_bound_bytes_ = long(live_lower_bound(r.req)) * long(sizeof(T));
   for (std::size_t t = 0; t < nt; ++t) {
-    tensors_[t].value = arena_p_ + r.offset(r.value, group[t]);
+    tensors_[t].value = r.value[group[t]] < 0 ? nullptr : arena_p_ + r.offset(r.value, group[t]);
     tensors_[t].grad = r.grad[group[t]] < 0 ? nullptr : arena_p_ + r.offset(r.grad, group[t]);
   }
+  scratch_bytes_ = 0;
+  for (std::size_t k = before_scratch; k < r.req.size(); ++k)
+    scratch_bytes_ += r.req[k].size * long(sizeof(T));
+  scratch_.assign(nn, {});
+  for (std::size_t i = 0; i < nn; ++i)
+    for (const long k : scratch[i])
+      scratch_[i].push_back(k < 0 ? nullptr : arena_p_ + r.req[std::size_t(k)].offset);
   dies_after_ = deaths(r.req, nn);
-  const Scratch fan = scratch_needed(nodes_, tensors_, readers);
-  scratch_.clear(), scratch_ptr_.clear();
-  for (std::size_t j = 0; j < fan.buffers; ++j) {
-    T* p = device_alloc(fan.size);
-    if (!p) p = scratch_.emplace_back(std::size_t(fan.size)).data();
-    scratch_ptr_.push_back(p);
-  }
-  scratch_bytes_ = long(scratch_ptr_.size()) * fan.size * long(sizeof(T));
 }
 
 template <class T>
-void Net<T>::poison(std::size_t slot) {
+void Net<T>::poison(std::size_t step) {
   if (!poison_dead_) return;
-  for (const auto& [offset, size] : dies_after_[slot])
+  for (const auto& [offset, size] : dies_after_[step])
     fill(arena_p_ + offset, size, std::numeric_limits<T>::quiet_NaN());
 }
 
 template <class T>
 long Net<T>::activation_bytes() const {
-  return planned_bytes_ + scratch_bytes_;
+  return planned_bytes_;
+}
+
+template <class T>
+long Net<T>::workspace_bytes() const {
+  return device_ ? 0 : dls::workspace_bytes(conv_workspace());
 }
 
 // the members defined here, for both net types (net.cpp instantiates the class)
@@ -199,5 +223,7 @@ template void Net<float>::poison(std::size_t);
 template void Net<double>::poison(std::size_t);
 template long Net<float>::activation_bytes() const;
 template long Net<double>::activation_bytes() const;
+template long Net<float>::workspace_bytes() const;
+template long Net<double>::workspace_bytes() const;
 
 }  // namespace dls

@@ -1,13 +1,16 @@
 // The graph's branches and joins: a tensor read by several layers, and by one layer twice,
 // receives the sum of their gradients. Checked by finite differences in double on every
-// parameter of a small branching net, and the float net against the double one.
+// parameter of a small branching net, and the float net against the double one. Also the memory
+// the net keeps: fan-out scratch only where used, an external input, workspace_bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "apps/models/model.hpp"
 #include "apps/net/memory_plan.hpp"
+#include "apps/net/ref_path.hpp"
 #include "kernels/common/fd_grad.hpp"
 #include "kernels/common/rng.hpp"
 #include "measure/check.hpp"
@@ -169,6 +172,105 @@ TEST(Net, ParametersLiveInOneAlignedBuffer) {
   std::vector<int> labels;
   prepare(*net, labels);
   EXPECT_EQ(long(net->weights().size()), long((end + 15) / 16 * 16));
+}
+
+// The fan-out scratch is planned where a backward writes a gradient to it: in the branching net
+// at kk's second reading of k and at the add's reading of b (concat wrote b's gradient first);
+// none where every later reader adds to the gradient itself (two convolutions reading t).
+TEST(Net, FanOutScratchOnlyWhereABackwardUsesIt) {
+  auto b = branching<float>();
+  b->allocate(1);
+  EXPECT_EQ(b->fanout_scratch_bytes(), (2 * 8 * 6 * 6 + 2 * 4 * 6 * 6) * long(sizeof(float)));
+  EXPECT_GE(b->activation_bytes(), b->activation_lower_bound_bytes());
+  Net<float> n("two_convs", Dims{2, 3, 6, 6});
+  const ConvOptions c3{.out = 4, .kernel = 3, .pad = 1};
+  conv(n, "conv1", c3);
+  const std::string t = n.add(std::make_unique<ActLayer<float>>("t", Act::kTanh));
+  conv(n, "b", c3, {t});
+  conv(n, "c", c3, {t});
+  n.add(std::make_unique<AddLayer<float>>("s"), {"b", "c"});
+  linear(n, "fc", {.out = 3});
+  softmax_loss(n, "loss");
+  n.allocate(1);
+  EXPECT_EQ(n.fanout_scratch_bytes(), 0);
+}
+
+// A value no backward reads lives to its last reader's forward only: bn2's output, read by the
+// residual add alone (which reads no inputs backward), gives its memory to a later activation,
+// while conv2's (bn2's input, read by its backward) overlaps no value made after it. The steps
+// with those buffers poisoned are checked above (FusedReluGivesTheSameStep).
+TEST(Net, ValuesNoBackwardReadsDieAtTheirLastReader) {
+  auto n = residual<float>(false);
+  n->allocate(1);
+  const auto reused_after_add = [&](const std::string& t) {  // by a value made after "add"
+    const float *lo = n->output(t), *hi = lo + n->dims(t).count();
+    bool after = false;
+    for (std::size_t i = 0; i < n->size(); ++i) {
+      const std::string name = n->layer_name(i);
+      const float* v = n->output(name);
+      if (after && v < hi && lo < v + n->dims(name).count()) return true;
+      after = after || name == "add";
+    }
+    return false;
+  };
+  EXPECT_TRUE(reused_after_add("bn2"));
+  EXPECT_FALSE(reused_after_add("conv2"));
+}
+
+// An external input: the plan keeps no buffer for the data (the live bound drops by exactly
+// its size), forward refuses to run without one, and the step reading the caller's buffer is
+// the planned-input net's.
+TEST(Net, ExternalInputIsReadInPlace) {
+  auto planned = residual<float>(true);
+  auto external = residual<float>(true);
+  external->set_external_input(true);
+  std::vector<int> labels;
+  prepare(*planned, labels);
+  labels.push_back(0);
+  external->allocate(1);
+  external->weights() = planned->weights();
+  EXPECT_EQ(external->input(), nullptr);
+  const long data_bytes = planned->input_dims().count() * long(sizeof(float));
+  EXPECT_EQ(external->activation_lower_bound_bytes(),
+            planned->activation_lower_bound_bytes() - data_bytes);
+  const Context ctx{.train = true, .labels = labels.data(), .seed = 1};
+  EXPECT_THROW(external->forward(ctx), Error);
+  std::vector<float> x(planned->input(), planned->input() + planned->input_dims().count());
+  external->set_input(x.data());
+  for (Net<float>* n : {planned.get(), external.get()}) {
+    n->set_poison_dead(true);
+    n->zero_grad();
+    n->forward(ctx);
+    n->backward(ctx);
+  }
+  EXPECT_EQ(external->grads(), planned->grads());
+  EXPECT_THROW(external->set_external_input(false), Error);  // after allocate()
+}
+
+// workspace_bytes: the convolution workspace of the thread that runs the layers, after the
+// passes (a thread of its own here: the workspace is per thread and shared by its nets).
+TEST(Net, WorkspaceBytesAreTheThreadsConvolutionWorkspace) {
+  ConvWorkspace ws;
+  ws.col = {std::vector<float>(10), std::vector<float>(20)};
+  ws.dw = {std::vector<float>(3)};
+  ws.wino_u.resize(5), ws.wino_acc.resize(7);
+  ws.wino_v.reserve(100);  // capacity the kernels never wrote: not counted
+  EXPECT_EQ(workspace_bytes(ws), 45 * long(sizeof(float)));
+  long before = -1, after = -1, direct = -1;
+  std::thread([&] {
+    auto n = branching<float>();
+    std::vector<int> labels;
+    prepare(*n, labels);
+    before = n->workspace_bytes();
+    const Context ctx{.train = true, .labels = labels.data(), .seed = 1};
+    n->forward(ctx);
+    n->backward(ctx);
+    after = n->workspace_bytes(), direct = workspace_bytes(conv_workspace());
+  }).join();
+  EXPECT_EQ(before, 0);
+  EXPECT_EQ(after, direct);
+  // at least conv1's columns: 3 x 3 x 3 rows by 6 x 6 output positions, an image
+  EXPECT_GE(after, 27 * 36 * long(sizeof(float)));
 }
 
 // The offset planner against a brute-force check: requests whose lifetimes intersect never

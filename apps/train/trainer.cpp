@@ -3,6 +3,7 @@
 #include "apps/train/trainer.hpp"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +17,17 @@
 #include "measure/threads.hpp"
 
 namespace dls {
+
+namespace {
+
+// glibc raises its mmap threshold (to at most 32 MiB) whenever a mapped block is freed, and
+// blocks under it come from the heap, where they stay resident once freed: the first step's
+// temporaries (--conv-algo find's outputs, the workspaces' smaller predecessors as they grow)
+// kept 15 MiB on ResNet-50 at batch 16. A fixed threshold maps every block of 1 MiB or more
+// on its own and returns it when freed; the steady steps allocate none.
+void return_freed_blocks() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
+
+}  // namespace
 
 TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
   return Trainer(o, hooks).run();
@@ -66,6 +78,8 @@ void Trainer::open_data_and_net() {
   s.dev = s.net->device();
   s.fuse = o_.fuse && !s.dev;  // the device layers fuse no ReLU (net.hpp)
   s.net->set_fusion(s.fuse);
+  // on the host the net reads each batch where the prefetcher put it (no copy of its own)
+  s.net->set_external_input(!s.dev);
   s.net->allocate(o_.seed);
   s.planned_input = s.net->input();
   if (hooks_.after_allocate) hooks_.after_allocate(*s.net);
@@ -123,6 +137,7 @@ void Trainer::plan_steps() {
 }
 
 void Trainer::setup() {
+  return_freed_blocks();
   if (o_.threads > 0) set_threads(o_.threads);
   set_denormals(o_.denormals);  // on this thread and the OpenMP team; later threads inherit it
   s_->t_start = TrainClock::now();
@@ -162,12 +177,8 @@ std::optional<PhaseTimes> Trainer::step() {
   };
   // take a batch
   BatchBuffer* buf = s.pf->next();
-  if (s.dev)
-    net.set_input(buf->device);  // held until the step's work is done
-  else
-    std::copy(buf->x.begin(), buf->x.end(), net.input());
+  net.set_input(s.dev ? buf->device : buf->x.data());  // held until the step's work is done
   s.labels.assign(buf->labels.begin(), buf->labels.end());
-  if (!s.dev) s.pf->release(buf), buf = nullptr;
   s.ctx.labels = s.labels.data();
   s.ctx.seed = mix64(o_.seed ^ std::uint64_t(step_) * 0x9e3779b97f4a7c15ULL);
   lap(t.input, Phase::kInput);
@@ -200,7 +211,7 @@ std::optional<PhaseTimes> Trainer::step() {
   // an exchange after the update (local SGD's average) is this step's sync too
   double after = 0;
   if (hooks_.after_update) hooks_.after_update(si), net.synchronize();
-  if (buf) s.pf->release(buf);
+  s.pf->release(buf);
   lap(after, Phase::kSync);
   t.sync += after;
   t.close();

@@ -67,6 +67,8 @@ struct TrainOptions {
     std::vector<double> steps;
   } lr_epochs;
   Backend backend = Backend::kOpenBlas;
+  // find: each conv layer's passes timed on the first step (metrics.conv_algos). Not the default:
+  // it changes params.conv_algo, so every training point_id, and its choice follows timings
   ConvAlgo conv_algo = ConvAlgo::kAuto;
   bool fuse = true;  // fold ReLUs into batch norm and the residual add (Net::set_fusion)
   int threads = 0;   // 0: leave as configured

@@ -34,11 +34,12 @@ void add_classified(const std::vector<float>& p, const BatchBuffer& b, int batch
 
 void Trainer::load_input(const std::vector<float>& x) {
   State& s = *s_;
+  if (!s.dev) {  // the net reads the batch where it is (Net::set_external_input), never writes it
+    s.net->set_input(const_cast<float*>(x.data()));
+    return;
+  }
   s.net->set_input(s.planned_input);
-  if (s.dev)
-    s.dev->upload(x.data(), s.planned_input, long(x.size()));
-  else
-    std::copy(x.begin(), x.end(), s.planned_input);
+  s.dev->upload(x.data(), s.planned_input, long(x.size()));
 }
 
 EvalResult Trainer::evaluate() {

@@ -7,6 +7,7 @@
 #include "apps/train/steady_window.hpp"
 #include "apps/train/trainer.hpp"
 #include "apps/train/trainer_state.hpp"
+#include "kernels/conv/conv2d.hpp"
 #include "measure/stats.hpp"
 #include "measure/threads.hpp"
 
@@ -65,6 +66,31 @@ nlohmann::json cache_json(const Loader& l) {
           {"hit_rate", touched > 0 ? double(l.cache_hits()) / touched : 0.0}};
 }
 
+// Per convolution layer that ran on the CPU kernels (conv2d, deconv2d): the algorithm of each of
+// its passes and, where --conv-algo find measured two candidates, their best times (times_s) and
+// what measuring them cost in all (find_s). Layers named as in layer_s.
+nlohmann::json conv_algos_json(Net<float>& net, double& find_total) {
+  using Pass = std::pair<const char*, const ConvChoice::Slot*>;
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t i = 0; i < net.size(); ++i) {
+    const ConvChoice* c = net.layer(net.layer_name(i)).conv_choice();
+    if (!c) continue;
+    nlohmann::json l = nlohmann::json::object(), times = nlohmann::json::object();
+    double find_s = 0;
+    for (const Pass& p : {Pass{"fwd", &c->fwd}, Pass{"bwd_data", &c->bwd_data},
+                          Pass{"bwd_filter", &c->bwd_filter}}) {
+      if (!p.second->ran) continue;
+      l[p.first] = conv_algo_name(p.second->algo);
+      for (const auto& [algo, t] : p.second->times_s) times[p.first][conv_algo_name(algo)] = t;
+      find_s += p.second->find_s;
+    }
+    if (!times.empty()) l["times_s"] = times, l["find_s"] = find_s;
+    if (!l.empty()) out[net.layer_name(i)] = l;
+    find_total += find_s;
+  }
+  return out;
+}
+
 }  // namespace
 
 // The model's memory apart from the data cache (seed 001: VGG-16's heap against a core group's
@@ -73,15 +99,19 @@ nlohmann::json Trainer::model_memory() const {
   const State& s = *s_;
   const long weights = long(s.net->weights().size() * sizeof(float));
   const long state = s.solver->state_bytes(), act = s.net->activation_bytes();
+  const long ws = s.net->workspace_bytes();
   long cache = s.train->cache_bytes();
   if (s.eval_loader) cache += s.eval_loader->cache_bytes();
   return {{"weights_bytes", weights},
           {"gradients_bytes", weights},
           {"optimizer_state_bytes", state},
           {"activations_bytes", act},
-          {"model_bytes", 2 * weights + state + act},
+          {"workspace_bytes", ws},
+          {"model_bytes", 2 * weights + state + act + ws},
           {"data_cache_bytes", cache},
-          {"not_counted", "the kernels' own workspaces (im2col columns, Winograd tiles)"}};
+          {"not_counted",
+           "the libraries, the BLAS's and OpenMP's per-thread buffers, the "
+           "prefetch buffers"}};
 }
 
 nlohmann::json Trainer::describe_params() const {
@@ -169,9 +199,15 @@ void Trainer::add_metrics(nlohmann::json& m) const {
        {"peak_rss_bytes_max", long(max_all({double(peak_rss_bytes())})[0])},
        {"activation_bytes", s.net->activation_bytes()},
        {"parameter_bytes", long(s.net->weights().size() * sizeof(float))},
+       {"workspace_bytes", s.net->workspace_bytes()},
        {"total_time_s", seconds_since(s.t_start)},
        {"memory", model_memory()},
        {"cache", cache_json(*s.train)}};
+  if (o_.conv_algo == ConvAlgo::kFind) {  // only then: records of the other algorithms unchanged
+    double find_s = 0;
+    m["conv_algos"] = conv_algos_json(*s.net, find_s);
+    m["conv_find_s"] = find_s;
+  }
 }
 
 // The held-out metrics by evaluation, and the target's outcome.

@@ -35,7 +35,9 @@ struct Trainer::State {
   std::unique_ptr<Net<float>> net;
   NetDevice* dev = nullptr;  // null: on the host; else evaluation reads the logits back
   bool fuse = true;
-  float* planned_input = nullptr;  // evaluation's; training points the net at staged batches
+  // a device's evaluation input (null on the host, where the net reads every batch in place);
+  // training points the net at the staged or prefetched batches
+  float* planned_input = nullptr;
   SoftmaxLossLayer<float>* softmax = nullptr;
   std::string logits;
   std::optional<Loader> train;

@@ -55,7 +55,9 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   EXPECT_GE(w, p);
   EXPECT_LE(w, p + 10 * 16 * 4);                           // cifar10_quick: 10 blobs
   EXPECT_EQ(mem["optimizer_state_bytes"].get<long>(), w);  // momentum: one buffer like the weights
-  EXPECT_EQ(mem["model_bytes"].get<long>(), 3 * w + m["activation_bytes"].get<long>());
+  // and the convolution workspace, where the record has it (Net::workspace_bytes)
+  EXPECT_EQ(mem["model_bytes"].get<long>(),
+            3 * w + m["activation_bytes"].get<long>() + mem.value("workspace_bytes", 0L));
 }
 
 // A cache for a quarter of the training samples: those are read once and then hit, the rest
