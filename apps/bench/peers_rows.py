@@ -8,7 +8,6 @@ ceiling). Raw records go to keep(row, record) as they arrive.
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -59,22 +58,15 @@ def conv_layers(models=("resnet50", "vgg16")):
     return lines
 
 
-def winograd_applies(desc):
-    kh = re.search(r"kh(\d+)", desc)
-    sh = re.search(r"sh(\d+)", desc)
-    g = re.match(r"g(\d+)", desc)
-    return kh and kh.group(1) == "3" and (not sh or sh.group(1) == "1") and (not g or g.group(1) == "1")
-
-
 def conv_times(a, keep):
-    """{(layer name, dir): {algo: record}} for gemm, winograd (where it applies) and onednn."""
+    """{(layer name, dir): {algo: metrics}} for gemm, winograd (where it applies: `dlscale kernels`
+    skips the other layers, as winograd_applicable says) and onednn."""
     descs = conv_layers()
     path = os.path.join(a.tmp, "conv_shapes.txt")
     with open(path, "w") as f:
         for d in descs:
             f.writelines(f"conv2d_{x} {d}\n" for x in DIRS)
-            if winograd_applies(d):
-                f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
+            f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
     threads = ["--threads", str(a.threads)]
     recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
     recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
@@ -85,17 +77,19 @@ def conv_times(a, keep):
         if r["status"] != "ok" or m["op"] == "gemm":
             continue
         algo = "winograd" if "_wino_" in m["op"] else {"openblas": "gemm"}.get(m["backend"], m["backend"])
-        table.setdefault((m["shape"].split("_n", 1)[1], m["op"].split("_")[-1]), {})[algo] = m
+        table.setdefault((m["shape"].split("_n", 1)[1], m["op"].replace("wino_", "").removeprefix("conv2d_")), {})[algo] = m
     sgemm = next(r["metrics"]["gflop_per_s"] for r in recs if r["metrics"]["op"] == "gemm")
     return table, sgemm
 
 
+def ours_time(algos):
+    """The best of our algorithms' times for one layer-pass."""
+    return min(m["time_s"] for k, m in algos.items() if k != "onednn")
+
+
 def conv_rows(a, keep):
     table, sgemm = conv_times(a, keep)
-    ratios = {}
-    for (layer, d), algos in sorted(table.items()):
-        ours = min(m["time_s"] for k, m in algos.items() if k != "onednn")
-        ratios[(layer, d)] = algos["onednn"]["time_s"] / ours
+    ratios = {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
     gm = math.exp(statistics.fmean(math.log(r) for r in ratios.values()))
     worst = min(ratios, key=ratios.get)
     out = [
@@ -120,7 +114,7 @@ def conv_rows(a, keep):
                 continue
             count = int(layer.rsplit("*", 1)[1])
             flop += count * gemm["flop"]
-            time += count * min(m["time_s"] for k, m in algos.items() if k != "onednn")
+            time += count * ours_time(algos)
         rate = flop / time / 1e9
         out.append(
             summary("conv_vs_sgemm", f"ResNet-50 {kind}, GFLOP/s", rate, sgemm, rate / sgemm, ">= 0.85", rate / sgemm >= 0.85)

@@ -213,7 +213,7 @@ long Net<T>::activation_bytes() const {
 
 template <class T>
 long Net<T>::workspace_bytes() const {
-  return device_ ? 0 : dls::workspace_bytes(conv_workspace());
+  return device_ ? 0 : conv_workspace().bytes();
 }
 
 // the members defined here, for both net types (net.cpp instantiates the class)

@@ -255,7 +255,7 @@ TEST(Net, WorkspaceBytesAreTheThreadsConvolutionWorkspace) {
   ws.dw = {std::vector<float>(3)};
   ws.wino_u.resize(5), ws.wino_acc.resize(7);
   ws.wino_v.reserve(100);  // capacity the kernels never wrote: not counted
-  EXPECT_EQ(workspace_bytes(ws), 45 * long(sizeof(float)));
+  EXPECT_EQ(ws.bytes(), 45 * long(sizeof(float)));
   long before = -1, after = -1, direct = -1;
   std::thread([&] {
     auto n = branching<float>();
@@ -265,7 +265,7 @@ TEST(Net, WorkspaceBytesAreTheThreadsConvolutionWorkspace) {
     const Context ctx{.train = true, .labels = labels.data(), .seed = 1};
     n->forward(ctx);
     n->backward(ctx);
-    after = n->workspace_bytes(), direct = workspace_bytes(conv_workspace());
+    after = n->workspace_bytes(), direct = conv_workspace().bytes();
   }).join();
   EXPECT_EQ(before, 0);
   EXPECT_EQ(after, direct);

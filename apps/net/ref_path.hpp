@@ -40,15 +40,4 @@ inline ConvWorkspace& conv_workspace() {
   return ws;
 }
 
-// The bytes a convolution workspace holds: its buffers' sizes, what the kernels write (a
-// buffer's capacity may be larger after it grew; that part is never touched). Net::workspace_bytes.
-inline long workspace_bytes(const ConvWorkspace& ws) {
-  long floats = 0;
-  for (const auto* per_thread : {&ws.col, &ws.tmp, &ws.dw})
-    for (const std::vector<float>& v : *per_thread) floats += long(v.size());
-  for (const auto* v : {&ws.wino_u, &ws.wino_v, &ws.wino_m, &ws.wino_hx, &ws.wino_hy, &ws.wino_acc})
-    floats += long(v->size());
-  return floats * long(sizeof(float));
-}
-
 }  // namespace dls

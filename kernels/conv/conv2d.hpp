@@ -78,6 +78,17 @@ struct ConvWorkspace {
   long max_winograd_block_bytes = 4L << 20;
   long min_winograd_block_tiles =
       128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
+
+  // The bytes the buffers hold: their sizes, what the kernels write (a buffer's capacity may be
+  // larger after it grew; that part is never touched). Net::workspace_bytes reports it.
+  long bytes() const {
+    long floats = 0;
+    for (const auto* per_thread : {&col, &tmp, &dw})
+      for (const std::vector<float>& v : *per_thread) floats += long(v.size());
+    for (const auto* v : {&wino_u, &wino_v, &wino_m, &wino_hx, &wino_hy, &wino_acc})
+      floats += long(v->size());
+    return floats * long(sizeof(float));
+  }
 };
 // y = conv(x, w).  Overwrites y.
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,
