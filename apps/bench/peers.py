@@ -71,7 +71,7 @@ def parse(argv=None):
     for name in ("threads", "ddp_threads", "repeats", "steps", "weak_runs"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(a, name)}")
-    if not os.access(a.dlscale, os.X_OK):
+    if not (os.path.isfile(a.dlscale) and os.access(a.dlscale, os.X_OK)):
         p.error(f"--dlscale: {a.dlscale} is not an executable (build it: scripts/setup.sh)")
     a.rows = rows
     a.device, a.math = "cpu", "fp32"  # what pytorch_compare's runs read
