@@ -178,21 +178,32 @@ def busbw_fraction(g, ctx):
 
 
 def _base(g, ctx):
-    free = {"ranks", "batch_per_rank"} if ctx["scaling"] == "strong" else {"ranks"}
-    return find_variant(ctx["groups"], g, free, {})
+    """(base group or None, why): as derived.cpp's base_of. `steps` is free (a run given in epochs
+    takes fewer on more ranks); a group is its own base only at the experiment's fewest ranks."""
+    free = {"ranks", "steps"} | ({"batch_per_rank"} if ctx["scaling"] == "strong" else set())
+    b = find_variant(ctx["groups"], g, free, {})
+    if b is None:
+        return None, "no base scale with the same parameters"
+    for o in ctx["groups"]:
+        if o.ranks() < b.ranks():
+            po, pg, frees = o.params(), g.params(), {_param(k) for k in free}
+            keys = {k for k in set(po) | set(pg) if k not in frees and not (k in po and k in pg and _same_text(po[k], pg[k]))}
+            keys = ", ".join(sorted(k.split(".", 1)[1] for k in keys))
+            return None, f"no base scale with the same parameters ({o.ranks()} rank(s) differ in {keys})"
+    return b, ""
 
 
 def efficiency(g, ctx):
-    b = _base(g, ctx)
+    b, why = _base(g, ctx)
     if b is None:
-        return None, "no base scale with the same parameters"
+        return None, why
     return scaled(quotient(g.metric("images_per_s"), b.metric("images_per_s")), b.ranks() / g.ranks()), ""
 
 
 def learning_speedup(g, ctx):
-    b = _base(g, ctx)
+    b, why = _base(g, ctx)
     if b is None:
-        return None, "no base scale with the same parameters"
+        return None, why
     n, n0 = g.metric("epochs_to_target"), b.metric("epochs_to_target")
     if n.n == 0 or n0.n == 0:
         return None, "no epochs_to_target"

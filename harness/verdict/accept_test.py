@@ -32,8 +32,9 @@ SITE = {
 
 # (experiment, kind, assignment, params, metric values of the three repeats)
 POINTS = [
-    ("train", "train", {"ranks_per_node": "1"}, {"model": "m", "ranks": 1}, {"images_per_s": [99, 100, 101]}),
-    ("train", "train", {"ranks_per_node": "2"}, {"model": "m", "ranks": 2}, {"images_per_s": [189, 190, 191]}),
+    # given in epochs: the 2-rank run takes half the steps, and is still the same configuration
+    ("train", "train", {"ranks_per_node": "1"}, {"model": "m", "ranks": 1, "steps": 100}, {"images_per_s": [99, 100, 101]}),
+    ("train", "train", {"ranks_per_node": "2"}, {"model": "m", "ranks": 2, "steps": 50}, {"images_per_s": [189, 190, 191]}),
     (
         "allreduce",
         "collective",
@@ -54,11 +55,11 @@ def load_json(path):
         return json.load(f)
 
 
-def write_campaign(name, scale_2rank=1.0):
+def write_campaign(name, scale_2rank=1.0, points_table=POINTS):
     d = os.path.join(TMP, name)
     os.makedirs(d)
     points, lines = [], []
-    for i, (exp, kind, assignment, params, metrics) in enumerate(POINTS):
+    for i, (exp, kind, assignment, params, metrics) in enumerate(points_table):
         for rep in range(3):
             pid = f"p{i}r{rep}"
             points.append({"id": pid, "experiment": exp, "assignment": assignment, "repeat": rep})
@@ -149,6 +150,11 @@ def main():
     for cand, code in ((camp, 0), (slow, 1)):
         r, v = accept(cand, path, "--site", os.path.join(TMP, "site.yaml"))
         assert r.returncode == code and abs(v[0]["worst"]["low"] - 0.95 * 0.95) < 1e-5, (cand, r.stdout, r.stderr)
+    # a 1-rank run in another configuration is no base: no value (not the 2-rank run against
+    # itself, 1.0), and the reason names the parameter
+    other = [(e, k, a, {**p, "lr": 0.1} if p.get("ranks") == 1 else p, m) for e, k, a, p, m in POINTS]
+    r, v = accept(write_campaign("other", points_table=other), path, "--site", os.path.join(TMP, "site.yaml"))
+    assert v[0]["result"] != "PASS" and "differ in lr" in json.dumps(v[0]), (r.stdout, v[0])
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr

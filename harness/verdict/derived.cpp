@@ -2,9 +2,12 @@
 #include "harness/verdict/derived.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <utility>
 
 #include "harness/verdict/record_groups.hpp"
 
@@ -81,26 +84,48 @@ Estimate busbw_fraction(const Context& x, const RecordGroup& g, std::string& why
   return scaled(g.metric("busbw_bytes_per_s"), 1 / x.site.network.bandwidth);
 }
 
+// The parameters in either group and not the same in both, but the free ones.
+std::set<std::string> differing_keys(const RecordGroup& a, const RecordGroup& b,
+                                     const std::set<std::string>& free) {
+  std::set<std::string> keys;
+  for (const auto& [x, y] : {std::pair{&a, &b}, std::pair{&b, &a}})
+    for (const auto& [k, v] : x->params().items())
+      if (!free.count(k) && (!y->params().contains(k) || y->params()[k] != v)) keys.insert(k);
+  return keys;
+}
+
 // The base of an efficiency or learning speed-up: the same parameters at the fewest ranks.
-const RecordGroup* base_of(const Context& x, const RecordGroup& g, DerivedValue& out) {
-  std::set<std::string> free = {"ranks"};
+// `steps` is free: a run given in epochs takes fewer steps on more ranks (as reproduce's
+// NOT_VARIANT). A group is its own base only at the experiment's fewest ranks: elsewhere that
+// means the smaller scales differ in some parameter, and `why` names them.
+const RecordGroup* base_of(const Context& x, const RecordGroup& g, DerivedValue& out,
+                           std::string& why) {
+  std::set<std::string> free = {"ranks", "steps"};
   if (x.scaling == "strong") free.insert("batch_per_rank");
   const RecordGroup* b = find_variant(x.all, g, free, {});
-  if (b) out.note = fmt::format("base: {} rank(s)", b->params().value("ranks", 1));
+  const auto ranks = [](const RecordGroup& r) { return r.params().value("ranks", 1); };
+  for (const RecordGroup& o : x.all)
+    if (b && ranks(o) < ranks(*b)) {
+      why = fmt::format("no base scale with the same parameters ({} rank(s) differ in {})",
+                        ranks(o), fmt::join(differing_keys(g, o, free), ", "));
+      return nullptr;
+    }
+  if (!b) why = "no base scale with the same parameters";
+  if (b) out.note = fmt::format("base: {} rank(s)", ranks(*b));
   return b;
 }
 
 Estimate efficiency(const Context& x, const RecordGroup& g, DerivedValue& out, std::string& why) {
-  const RecordGroup* b = base_of(x, g, out);
-  if (!b) return why = "no base scale with the same parameters", Estimate{};
+  const RecordGroup* b = base_of(x, g, out, why);
+  if (!b) return {};
   const double p = g.params().value("ranks", 1), p0 = b->params().value("ranks", 1);
   return scaled(quotient(g.metric("images_per_s"), b->metric("images_per_s")), p0 / p);
 }
 
 Estimate learning_speedup(const Context& x, const RecordGroup& g, DerivedValue& out,
                           std::string& why) {
-  const RecordGroup* b = base_of(x, g, out);
-  if (!b) return why = "no base scale with the same parameters", Estimate{};
+  const RecordGroup* b = base_of(x, g, out, why);
+  if (!b) return {};
   const Estimate t = g.metric("epoch_time_s"), n = g.metric("epochs_to_target");
   const Estimate t0 = b->metric("epoch_time_s"), n0 = b->metric("epochs_to_target");
   if (n.n == 0 || n0.n == 0)
