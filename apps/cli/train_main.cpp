@@ -28,6 +28,7 @@ struct TrainCli {
   std::string vae_sampling = "exp_logvar", vae_kl = "mean", vae_recon = "bce";
   std::vector<long> lr_steps;
   bool list = false, no_cache = false, no_fuse = false;
+  ImageSize image{0, 0};
   std::string aux = "on";
   double cache_mb = 4096;
   double lr = 0.01;
@@ -40,8 +41,15 @@ void add_model_options(CLI::App& app, TrainCli& c) {
   app.add_option("-b,--batch", o.model_options.batch, "batch size per process")
       ->default_str("1")
       ->check(CLI::PositiveNumber);
-  app.add_option("--image", o.model_options.image,
-                 "input height and width (default: the data's, or the model's)");
+  app.add_option("--image",
+                 "input size, N (square) or HxW such as 120x85 (default: the data's, or the "
+                 "model's)")
+      ->check(parsed_into(c.image, &parse_image_size))
+      ->type_name("N|HxW");
+  app.add_option("--channels", o.model_options.channels,
+                 "input channels (default: the data's, or the model's; synthetic data and image "
+                 "folders are made with this many)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--width", o.model_options.width, "channel / hidden-size multiplier (tiny models)")
       ->default_str("1");
   app.add_option("--classes", o.model_options.classes, "output classes (default: the data's)");
@@ -254,6 +262,7 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
 void finish_options(TrainCli& c) {
   TrainOptions& o = c.o;
   o.model_options.aux = c.aux == "on";
+  o.model_options.image = c.image.h, o.model_options.image_w = c.image.w;
   o.model_options.vae = {.half_logvar_sampling = c.vae_sampling == "exp_half_logvar",
                          .kl_sum = c.vae_kl == "sum",
                          .rmse = c.vae_recon == "rmse"};

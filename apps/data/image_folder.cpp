@@ -1,6 +1,7 @@
 // Image-folder source (see data_source.hpp): root/<class>/*.png|*.jpg|*.jpeg, classes in sorted
 // order (as Caffe's synsets), decoded with libpng's simplified API or libjpeg(-turbo), then the
-// short side resized and the centre square cropped to h x w by bilinear sampling; pixels / 255.
+// largest centred region of the model input's aspect ratio (the centre square for a square
+// input) bilinear-sampled to h x w; pixels / 255.
 // A file that does not decode is a ConfigError naming it (libjpeg's fatal errors are turned into
 // exceptions through its error manager, never exit()).
 #include <fmt/format.h>
@@ -132,14 +133,15 @@ class ImageFolder : public DataSource {
     const Item& it = items_[std::size_t(index)];
     const Rgb img = it.png ? decode_png(it.path) : decode_jpeg(it.path);
     if (img.h < 1 || img.w < 1) throw ConfigError(fmt::format("{}: empty image", it.path));
-    // centre square of the source, bilinear-sampled to fit_.h x fit_.w
-    const int side = std::min(img.h, img.w);
-    const double y0 = (img.h - side) / 2.0, x0 = (img.w - side) / 2.0;
+    // the source's largest centred region of fit_'s aspect ratio, bilinear-sampled to fit_
+    const double aspect = double(fit_.w) / fit_.h;  // width over height
+    const double ch = std::min(double(img.h), img.w / aspect), cw = ch * aspect;
+    const double y0 = (img.h - ch) / 2.0, x0 = (img.w - cw) / 2.0;
     const long plane = long(fit_.h) * fit_.w;
     for (int oy = 0; oy < fit_.h; ++oy)
       for (int ox = 0; ox < fit_.w; ++ox) {
-        const double sy = std::clamp(y0 + (oy + 0.5) * side / fit_.h - 0.5, 0.0, double(img.h - 1));
-        const double sx = std::clamp(x0 + (ox + 0.5) * side / fit_.w - 0.5, 0.0, double(img.w - 1));
+        const double sy = std::clamp(y0 + (oy + 0.5) * ch / fit_.h - 0.5, 0.0, double(img.h - 1));
+        const double sx = std::clamp(x0 + (ox + 0.5) * cw / fit_.w - 0.5, 0.0, double(img.w - 1));
         const int iy = int(sy), ix = int(sx), iy1 = std::min(iy + 1, img.h - 1),
                   ix1 = std::min(ix + 1, img.w - 1);
         const double fy = sy - iy, fx = sx - ix;

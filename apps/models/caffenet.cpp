@@ -10,9 +10,10 @@ namespace {
 
 template <class T>
 std::unique_ptr<Net<T>> bvlc(const ModelOptions& o, bool alexnet) {
-  const int image = o.image > 0 ? o.image : 227, classes = o.classes > 0 ? o.classes : 1000;
+  const auto [h, w] = image_size(o, 227);
+  const int classes = or_default(o.classes, 1000);
   auto n = std::make_unique<Net<T>>(alexnet ? "alexnet" : "caffenet",
-                                    Dims{o.batch, o.channels > 0 ? o.channels : 3, image, image});
+                                    Dims{o.batch, or_default(o.channels, 3), h, w});
   const double one = alexnet ? 0.1 : 1.0;  // the non-zero bias
   auto c = [&](int out, int k, int stride, int pad, int groups, double bias) {
     return ConvOptions{.out = o.w(out),

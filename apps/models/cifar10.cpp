@@ -12,9 +12,10 @@ namespace {
 
 template <class T>
 std::unique_ptr<Net<T>> cifar10(const ModelOptions& o, bool full) {
-  const int image = o.image > 0 ? o.image : 32, classes = o.classes > 0 ? o.classes : 10;
+  const auto [h, w] = image_size(o, 32);
+  const int classes = or_default(o.classes, 10);
   auto n = std::make_unique<Net<T>>(full ? "cifar10_full" : "cifar10_quick",
-                                    Dims{o.batch, o.channels > 0 ? o.channels : 3, image, image});
+                                    Dims{o.batch, or_default(o.channels, 3), h, w});
   auto c5 = [&](int out, double sd) {
     return ConvOptions{.out = o.w(out),
                        .kernel = 5,

@@ -20,21 +20,24 @@ namespace {
 template <class T>
 std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& o,
                                    const std::vector<int>& maps, const std::vector<int>& strides) {
-  const int image = or_default(o.image, 28), channels = or_default(o.channels, 1),
-            latent = or_default(o.latent, 3);
-  auto n = std::make_unique<Net<T>>(name, Dims{o.batch, channels, image, image});
+  const auto [height, width] = image_size(o, 28);
+  const int channels = or_default(o.channels, 1), latent = or_default(o.latent, 3);
+  auto n = std::make_unique<Net<T>>(name, Dims{o.batch, channels, height, width});
   const Filler glorot{Filler::kGlorotUniform, 0};
-  int size = image;
+  int size_h = height,
+      size_w = width;  // the encoder's output, which the decoder's strides must undo
   for (std::size_t i = 0; i < maps.size(); ++i) {
     const std::string id = "enc_conv" + std::to_string(i + 1);
     conv(*n, id,
          {.out = o.w(maps[i]), .kernel = 3, .stride = strides[i], .pad = 1, .weight = glorot});
     relu(*n, id + "_relu");
-    size = (size + strides[i] - 1) / strides[i];
+    size_h = (size_h + strides[i] - 1) / strides[i],
+    size_w = (size_w + strides[i] - 1) / strides[i];
   }
   const int fmaps = o.w(maps.back());
-  if (n->dims(n->last()).h != size)
-    throw ConfigError(fmt::format("{}: image {} does not give 'same' sizes", name, image));
+  if (n->dims(n->last()).h != size_h || n->dims(n->last()).w != size_w)
+    throw ConfigError(
+        fmt::format("{}: image {}x{} does not give 'same' sizes", name, height, width));
   const std::string h =
       (linear(*n, "enc_dense", {.out = o.w(128), .weight = glorot}), relu(*n, "enc_dense_relu"));
   const std::string mu = linear(*n, "z_mean", {.out = latent, .weight = glorot}, {h});
@@ -42,9 +45,9 @@ std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& 
   n->add(std::make_unique<ReparamLayer<T>>("z", o.vae), {mu, logvar});
   linear(*n, "dec_dense1", {.out = o.w(128), .weight = glorot});
   relu(*n, "dec_dense1_relu");
-  linear(*n, "dec_dense2", {.out = fmaps * size * size, .weight = glorot});
+  linear(*n, "dec_dense2", {.out = fmaps * size_h * size_w, .weight = glorot});
   relu(*n, "dec_dense2_relu");
-  n->add(std::make_unique<ReshapeLayer<T>>("dec_reshape", fmaps, size, size));
+  n->add(std::make_unique<ReshapeLayer<T>>("dec_reshape", fmaps, size_h, size_w));
   auto deconv = [&](const std::string& id, int out, int stride) {
     return n->add(std::make_unique<Deconv2dLayer<T>>(id, DeconvOptions{.out = out,
                                                                        .kernel = 3,

@@ -64,9 +64,9 @@ struct GoogLeNetBuilder {
 
 template <class T>
 std::unique_ptr<Net<T>> make_googlenet(const ModelOptions& o) {
-  const int image = or_default(o.image, 224), classes = or_default(o.classes, 1000);
-  auto n =
-      std::make_unique<Net<T>>("googlenet", Dims{o.batch, or_default(o.channels, 3), image, image});
+  const auto [h, w] = image_size(o, 224);
+  const int classes = or_default(o.classes, 1000);
+  auto n = std::make_unique<Net<T>>("googlenet", Dims{o.batch, or_default(o.channels, 3), h, w});
   GoogLeNetBuilder<T> b{*n, o};
   const PoolOptions p3{.alg = PoolAlg::kMax, .kernel = 3, .stride = 2};
   const LrnOptions norm{.size = 5, .alpha = 1e-4, .beta = 0.75, .k = 1.0};

@@ -110,9 +110,9 @@ struct InceptionBuilder {
 
 template <class T>
 std::unique_ptr<Net<T>> make_inception_v3(const ModelOptions& o) {
-  const int image = or_default(o.image, 299), classes = or_default(o.classes, 1000);
-  auto n = std::make_unique<Net<T>>("inception_v3",
-                                    Dims{o.batch, or_default(o.channels, 3), image, image});
+  const auto [h, w] = image_size(o, 299);
+  const int classes = or_default(o.classes, 1000);
+  auto n = std::make_unique<Net<T>>("inception_v3", Dims{o.batch, or_default(o.channels, 3), h, w});
   InceptionBuilder<T> b{*n, o};
   std::string t = b.bc("Conv2d_1a_3x3", "data", 32, 3, 0, 2);  // 32x149x149
   t = b.bc("Conv2d_2a_3x3", t, 32, 3);                         // 147

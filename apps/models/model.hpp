@@ -22,7 +22,8 @@ namespace dls {
 
 struct ModelOptions {
   int batch = 1;
-  int image = 0;            // input height and width; 0: the model's own
+  int image = 0;            // input height (and width, unless image_w); 0: the model's own
+  int image_w = 0;          // input width where it differs from the height; 0: the height
   double width = 1.0;       // channel / hidden-size multiplier
   int classes = 0;          // 0: the model's own
   int channels = 0;         // input channels; 0: the model's own
@@ -118,5 +119,16 @@ const std::string& concat(Net<T>& n, std::string name, std::vector<std::string> 
 
 // The full-size default of an option that is 0.
 inline int or_default(int v, int full) { return v > 0 ? v : full; }
+
+// The input's height and width: the options', or the model's square `full` size.
+struct ImageSize {
+  int h, w;
+};
+inline ImageSize image_size(const ModelOptions& o, int full) {
+  const int h = or_default(o.image, full);
+  return {h, or_default(o.image_w, h)};
+}
+// --image: "N" (square) or "HxW", both positive; ConfigError naming --image.
+ImageSize parse_image_size(const std::string& text);
 
 }  // namespace dls

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -49,6 +50,28 @@ TEST(Models, FullSizeCountsEqualTheOracleTable) {
   }
 }
 
+// Seed 004's AtomAI benchmark: ResNet-50 on single-channel 120x85 images with 27 labels. The
+// parameters are the oracle's 25,557,032 less conv1's two missing input channels (2 x 64 x 7 x 7)
+// and fc's 973 missing classes (973 x (2048 + 1)); the spatial sizes are floor((n + 2p - k) / s)
+// + 1 by hand: conv1 7x7/2 p3 60x43, max pool 3x3/2 p1 30x22, then 15x11, 8x6 and 4x3.
+TEST(Models, ResNet50OnAtomAiImages) {
+  auto net =
+      build_model<float>("resnet50", {.image = 120, .image_w = 85, .classes = 27, .channels = 1});
+  EXPECT_EQ(net->parameters(), 25557032L - 2 * 64 * 49 - 973 * 2049);
+  const std::pair<const char*, std::array<int, 2>> at[] = {
+      {"bn1", {60, 43}},           {"maxpool", {30, 22}},     {"layer1.2.relu", {30, 22}},
+      {"layer2.3.relu", {15, 11}}, {"layer3.5.relu", {8, 6}}, {"layer4.2.relu", {4, 3}}};
+  for (const auto& [layer, hw] : at) {
+    EXPECT_EQ(net->dims(layer).h, hw[0]) << layer;
+    EXPECT_EQ(net->dims(layer).w, hw[1]) << layer;
+  }
+  EXPECT_EQ(parse_image_size("120x85").h, 120);
+  EXPECT_EQ(parse_image_size("120x85").w, 85);
+  EXPECT_EQ(parse_image_size("32").w, 32);
+  for (const char* bad : {"", "x", "12x", "x12", "0x5", "12x-3", "12x5x3", "1.5", "12 ", "a"})
+    EXPECT_THROW(parse_image_size(bad), ConfigError) << bad;
+}
+
 TEST(Models, UnknownNameAndBadOptionsAreClearErrors) {
   EXPECT_THROW(build_model<float>("resnet5", {}), ConfigError);
   EXPECT_THROW(build_model<float>("vgg16", {.batch = 0}), ConfigError);
@@ -60,18 +83,19 @@ ModelOptions tiny(const std::string& name, int batch) {
   ModelOptions o;
   o.batch = batch;
   o.classes = 5;
+  // Some non-square (height x width), so that every test below also sees h and w apart.
   if (name.rfind("cifar", 0) == 0)
-    o.image = 16, o.width = 0.25;
+    o.image = 16, o.image_w = 12, o.width = 0.25;
   else if (name == "vgg16")
     o.image = 32, o.width = 1.0 / 8;
   else if (name == "googlenet")
     o.image = 80, o.width = 1.0 / 16;  // 40, 20, 10, 5 (aux pool 5x5/3 -> 1), 3
   else if (name == "resnet50")
-    o.image = 64, o.width = 1.0 / 16;  // 32, 16, 16, 8, 4, 2
+    o.image = 64, o.image_w = 48, o.width = 1.0 / 16;  // 32x24, 16x12, 16x12, 8x6, 4x3, 2x2
   else if (name == "inception_v3")
     o.image = 75, o.width = 1.0 / 16, o.aux = false;  // 7 at Mixed_5b; aux needs 299
   else if (name.rfind("cvae", 0) == 0)
-    o.image = 8, o.width = 1.0 / 16;
+    o.image = 8, o.image_w = 6, o.width = 1.0 / 16;
   else
     o.image = 67, o.width = 1.0 / 16;  // caffenet, alexnet: 67 -> 15 -> 7 -> 3 -> 1
   return o;
@@ -83,9 +107,9 @@ template <class T>
 void fill_batch(Net<T>& net, std::vector<int>& labels, int classes) {
   const long n = net.input_dims().count();
   const bool maps = net.name().rfind("cvae", 0) == 0;
-  const int side = net.input_dims().w;
+  const int h = net.input_dims().h, w = net.input_dims().w;
   for (long i = 0; i < n; ++i) {
-    const long r = (i / side) % side, c = i % side;
+    const long r = (i / w) % h, c = i % w;
     net.input()[i] = maps ? T(std::abs(r - c) <= 1 || rng_uniform01(99, std::uint64_t(i)) < 0.1f)
                           : T(rng_uniform(99, std::uint64_t(i), -1, 1));
   }

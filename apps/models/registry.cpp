@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "apps/models/model.hpp"
@@ -11,6 +12,23 @@
 namespace dls {
 
 int ModelOptions::w(int full) const { return std::max(1, int(std::lround(full * width))); }
+
+ImageSize parse_image_size(const std::string& text) {
+  const auto x = text.find('x');
+  auto side = [&](const std::string& part) {
+    int v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || v < 1)
+      throw ConfigError(fmt::format(
+          "--image '{}': expected N or HxW (positive pixel counts, e.g. 224 or 120x85)", text));
+    return v;
+  };
+  if (x == std::string::npos) {
+    const int n = side(text);
+    return {n, n};
+  }
+  return {side(text.substr(0, x)), side(text.substr(x + 1))};
+}
 
 namespace {
 

@@ -47,9 +47,9 @@ struct ResNetBuilder {
 
 template <class T>
 std::unique_ptr<Net<T>> make_resnet50(const ModelOptions& o) {
-  const int image = or_default(o.image, 224), classes = or_default(o.classes, 1000);
-  auto n =
-      std::make_unique<Net<T>>("resnet50", Dims{o.batch, or_default(o.channels, 3), image, image});
+  const auto [h, w] = image_size(o, 224);
+  const int classes = or_default(o.classes, 1000);
+  auto n = std::make_unique<Net<T>>("resnet50", Dims{o.batch, or_default(o.channels, 3), h, w});
   ResNetBuilder<T> b{*n, o};
   std::string t = b.cbr("conv1", "bn1", "data", o.w(64), 7, 2, true);  // 64x112x112
   t = pool(*n, "maxpool",

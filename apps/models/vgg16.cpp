@@ -9,9 +9,9 @@ namespace dls {
 
 template <class T>
 std::unique_ptr<Net<T>> make_vgg16(const ModelOptions& o) {
-  const int image = o.image > 0 ? o.image : 224, classes = o.classes > 0 ? o.classes : 1000;
-  auto n = std::make_unique<Net<T>>("vgg16",
-                                    Dims{o.batch, o.channels > 0 ? o.channels : 3, image, image});
+  const auto [h, w] = image_size(o, 224);
+  const int classes = or_default(o.classes, 1000);
+  auto n = std::make_unique<Net<T>>("vgg16", Dims{o.batch, or_default(o.channels, 3), h, w});
   const int blocks[5][2] = {{64, 2}, {128, 2}, {256, 3}, {512, 3}, {512, 3}};
   for (int b = 0; b < 5; ++b) {
     for (int i = 1; i <= blocks[b][1]; ++i) {

@@ -44,21 +44,19 @@ void Trainer::open_data_and_net() {
   s.info = &model_info(o_.model);
   ModelOptions& mo = s.mo;
   mo = o_.model_options;
-  const int image = mo.image > 0 ? mo.image : s.info->image;
-  const DataSpecOptions dso{
-      .model_input = {mo.channels > 0 ? mo.channels : s.info->channels, image, image},
-      .classes = mo.classes > 0 ? mo.classes : s.info->classes,
-      .holdout = o_.holdout,
-      .train_samples = o_.train_samples,
-      .seed = o_.seed};
+  const auto [h, w] = image_size(mo, s.info->image);
+  const DataSpecOptions dso{.model_input = {or_default(mo.channels, s.info->channels), h, w},
+                            .classes = mo.classes > 0 ? mo.classes : s.info->classes,
+                            .holdout = o_.holdout,
+                            .train_samples = o_.train_samples,
+                            .seed = o_.seed};
   s.data = open_data(o_.data, dso);
   const SampleDims sd = s.data.train->dims();
-  if (sd.h != sd.w)
-    throw ConfigError(
-        fmt::format("--data {}: {}x{} samples are not square", o_.data.text, sd.h, sd.w));
-  if (mo.image > 0 && mo.image != sd.h)
-    throw ConfigError(fmt::format("--image {} but the data are {}x{}", mo.image, sd.h, sd.w));
-  mo.image = sd.h, mo.channels = sd.c;
+  if (mo.image > 0 && (h != sd.h || w != sd.w))
+    throw ConfigError(fmt::format("--image {}x{} but the data are {}x{}", h, w, sd.h, sd.w));
+  if (mo.channels > 0 && mo.channels != sd.c)
+    throw ConfigError(fmt::format("--channels {} but the data have {}", mo.channels, sd.c));
+  mo.image = sd.h, mo.image_w = sd.w, mo.channels = sd.c;
   s.vae = s.info->classes == 0;
   if (!s.vae) {
     const int data_classes = s.data.train->classes();

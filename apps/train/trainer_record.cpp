@@ -135,6 +135,7 @@ nlohmann::json Trainer::describe_params() const {
                       {"seed", o_.seed},
                       {"scheme", "single"},
                       {"ranks", hooks_.ranks}};
+  if (s.mo.image_w != s.mo.image) p["image_w"] = s.mo.image_w;  // square: as before (point ids)
   if (hooks_.params.is_object()) p.update(hooks_.params);
   if (o_.target.metric != Target::Metric::kNone) p["target"] = o_.target.str();
   if (s.vae)
