@@ -169,18 +169,15 @@ def tables_main(a):
     return 0
 
 
-def _seed_projections(seed, campaign, out):
+def _seed_projections(seed, campaign, out, published):
     """The seed's projections (harness/projections), written into OUT/projections/NAME/; the
     reproduce hook, or None when the seed has none."""
-    from .project import output
-    from .project.seeds import lookup, run_seed
+    from .project.seeds import seed_projections
 
-    values, done = run_seed(seed, campaign)
-    for name, p in done:
-        output.write(p, os.path.join(out, "projections", name))
-    if done:
-        print(f"projections: {len(done)} ({', '.join(n for n, _ in done)}) into {out}/projections/")
-    return lookup(values) if values else None
+    hook, plots = seed_projections(seed, campaign, out, published)
+    if plots:
+        print(f"projections: {len(plots)} ({', '.join(n for n, _ in plots)}) into {out}/projections/")
+    return hook
 
 
 def reproduce_main(a):
@@ -199,7 +196,7 @@ def reproduce_main(a):
         return 2
     df = load_campaign(a.campaign)
     out = os.path.join(a.campaign, "analysis")
-    projected = None if a.no_projection else _seed_projections(seed, a.campaign, out)
+    projected = None if a.no_projection else _seed_projections(seed, a.campaign, out, pub)
     rows, figs = reproduce_campaign(df, modes, pub, a.tolerance, a.scale_tolerance, projected)
     write_tables({"reproduce": rows, "reproduce_figures": figs}, out)
     print(f"## {seed}: measured beside published (relative tolerance {a.tolerance:.0%}, scale within {a.scale_tolerance:.0%})\n")
@@ -223,7 +220,7 @@ def reproduce_main(a):
 def report_main(a):
     from .report import write_report
 
-    path = write_report(a.campaign, a.published, a.tolerance)
+    path = write_report(a.campaign, a.published, a.tolerance, projection=not a.no_projection)
     print(f"report: {path}")
     return 0
 
@@ -270,11 +267,11 @@ def main(argv=None):
                 help=f"a measured scale stands for the published one within this fraction of it (default {SCALE_TOLERANCE})",
             )
             r.add_argument("--strict", action="store_true", help="exit 1 when a judged figure is not reproduced")
-            r.add_argument(
-                "--no-projection",
-                action="store_true",
-                help="judge measured scales only (default: rows above them against harness/projections/)",
-            )
+        r.add_argument(
+            "--no-projection",
+            action="store_true",
+            help="judge measured scales only (default: rows above them against harness/projections/)",
+        )
     add_project_parser(sub)
     a = p.parse_args(argv)
     for path in [getattr(a, x, None) for x in ("campaign", "a", "b")] + getattr(a, "campaigns", []):

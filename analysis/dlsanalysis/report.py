@@ -11,6 +11,7 @@ import os
 
 import pandas as pd
 
+from .project.seeds import seed_projections
 from .records import flatten, load_attempts, load_campaign, write_atomic
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
@@ -113,7 +114,7 @@ def _acceptance(acc):
     ]
 
 
-def write_report(campaign, published_dir=None, tolerance=0.10):
+def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
     df = load_campaign(campaign)
     seed, modes = plan_info(campaign)
     with open(os.path.join(campaign, "manifest.json")) as f:
@@ -155,8 +156,11 @@ def write_report(campaign, published_dir=None, tolerance=0.10):
         pub = load_published(published_dir)
         pub = pub[pub["seed"] == seed]
         if not pub.empty:
-            rt, figs = reproduce_campaign(df, modes, pub, tolerance)
+            hook, projections = seed_projections(seed, campaign, out, pub) if projection else (None, [])
+            rt, figs = reproduce_campaign(df, modes, pub, tolerance, projected=hook)
             body.append(f"<h2>Reproduction of {html.escape(seed)} (tolerance {tolerance:.0%})</h2>" + _table(figs) + _table(rt))
+            for name, png in projections:
+                body.append(f"<h3>Projection {html.escape(name)} (published points as stars)</h3>" + _img(png))
     prov = {}
     flatten("", manifest.get("provenance", {}), prov)
     prov = [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in prov.items()]

@@ -309,7 +309,12 @@ def _comm_over_compute(d, row):
     pts = []
     for label, g, _ in variants(_configured(d, row)):
         for r in breakdown_table(g).itertuples():
-            pts.append(Point(int(r.ranks), float(r.sync_s / (r.forward_s + r.backward_s)), "sync / (forward + backward)", label))
+            if r.forward_s + r.backward_s > 0:  # records without phase times carry zeros
+                pts.append(
+                    Point(int(r.ranks), float(r.sync_s / (r.forward_s + r.backward_s)), "sync / (forward + backward)", label)
+                )
+    if not pts:
+        raise Unjudged("no data", "no forward and backward times")
     return pts
 
 

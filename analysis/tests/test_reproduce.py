@@ -258,3 +258,22 @@ def test_measures_added_for_rows_the_plans_run():
     assert t["verdict"].tolist() == ["reproduced"] * 3
     assert "onednn / openblas at 2 threads" in t["note"].iloc[0]
     assert "the serial run" in t["note"].iloc[2]
+
+
+def test_projection_plots_get_the_published_points_of_their_figure_model_and_condition():
+    from dlsanalysis.project.seeds import plotted_column, published_points
+
+    pub = published(
+        "s,X,-,Fig. 4,ResNet-50 (ImageNet;AtomAI),per_epoch_parallel_efficiency,gpus,1500,0.75,,fraction,\n"
+        "s,X,-,Fig. 4,CVAE (PF),per_epoch_parallel_efficiency,gpus,1500,0.2,,fraction,\n"
+        "s,X,-,Fig. 5,ResNet-50,per_epoch_parallel_efficiency,gpus,96,0.9,,fraction,\n"
+        "s,X,-,Fig. 9,CNN,per_process_slowdown_vs_serial,processes,4,0.12,,fraction,EASGD tau=4\n"
+        "s,X,-,Fig. 9,CNN,per_process_slowdown_vs_serial,processes,4,0.3,,fraction,EASGD tau=1\n"
+        "s,X,-,Fig. 4,ResNet-50,per_epoch_parallel_efficiency,-,-,0.5,,fraction,\n"
+    )
+    fig4 = {"figure": "Fig. 4", "metric": "per_epoch_parallel_efficiency", "model": "resnet50"}
+    assert published_points(pub, fig4) == [(1500.0, 0.75, "Fig. 4 0.75")]  # not the CVAE, Fig. 5, '-'
+    assert plotted_column(fig4["metric"]) == "per_epoch_efficiency"
+    tau4 = {"figure": "Fig. 9", "metric": "per_process_slowdown_vs_serial", "model": "cifar10_quick", "condition": "tau=4"}
+    [(x, v, _)] = published_points(pub, tau4)  # a slowdown of 0.12 drawn as the efficiency 0.88
+    assert (x, v) == (4.0, pytest.approx(0.88)) and plotted_column(tau4["metric"]) == "efficiency"

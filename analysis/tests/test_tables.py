@@ -301,6 +301,23 @@ def test_report_is_one_self_contained_file(tmp_path):
     assert 'src="http' not in doc and "<script" not in doc
 
 
+def test_report_judges_rows_above_the_measured_scale_by_projection(tmp_path):
+    """A campaign of seed 004 without its models' scaling runs: its Fig. 4 rows at 1,500 and 10,000
+    GPUs are projected (the shipped calibration), and the report shows them and the projection's
+    plot; --no-projection leaves them unjudged."""
+    camp, pub = campaign(tmp_path)
+    plan = (tmp_path / "plan.yaml").read_text().replace("{seed: S,", "{seed: 004_857569f405b41554.txt,")
+    (tmp_path / "plan.yaml").write_text(plan)
+    published = os.path.join(os.path.dirname(__file__), "..", "..", "results", "published")
+    assert main(["report", camp, "--published", published]) == 0
+    doc = (tmp_path / "report.html").read_text()
+    assert "<h3>Projection s004_fig4_resnet50_summit" in doc and "projected on summit" in doc
+    assert os.path.exists(tmp_path / "analysis" / "projections" / "s004_fig4_resnet50_summit" / "projection.png")
+    assert main(["report", camp, "--published", published, "--no-projection"]) == 0
+    doc = (tmp_path / "report.html").read_text()
+    assert "<h3>Projection" not in doc and "projected on summit" not in doc
+
+
 def colored_pixels(png):
     import matplotlib.image
 

@@ -110,27 +110,30 @@ def markdown(df):
     return tables.markdown(df.astype(object).where(df.notna(), "")) + "\n"
 
 
-def plot(p, path, published=None):
+def plot(p, path, published=None, column="efficiency"):
+    """The projected `column` (efficiency or per_epoch_efficiency; the efficiency with the compute
+    time halved and doubled beside it) against scale, and `published` [(x, value, label)] as
+    stars on the same axis."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     t = pd.DataFrame(p.rows)
+    column = column if column in t else "efficiency"
     fig, ax = plt.subplots(figsize=(6, 4))
-    for col, style, label in (
-        ("efficiency", "o-", "projected"),
-        ("efficiency_compute_x0.5", ":", "compute x0.5"),
-        ("efficiency_compute_x2", "--", "compute x2"),
-    ):
+    lines = [(column, "o-", "projected")]
+    if column == "efficiency":
+        lines += [("efficiency_compute_x0.5", ":", "compute x0.5"), ("efficiency_compute_x2", "--", "compute x2")]
+    for col, style, label in lines:
         if col in t:
             ax.plot(t["x"], t[col], style, label=label)
-    for x, v, label in published or []:
-        ax.plot([x], [v], "k*", markersize=10)
+    for i, (x, v, label) in enumerate(published or []):
+        ax.plot([x], [v], "k*", markersize=10, label="published" if i == 0 else None)
         ax.annotate(label, (x, v), fontsize=7)
     ax.set_xscale("log", base=2)
     ax.set_xlabel(p.spec.unit)
-    ax.set_ylabel("efficiency")
+    ax.set_ylabel(column.replace("_", " "))
     ax.set_ylim(0, 1.1)
     ax.set_title(f"{p.spec.model} {p.spec.scheme.name} on {p.site.name} ({p.spec.scaling})")
     ax.legend(fontsize=7)
@@ -141,7 +144,7 @@ def plot(p, path, published=None):
     os.replace(tmp, path)
 
 
-def write(p, out_dir, stem="projection", published=None):
+def write(p, out_dir, stem="projection", published=None, column="efficiency"):
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, stem)
     write_atomic(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
@@ -151,5 +154,5 @@ def write(p, out_dir, stem="projection", published=None):
     write_atomic(base + ".md", markdown(t))
     if p.alpha_beta is not None:
         write_atomic(os.path.join(out_dir, "alpha_beta.csv"), p.alpha_beta.to_csv(index=False))
-    plot(p, base + ".png", published)
+    plot(p, base + ".png", published, column)
     return [base + s for s in (".json", ".jsonl", ".csv", ".md", ".png")]

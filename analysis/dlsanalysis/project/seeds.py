@@ -62,7 +62,7 @@ def _value(row, column):
 
 
 def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
-    """([{figure, metric, model, condition, x, value, note}], [(name, Projection)])."""
+    """([{figure, metric, model, condition, x, value, note}], [(name, Projection, request)])."""
     values, done = [], []
     own, shipped = _loaded(campaign), None  # each campaign read once
     for path, doc in projection_files(seed, root):
@@ -82,7 +82,7 @@ def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
             except (ValueError, OSError) as e:
                 print(f"dlsanalysis reproduce: projection {where}: {e}", file=sys.stderr)
                 continue
-            done.append((name, p))
+            done.append((name, p, it))
             col = METRIC_COLUMN.get(it["metric"], "efficiency")
             by = "this campaign" if mine else f"the shipped calibration ({os.path.relpath(calibration, root)})"
             for r in p.rows:
@@ -99,6 +99,54 @@ def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
                     )
                 )
     return values, done
+
+
+def plotted_column(metric):
+    """The projection's column a published metric is drawn on (a slowdown as its efficiency)."""
+    col = METRIC_COLUMN.get(metric, "efficiency")
+    return "efficiency" if col in ("slowdown", "learning_speedup") else col
+
+
+def published_points(published, it):
+    """[(x, value, label)]: the published rows of a projection request's figure, metric, model
+    and condition, on its plotted column's axis (a slowdown s as the efficiency 1 - s; a learning
+    speed-up is not drawn)."""
+    from ..reproduce_measures import MODEL_NAMES, published_models
+
+    col = METRIC_COLUMN.get(it["metric"], "efficiency")
+    out = []
+    if col == "learning_speedup" or published is None:
+        return out
+    for _, r in published.iterrows():
+        ours = {m for name in published_models(r["model"]) for m in MODEL_NAMES.get(name, ())}
+        if r["figure"] != it["figure"] or r["metric"] != it["metric"] or it["model"] not in ours:
+            continue
+        if str(it.get("condition", "")) not in str(r["condition"]):
+            continue
+        try:
+            x, v = float(r["x"]), float(r["value"])
+        except (TypeError, ValueError):
+            continue
+        out.append((x, 1 - v if col == "slowdown" else v, f"{r['figure']} {r['value']}"))
+    return out
+
+
+def seed_projections(seed, campaign, out, published=None):
+    """Runs the seed's projections and writes each into OUT/projections/NAME/ (its plot with the
+    published points); (the reproduce hook or None, [(name, plot path)])."""
+    from . import output
+
+    values, done = run_seed(seed, campaign)
+    plots = []
+    for name, p, it in done:
+        files = output.write(
+            p,
+            os.path.join(out, "projections", name),
+            published=published_points(published, it),
+            column=plotted_column(it["metric"]),
+        )
+        plots.append((name, next(f for f in files if f.endswith(".png"))))
+    return (lookup(values) if values else None), plots
 
 
 def lookup(values):
