@@ -11,22 +11,19 @@ read in binary units here when reproducing it. Against it stand the site's files
 not state its bandwidth.
 """
 
-import re
-
 import pandas as pd
 import yaml
 
-_PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+from .derived import quantity
 
 
 def parse_bandwidth(text):
-    """'40 GB/s' -> 4e10 (B/s); a plain number is B/s. ValueError names the text."""
-    if isinstance(text, (int, float)):
-        return float(text)
-    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*(|k|M|G|T|Ki|Mi|Gi|Ti)B/s\s*", str(text))
-    if not m:
-        raise ValueError(f"read_bandwidth '{text}': expected a number and B/s with a prefix, e.g. '40 GB/s'")
-    return float(m.group(1)) * _PREFIX[m.group(2)]
+    """'40 GB/s' -> 4e10 (B/s); a plain number is B/s (derived.quantity, the site reader's
+    rules). ValueError names the key and the text."""
+    try:
+        return quantity(text, "B/s")
+    except ValueError as e:
+        raise ValueError(f"read_bandwidth {e}") from None
 
 
 def required_read_bandwidth(ranks, batch_per_rank, sample_bytes, step_s):

@@ -2,6 +2,7 @@
 allreduce, the bucket overlap, the batch interpolation, the carrying over), and its error on a
 checked-in campaign that measured what it projects (data/projection_check)."""
 
+import copy
 import math
 import os
 import subprocess
@@ -185,3 +186,10 @@ def test_checked_in_campaign_projects_its_own_two_rank_steps():
     # local SGD averages every 4 steps: a quarter of ssgd's one bucket a step, less the overlap
     ss, ls = t.iloc[0], t.iloc[1]
     assert ls["projected_comm_exposed_s"] < ss["projected_comm_exposed_s"]
+
+
+def test_projecting_leaves_the_callers_request_as_given():
+    spec = spec_from({"model": "cifar10_quick", "scheme": "ssgd", "scales": [1, 2], "unit": "ranks"}, "test")
+    before = copy.deepcopy(spec)
+    p = project(spec, CHECK, "localhost", ROOT)
+    assert spec == before and p.spec.batch > 0 and p.spec.sample_bytes > 0

@@ -7,7 +7,7 @@ time, beside the projected one.
 """
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
@@ -94,7 +94,9 @@ def _inputs(spec, site, profs, carry, cal_rates):
 
 def project(spec, calibration, site_name, root):
     """The Projection of `spec` on site `site_name` from `calibration`: a campaign folder, or a
-    Calibration already loaded (a caller projecting many requests reads the campaign once)."""
+    Calibration already loaded (a caller projecting many requests reads the campaign once). The
+    caller's spec is left as given: what the calibration fills in goes into the Projection's copy."""
+    spec = replace(spec, scheme=replace(spec.scheme))
     if spec.unit not in UNITS:
         raise SpecError(f"unit '{spec.unit}': expected one of {', '.join(UNITS)}")
     if spec.scheme.name not in SCHEMES:
