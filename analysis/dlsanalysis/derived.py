@@ -177,20 +177,43 @@ def busbw_fraction(g, ctx):
     return scaled(g.metric("busbw_bytes_per_s"), 1 / quantity(bw, "B/s")), ""
 
 
+def _planned_ranks(assignment):
+    """nodes x ranks_per_node of a manifest point's assignment (1 where not swept)."""
+    return int(assignment.get("nodes", 1)) * int(assignment.get("ranks_per_node", 1))
+
+
+def _own_base_refusal(g, ctx, free):
+    """As derived.cpp's own_base_refusal: why g, its own base, is not one ("" at the fewest)."""
+    for o in ctx["groups"]:
+        if o.ranks() < g.ranks():
+            po, pg, frees = o.params(), g.params(), {_param(k) for k in free}
+            keys = {
+                k.split(".", 1)[1].split(".")[0]
+                for k in set(po) | set(pg)
+                if k not in frees and not (k in po and k in pg and _same_text(po[k], pg[k]))
+            }
+            return f"no base scale with the same parameters ({o.ranks()} rank(s) differ in {', '.join(sorted(keys))})"
+    points = (ctx["manifest"] or {}).get("points", [])
+    mine = next((p for p in points if p.get("id") == g.first.get("harness_point")), None)
+    if mine is not None:
+        at = _planned_ranks(mine.get("assignment", {}))
+        for p in points:
+            n = _planned_ranks(p.get("assignment", {}))
+            if p.get("experiment") == mine.get("experiment") and n < at:
+                return f"no base scale: the planned point {p['id']} ({n} rank(s)) has no ok record"
+    return ""
+
+
 def _base(g, ctx):
     """(base group or None, why): as derived.cpp's base_of. `steps` is free (a run given in epochs
-    takes fewer on more ranks); a group is its own base only at the experiment's fewest ranks."""
+    takes fewer on more ranks); a group is its own base only at the experiment's fewest ranks,
+    planned or run."""
     free = {"ranks", "steps"} | ({"batch_per_rank"} if ctx["scaling"] == "strong" else set())
     b = find_variant(ctx["groups"], g, free, {})
     if b is None:
         return None, "no base scale with the same parameters"
-    for o in ctx["groups"]:
-        if o.ranks() < b.ranks():
-            po, pg, frees = o.params(), g.params(), {_param(k) for k in free}
-            keys = {k for k in set(po) | set(pg) if k not in frees and not (k in po and k in pg and _same_text(po[k], pg[k]))}
-            keys = ", ".join(sorted(k.split(".", 1)[1] for k in keys))
-            return None, f"no base scale with the same parameters ({o.ranks()} rank(s) differ in {keys})"
-    return b, ""
+    why = _own_base_refusal(g, ctx, free) if b.ranks() == g.ranks() else ""
+    return (None, why) if why else (b, "")
 
 
 def efficiency(g, ctx):

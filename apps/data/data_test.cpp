@@ -270,15 +270,17 @@ TEST(Data, ImageFolderPngAndJpeg) {
       EXPECT_EQ(png[std::size_t(64 + y * 8 + x)], float(16 * (x + 2)) / 255.0f);
       EXPECT_NEAR(jpg[std::size_t(64 + y * 8 + x)], float(16 * (x + 2)) / 255.0f, 0.06);
     }
-  for (const SampleDims d : {SampleDims{3, 8, 4}, SampleDims{3, 8, 12}}) {  // non-square inputs
-    auto tall = open_image_folder(t / "", d);  // 8x4: the centre columns 4..7; 8x12: all
+  // non-square inputs, cropped at scale 1: 8x4 the centre columns 4..7, 8x12 all, 4x12 rows 2..5
+  for (const SampleDims d : {SampleDims{3, 8, 4}, SampleDims{3, 8, 12}, SampleDims{3, 4, 12}}) {
+    auto fit = open_image_folder(t / "", d);
     std::vector<float> v(std::size_t(3 * d.h * d.w));
-    tall->read(1, v.data(), &lp);
-    const int x0 = (w - d.w) / 2, plane = d.h * d.w;
+    fit->read(1, v.data(), &lp);
+    const int y0 = (h - d.h) / 2, x0 = (w - d.w) / 2, plane = d.h * d.w;
     for (int y = 0; y < d.h; ++y)
       for (int x = 0; x < d.w; ++x) {
-        EXPECT_EQ(v[std::size_t(y * d.w + x)], float(20 * y) / 255.0f) << d.w;
-        EXPECT_EQ(v[std::size_t(plane + y * d.w + x)], float(16 * (x + x0)) / 255.0f) << d.w;
+        EXPECT_EQ(v[std::size_t(y * d.w + x)], float(20 * (y + y0)) / 255.0f) << d.h << "x" << d.w;
+        EXPECT_EQ(v[std::size_t(plane + y * d.w + x)], float(16 * (x + x0)) / 255.0f)
+            << d.h << "x" << d.w;
       }
   }
   auto fitted = open_image_folder(t / "", {1, 4, 4});  // grey, downsampled 2x

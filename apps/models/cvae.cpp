@@ -24,20 +24,22 @@ std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& 
   const int channels = or_default(o.channels, 1), latent = or_default(o.latent, 3);
   auto n = std::make_unique<Net<T>>(name, Dims{o.batch, channels, height, width});
   const Filler glorot{Filler::kGlorotUniform, 0};
-  int size_h = height,
-      size_w = width;  // the encoder's output, which the decoder's strides must undo
+  int size_h = height, size_w = width, scale = 1;  // the encoder's output; its strides' product
   for (std::size_t i = 0; i < maps.size(); ++i) {
     const std::string id = "enc_conv" + std::to_string(i + 1);
     conv(*n, id,
          {.out = o.w(maps[i]), .kernel = 3, .stride = strides[i], .pad = 1, .weight = glorot});
     relu(*n, id + "_relu");
-    size_h = (size_h + strides[i] - 1) / strides[i],
+    size_h = (size_h + strides[i] - 1) / strides[i];
     size_w = (size_w + strides[i] - 1) / strides[i];
+    scale *= strides[i];
   }
   const int fmaps = o.w(maps.back());
-  if (n->dims(n->last()).h != size_h || n->dims(n->last()).w != size_w)
-    throw ConfigError(
-        fmt::format("{}: image {}x{} does not give 'same' sizes", name, height, width));
+  if (size_h * scale != height || size_w * scale != width)  // the decoder multiplies back
+    throw ConfigError(fmt::format(
+        "{}: image {}x{}: each side must be a multiple of {} (the strides' product) for the "
+        "decoder to give the input's size back (--image)",
+        name, height, width, scale));
   const std::string h =
       (linear(*n, "enc_dense", {.out = o.w(128), .weight = glorot}), relu(*n, "enc_dense_relu"));
   const std::string mu = linear(*n, "z_mean", {.out = latent, .weight = glorot}, {h});

@@ -77,6 +77,9 @@ TEST(Models, UnknownNameAndBadOptionsAreClearErrors) {
   EXPECT_THROW(build_model<float>("vgg16", {.batch = 0}), ConfigError);
   EXPECT_THROW(build_model<float>("caffenet", {.image = 20}),
                ConfigError);  // too small for conv1 + pools
+  // strides 1,2,1,1: an odd side does not come back through the decoder
+  EXPECT_THROW(build_model<float>("cvae_molecules", {.image = 28, .image_w = 27}), ConfigError);
+  EXPECT_NO_THROW(build_model<float>("cvae_molecules", {.image = 28, .image_w = 26}));
 }
 
 ModelOptions tiny(const std::string& name, int batch) {

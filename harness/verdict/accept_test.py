@@ -55,7 +55,7 @@ def load_json(path):
         return json.load(f)
 
 
-def write_campaign(name, scale_2rank=1.0, points_table=POINTS):
+def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=()):
     d = os.path.join(TMP, name)
     os.makedirs(d)
     points, lines = [], []
@@ -65,7 +65,8 @@ def write_campaign(name, scale_2rank=1.0, points_table=POINTS):
             points.append({"id": pid, "experiment": exp, "assignment": assignment, "repeat": rep})
             m = {k: v[rep] * (scale_2rank if params.get("ranks") == 2 else 1) for k, v in metrics.items()}
             rec = {"schema": "dlscale.record/1", "kind": kind, "benchmark": exp, "params": params, "metrics": m}
-            rec.update(status="ok", point_id=f"id{i}", harness_point=pid, harness_merge={"token": pid, "lines": 1})
+            rec.update(status="failed" if i in failed else "ok", point_id=f"id{i}", harness_point=pid)
+            rec["harness_merge"] = {"token": pid, "lines": 1}
             lines.append(json.dumps(rec))
     manifest = {"plan": "p", "site": "testsite", "site_file": os.path.join(TMP, "site.yaml"), "points": points}
     put(os.path.join(d, "manifest.json"), json.dumps(manifest))
@@ -100,11 +101,13 @@ def accept(campaign, plan_path, *extra):
 
 
 def cross_check(campaign, p, verdicts):
-    """Every group's value and interval equals the Python analysis's."""
+    """Every group's value and interval, and the reason of a criterion without values, equal the
+    Python analysis's."""
     df = load_campaign(campaign)
     for c, v in zip(p["acceptance"], verdicts, strict=True):
-        values, _ = criterion_values(df, c, SITE, load_json(os.path.join(campaign, "manifest.json")))
+        values, why = criterion_values(df, c, SITE, load_json(os.path.join(campaign, "manifest.json")))
         assert len(values) == len(v["groups"]), (c["id"], values, v["groups"])
+        assert values or why == v.get("why"), (c["id"], why, v.get("why"))
         for py, cc in zip(values, v["groups"], strict=True):
             assert abs(py["value"] - cc["value"]) <= 1e-9 * abs(py["value"]), (c["id"], py, cc)
             hw = cc["ci_high"] - cc["value"]
@@ -153,8 +156,27 @@ def main():
     # a 1-rank run in another configuration is no base: no value (not the 2-rank run against
     # itself, 1.0), and the reason names the parameter
     other = [(e, k, a, {**p, "lr": 0.1} if p.get("ranks") == 1 else p, m) for e, k, a, p, m in POINTS]
-    r, v = accept(write_campaign("other", points_table=other), path, "--site", os.path.join(TMP, "site.yaml"))
-    assert v[0]["result"] != "PASS" and "differ in lr" in json.dumps(v[0]), (r.stdout, v[0])
+    camp_other = write_campaign("other", points_table=other)
+    r, v = accept(camp_other, path, "--site", os.path.join(TMP, "site.yaml"))
+    assert v[0]["result"] == "NO DATA" and "differ in lr" in v[0]["why"], (r.stdout, v[0])
+    cross_check(camp_other, p, v)
+    # nor when the 1-rank point failed: the 2-rank group is not the experiment's fewest as planned
+    camp_failed = write_campaign("failed", failed={0})
+    r, v = accept(camp_failed, path, "--site", os.path.join(TMP, "site.yaml"))
+    assert v[0]["result"] == "NO DATA" and "p0r0 (1 rank(s)) has no ok record" in v[0]["why"], (r.stdout, v[0])
+    cross_check(camp_failed, p, v)
+    # another model's 1-rank run does not stand in the way of this model's 2-rank base at 4 ranks
+    two = [
+        ("train", "train", {"ranks_per_node": "1"}, {"model": "m", "ranks": 1}, {"images_per_s": [99, 100, 101]}),
+        ("train", "train", {"ranks_per_node": "2"}, {"model": "n", "ranks": 2}, {"images_per_s": [99, 100, 101]}),
+        ("train", "train", {"ranks_per_node": "4"}, {"model": "n", "ranks": 4}, {"images_per_s": [189, 190, 191]}),
+    ]
+    p4 = {**p, "acceptance": [{**p["acceptance"][0], "where": {"ranks_per_node": 4}, "bound": 0.9}]}
+    put(os.path.join(TMP, "p4.yaml"), yaml.safe_dump(p4))
+    camp_two = write_campaign("two", points_table=two)
+    r, v = accept(camp_two, os.path.join(TMP, "p4.yaml"), "--site", os.path.join(TMP, "site.yaml"))
+    assert v[0]["result"] == "PASS" and abs(v[0]["groups"][0]["value"] - 0.95) < 1e-9, (r.stdout, v[0])
+    cross_check(camp_two, p4, v)
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr

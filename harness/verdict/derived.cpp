@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -94,24 +95,45 @@ std::set<std::string> differing_keys(const RecordGroup& a, const RecordGroup& b,
   return keys;
 }
 
+// A point's rank count as planned: nodes x ranks_per_node of its assignment (1 where not swept).
+int planned_ranks(const ManifestPoint& p) {
+  auto axis = [&](const char* k) {
+    return p.assignment.count(k) ? std::atoi(p.assignment.at(k).c_str()) : 1;
+  };
+  return axis("nodes") * axis("ranks_per_node");
+}
+
+// Why g, found as its own base, is not one: a smaller scale ran in another configuration, or
+// the experiment planned smaller scales that left no ok record. "" when g is at the fewest.
+std::string own_base_refusal(const Context& x, const RecordGroup& g,
+                             const std::set<std::string>& free) {
+  const auto ranks = [](const RecordGroup& r) { return r.params().value("ranks", 1); };
+  for (const RecordGroup& o : x.all)
+    if (ranks(o) < ranks(g))
+      return fmt::format("no base scale with the same parameters ({} rank(s) differ in {})",
+                         ranks(o), fmt::join(differing_keys(g, o, free), ", "));
+  if (g.point)
+    for (const ManifestPoint& p : x.campaign.points)
+      if (p.experiment == g.point->experiment && planned_ranks(p) < planned_ranks(*g.point))
+        return fmt::format("no base scale: the planned point {} ({} rank(s)) has no ok record",
+                           p.id, planned_ranks(p));
+  return "";
+}
+
 // The base of an efficiency or learning speed-up: the same parameters at the fewest ranks.
 // `steps` is free: a run given in epochs takes fewer steps on more ranks (as reproduce's
-// NOT_VARIANT). A group is its own base only at the experiment's fewest ranks: elsewhere that
-// means the smaller scales differ in some parameter, and `why` names them.
+// NOT_VARIANT). A group is its own base only at the experiment's fewest ranks, planned or run.
 const RecordGroup* base_of(const Context& x, const RecordGroup& g, DerivedValue& out,
                            std::string& why) {
   std::set<std::string> free = {"ranks", "steps"};
   if (x.scaling == "strong") free.insert("batch_per_rank");
   const RecordGroup* b = find_variant(x.all, g, free, {});
-  const auto ranks = [](const RecordGroup& r) { return r.params().value("ranks", 1); };
-  for (const RecordGroup& o : x.all)
-    if (b && ranks(o) < ranks(*b)) {
-      why = fmt::format("no base scale with the same parameters ({} rank(s) differ in {})",
-                        ranks(o), fmt::join(differing_keys(g, o, free), ", "));
-      return nullptr;
-    }
-  if (!b) why = "no base scale with the same parameters";
-  if (b) out.note = fmt::format("base: {} rank(s)", ranks(*b));
+  if (!b) return why = "no base scale with the same parameters", nullptr;
+  if (b->params().value("ranks", 1) == g.params().value("ranks", 1)) {
+    why = own_base_refusal(x, g, free);
+    if (!why.empty()) return nullptr;
+  }
+  out.note = fmt::format("base: {} rank(s)", b->params().value("ranks", 1));
   return b;
 }
 
