@@ -24,18 +24,16 @@ std::unique_ptr<Net<T>> build_cvae(const std::string& name, const ModelOptions& 
   const int channels = or_default(o.channels, 1), latent = or_default(o.latent, 3);
   auto n = std::make_unique<Net<T>>(name, Dims{o.batch, channels, height, width});
   const Filler glorot{Filler::kGlorotUniform, 0};
-  int size_h = height, size_w = width, scale = 1;  // the encoder's output; its strides' product
+  int scale = 1;  // the encoder's strides' product, which the decoder multiplies back
   for (std::size_t i = 0; i < maps.size(); ++i) {
     const std::string id = "enc_conv" + std::to_string(i + 1);
     conv(*n, id,
          {.out = o.w(maps[i]), .kernel = 3, .stride = strides[i], .pad = 1, .weight = glorot});
     relu(*n, id + "_relu");
-    size_h = (size_h + strides[i] - 1) / strides[i];
-    size_w = (size_w + strides[i] - 1) / strides[i];
     scale *= strides[i];
   }
-  const int fmaps = o.w(maps.back());
-  if (size_h * scale != height || size_w * scale != width)  // the decoder multiplies back
+  const int fmaps = o.w(maps.back()), size_h = n->dims(n->last()).h, size_w = n->dims(n->last()).w;
+  if (size_h * scale != height || size_w * scale != width)
     throw ConfigError(fmt::format(
         "{}: image {}x{}: each side must be a multiple of {} (the strides' product) for the "
         "decoder to give the input's size back (--image)",

@@ -46,7 +46,7 @@ void Trainer::open_data_and_net() {
   mo = o_.model_options;
   const auto [h, w] = image_size(mo, s.info->image);
   const DataSpecOptions dso{.model_input = {or_default(mo.channels, s.info->channels), h, w},
-                            .classes = mo.classes > 0 ? mo.classes : s.info->classes,
+                            .classes = or_default(mo.classes, s.info->classes),
                             .holdout = o_.holdout,
                             .train_samples = o_.train_samples,
                             .seed = o_.seed};

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
 #include <utility>
 
@@ -95,23 +94,14 @@ std::set<std::string> differing_keys(const RecordGroup& a, const RecordGroup& b,
   return keys;
 }
 
-// A point's rank count as planned: nodes x ranks_per_node of its assignment (1 where not swept).
-int planned_ranks(const ManifestPoint& p) {
-  auto axis = [&](const char* k) {
-    return p.assignment.count(k) ? std::atoi(p.assignment.at(k).c_str()) : 1;
-  };
-  return axis("nodes") * axis("ranks_per_node");
-}
-
 // Why g, found as its own base, is not one: a smaller scale ran in another configuration, or
 // the experiment planned smaller scales that left no ok record. "" when g is at the fewest.
 std::string own_base_refusal(const Context& x, const RecordGroup& g,
                              const std::set<std::string>& free) {
-  const auto ranks = [](const RecordGroup& r) { return r.params().value("ranks", 1); };
   for (const RecordGroup& o : x.all)
-    if (ranks(o) < ranks(g))
+    if (ranks_of(o) < ranks_of(g))
       return fmt::format("no base scale with the same parameters ({} rank(s) differ in {})",
-                         ranks(o), fmt::join(differing_keys(g, o, free), ", "));
+                         ranks_of(o), fmt::join(differing_keys(g, o, free), ", "));
   if (g.point)
     for (const ManifestPoint& p : x.campaign.points)
       if (p.experiment == g.point->experiment && planned_ranks(p) < planned_ranks(*g.point))
@@ -129,11 +119,11 @@ const RecordGroup* base_of(const Context& x, const RecordGroup& g, DerivedValue&
   if (x.scaling == "strong") free.insert("batch_per_rank");
   const RecordGroup* b = find_variant(x.all, g, free, {});
   if (!b) return why = "no base scale with the same parameters", nullptr;
-  if (b->params().value("ranks", 1) == g.params().value("ranks", 1)) {
+  if (ranks_of(*b) == ranks_of(g)) {
     why = own_base_refusal(x, g, free);
     if (!why.empty()) return nullptr;
   }
-  out.note = fmt::format("base: {} rank(s)", b->params().value("ranks", 1));
+  out.note = fmt::format("base: {} rank(s)", ranks_of(*b));
   return b;
 }
 

@@ -38,12 +38,20 @@ bool same_text(const std::string& a, const std::string& b) {
   return !a.empty() && !b.empty() && *ea == '\0' && *eb == '\0' && x == y;
 }
 
+int assignment_axis(const ManifestPoint& p, const std::string& name, int dflt) {
+  return p.assignment.count(name) ? std::atoi(p.assignment.at(name).c_str()) : dflt;
+}
+
+}  // namespace
+
 int ranks_of(const RecordGroup& g) {
   const auto& p = g.params();
   return p.contains("ranks") && p["ranks"].is_number_integer() ? p["ranks"].get<int>() : 1;
 }
 
-}  // namespace
+int planned_ranks(const ManifestPoint& p) {
+  return assignment_axis(p, "nodes", 1) * assignment_axis(p, "ranks_per_node", 1);
+}
 
 Estimate RecordGroup::metric(const std::string& path) const {
   std::vector<double> xs;
@@ -55,8 +63,7 @@ Estimate RecordGroup::metric(const std::string& path) const {
 }
 
 int RecordGroup::axis(const std::string& name, int dflt) const {
-  if (!point || !point->assignment.count(name)) return dflt;
-  return std::atoi(point->assignment.at(name).c_str());
+  return point ? assignment_axis(*point, name, dflt) : dflt;
 }
 
 std::vector<RecordGroup> experiment_groups(const Campaign& campaign,

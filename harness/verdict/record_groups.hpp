@@ -30,6 +30,9 @@ struct RecordGroup {
 // axis values (every repeat of a point).
 std::vector<RecordGroup> experiment_groups(const Campaign& campaign, const std::string& experiment);
 
+int ranks_of(const RecordGroup& g);         // params.ranks (1 where absent)
+int planned_ranks(const ManifestPoint& p);  // nodes x ranks_per_node of its assignment (1 each)
+
 // Does the group have `value` for `key` (its point's axis, else its record parameter; a flag
 // name's '-' is the parameter's '_'; numbers compare as numbers)?
 bool has_value(const RecordGroup& g, const std::string& key, const std::string& value);
