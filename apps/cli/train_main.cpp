@@ -49,7 +49,7 @@ void add_model_options(CLI::App& app, TrainCli& c) {
   app.add_option("--channels", o.model_options.channels,
                  "input channels (default: the data's, or the model's; synthetic data and image "
                  "folders are made with this many)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16));
   app.add_option("--width", o.model_options.width, "channel / hidden-size multiplier (tiny models)")
       ->default_str("1");
   app.add_option("--classes", o.model_options.classes, "output classes (default: the data's)");
