@@ -8,8 +8,8 @@
 namespace dls {
 
 const std::vector<Algo>& all_algos() {
-  static const std::vector<Algo> v = {Algo::kMpi, Algo::kRing, Algo::kRecDoubling,
-                                      Algo::kRabenseifner, Algo::kTree};
+  static const std::vector<Algo> v = {Algo::kMpi,          Algo::kRing, Algo::kRecDoubling,
+                                      Algo::kRabenseifner, Algo::kTree, Algo::kShm};
   return v;
 }
 
@@ -25,6 +25,8 @@ std::string algo_name(Algo a) {
       return "rabenseifner";
     case Algo::kTree:
       return "tree";
+    case Algo::kShm:
+      return "shm";
   }
   return "?";
 }
@@ -33,7 +35,7 @@ Algo parse_algo(std::string_view name) {
   for (Algo a : all_algos())
     if (name == algo_name(a)) return a;
   throw ConfigError(fmt::format(
-      "unknown algorithm '{}' (expected mpi, ring, recdbl, rabenseifner, tree or all)", name));
+      "unknown algorithm '{}' (expected mpi, ring, recdbl, rabenseifner, tree, shm or all)", name));
 }
 
 template <class T>
@@ -49,6 +51,8 @@ void allreduce(Algo a, const Comm& c, T* buf, std::size_t count, AllreduceWork<T
       return allreduce_rabenseifner(c, buf, count, w);
     case Algo::kTree:
       return allreduce_tree(c, buf, count, w);
+    case Algo::kShm:
+      return allreduce_shm(c, buf, count, w);
   }
 }
 

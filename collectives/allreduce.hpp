@@ -7,6 +7,11 @@
 //   rabenseifner  recursive-halving reduce-scatter + recursive-doubling allgather, same fold:
 //                 2 lg p alpha + 2(p-1)/p n beta
 //   tree          binomial-tree reduce to rank 0 + binomial broadcast: 2 lg p (alpha + n beta)
+//   shm           within a node, the ring over shared-memory FIFOs (shm_ring.hpp: each element
+//                 crosses memory once, not through a transport's buffer); across nodes, the
+//                 ring on each node rank's block among the ranks of that index: a node-local
+//                 reduce-scatter, L rings of n/L, a node-local allgather (L ranks a node, the
+//                 same on every node)
 // The workspace is sized once (reserve) so the timed call never allocates. Results are the
 // same on every rank; with integer-valued data they equal MPI_Allreduce's bit for bit. The local
 // sums may run on several OpenMP threads (AllreduceWork::threads) with the same bits as one.
@@ -14,6 +19,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,11 +28,22 @@
 
 namespace dls {
 
-enum class Algo { kMpi, kRing, kRecDoubling, kRabenseifner, kTree };
+enum class Algo { kMpi, kRing, kRecDoubling, kRabenseifner, kTree, kShm };
 
 std::string algo_name(Algo a);
 Algo parse_algo(std::string_view name);  // throws ConfigError listing the known names
 const std::vector<Algo>& all_algos();
+
+// The shared-memory algorithm's settings: chunks of the FIFOs (a multiple of 64 bytes; a few
+// of them stay in cache), slots per FIFO, and what a node is: 0 the ranks MPI finds sharing
+// memory (MPI_COMM_TYPE_SHARED), k > 0 runs of k consecutive ranks (one host emulating nodes of
+// k ranks; they must still share memory).
+struct ShmOptions {
+  std::size_t chunk_bytes = std::size_t(128) << 10;
+  int slots = 4;
+  int node_ranks = 0;
+};
+class ShmAllreduce;  // allreduce_shm.cpp: the node's window and the communicators
 
 // Scratch space of the algorithms: one receive buffer of up to `count` elements; and the
 // threads of their local arithmetic (the sums of received chunks into the buffer: add_into):
@@ -37,6 +54,10 @@ struct AllreduceWork {
   std::vector<T> tmp;
   int threads = 1;
   std::size_t min_per_thread = 8192;  // 32 KiB of floats: below it a fork costs more than it saves
+  ShmOptions shm;
+  // shm's state, made by its first call (collective) on a communicator and kept for the next
+  // ones on the same communicator; its window is freed (collectively) with the last copy.
+  std::shared_ptr<ShmAllreduce> shm_state;
   void reserve(std::size_t count) {
     if (tmp.size() < count) tmp.resize(count);
   }
@@ -55,6 +76,12 @@ template <class T>
 void allreduce_rabenseifner(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
 template <class T>
 void allreduce_tree(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+template <class T>
+void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+
+// Collective: empty when shm can run on c with these options, else why not (nodes holding
+// different numbers of ranks, node_ranks not dividing the ranks). "all" and "auto" skip it then.
+std::string shm_unusable(const Comm& c, const ShmOptions& o);
 
 // Helpers shared by the algorithms (allreduce.cpp).
 // Block b of `blocks` near-equal blocks of `count` elements: [offset, offset + length).

@@ -27,9 +27,10 @@ struct Point {
 template <class T>
 class HostTarget final : public AllreduceTarget {
  public:
-  HostTarget(const Comm& c, std::vector<Algo> algos, std::size_t max_count)
+  HostTarget(const Comm& c, std::vector<Algo> algos, std::size_t max_count, const ShmOptions& shm)
       : c_(c), algos_(std::move(algos)), buf_(max_count) {
     w_.reserve(max_count);
+    w_.shm = shm;
   }
   std::vector<std::string> algos() const override {
     std::vector<std::string> v;
@@ -46,7 +47,14 @@ class HostTarget final : public AllreduceTarget {
   long count_wrong(std::size_t n, int ranks) override {
     return dls::count_wrong(buf_.data(), n, ranks);
   }
-  nlohmann::json describe(std::size_t) const override { return {{"memory", "host"}}; }
+  nlohmann::json describe(std::size_t algo) const override {
+    nlohmann::json d = {{"memory", "host"}};
+    if (algos_[algo] == Algo::kShm)  // what shapes it, for a comparison of two runs
+      d["shm"] = {{"chunk_bytes", w_.shm.chunk_bytes},
+                  {"slots", w_.shm.slots},
+                  {"node_ranks", w_.shm.node_ranks}};
+    return d;
+  }
 
  private:
   const Comm& c_;
@@ -203,7 +211,7 @@ void report_fits(const SweepContext& s, const std::vector<std::string>& algos,
 template <class T>
 std::unique_ptr<AllreduceTarget> make_target(const SweepContext& s, std::size_t max_count) {
   if (s.o.memory == "device") return make_device_target<T>(s.c, s.device_algos, max_count);
-  return std::make_unique<HostTarget<T>>(s.c, s.algos, max_count);
+  return std::make_unique<HostTarget<T>>(s.c, s.algos, max_count, s.o.shm);
 }
 
 }  // namespace

@@ -10,10 +10,20 @@ run3() { timeout 60 "$mpiexec" -np 3 "${flags[@]}" "$dlscale" collectives "$@"; 
 # a checked sweep: exit 0, one record per (algorithm, size) plus one fit per algorithm
 run3 -b 0 -e 64K -f 16 --algo all --iters 50 --warmup 5 --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { rc=$?; cat "$tmp/out.txt"; fail "sweep exited $rc"; }
 n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
-# sizes 0 1 16 256 4K 64K bytes; 0 and 1 byte are both 0 floats: 5 sizes x 5 algorithms
-[[ $n -eq 25 ]] || fail "expected 25 allreduce records (5 sizes x 5 algos), got $n"
+# sizes 0 1 16 256 4K 64K bytes; 0 and 1 byte are both 0 floats: 5 sizes x 6 algorithms
+[[ $n -eq 30 ]] || fail "expected 30 allreduce records (5 sizes x 6 algos), got $n"
 f=$(grep -c '"benchmark":"allreduce_alpha_beta_fit"' "$tmp/r.jsonl")
-[[ $f -eq 5 ]] || fail "expected 5 fit records, got $f"
+[[ $f -eq 6 ]] || fail "expected 6 fit records, got $f"
+# shm's records carry what shapes it (the defaults here)
+[[ $(grep -c '"shm":{"chunk_bytes":131072,"node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 5 ]] || fail "shm records without their FIFO settings"
+
+# shm on emulated nodes of 2 ranks: 3 ranks make nodes of 2 and 1, which "all" leaves out with
+# the reason (and --algo shm refuses, below); at --shm-node-ranks 3, one node, it runs and checks
+run3 -b 4K -e 64K -f 16 --algo all --shm-node-ranks 2 --iters 20 --warmup 2 --out "$tmp/n.jsonl" > "$tmp/n.txt" 2>&1 || { rc=$?; cat "$tmp/n.txt"; fail "sweep on uneven nodes exited $rc"; }
+grep -q "# shm left out: its nodes hold 1 to 2 ranks" "$tmp/n.txt" || { cat "$tmp/n.txt"; fail "shm left out without its reason"; }
+! grep -q '"algo":"shm"' "$tmp/n.jsonl" || fail "shm measured on uneven nodes"
+run3 -b 4K -e 1M -f 16 --algo shm --shm-node-ranks 3 --shm-chunk 4K --shm-slots 2 --iters 20 --warmup 2 --out "$tmp/s.jsonl" > "$tmp/s.txt" 2>&1 || { rc=$?; cat "$tmp/s.txt"; fail "shm with 4K chunks exited $rc"; }
+[[ $(grep -c '"wrong":0' "$tmp/s.jsonl") -eq 3 ]] || fail "shm with 4K chunks: not 3 checked sizes"
 grep -q '"wrong":0' "$tmp/r.jsonl" || fail "no exact check in the records"
 ! grep -q '"status":"failed"' "$tmp/r.jsonl" || fail "a failed record"
 grep -q '"ranks":3' "$tmp/r.jsonl" || fail "ranks not recorded"
@@ -67,4 +77,7 @@ bad "unknown overlap engine 'threads'" --overlap threads
 bad "with --memory device: expected nccl, mpi or all" --memory device --algo ring
 bad "memory: gpu not in" --memory gpu
 bad "empty event name" --counters PAPI_TOT_CYC,
+bad "algo shm: its nodes hold 1 to 2 ranks" --algo shm --shm-node-ranks 2
+bad "shm-chunk 100: expected a positive multiple of 64 bytes" --shm-chunk 100
+bad "shm-slots: Value 0 not in range" --shm-slots 0
 echo "collectives CLI: all cases passed"

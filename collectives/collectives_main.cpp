@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -22,6 +23,30 @@
 namespace dls {
 namespace {
 
+std::size_t parse_shm_chunk(const std::string& text) {
+  const std::size_t b = parse_bytes(text, "--shm-chunk");
+  if (b == 0 || b % 64 != 0)
+    throw ConfigError(
+        fmt::format("--shm-chunk {}: expected a positive multiple of 64 bytes", text));
+  return b;
+}
+
+void add_shm_options(CLI::App& app, ShmOptions& o) {
+  app.add_option("--shm-chunk",
+                 "--algo shm: bytes a FIFO slot holds (K/M suffixes; a multiple of 64)")
+      ->check(parsed_into(o.chunk_bytes, parse_shm_chunk))
+      ->type_name("BYTES")
+      ->default_str("128K");
+  app.add_option("--shm-slots", o.slots, "--algo shm: slots a FIFO holds")
+      ->check(CLI::Range(1, 1024))
+      ->default_str("4");
+  app.add_option("--shm-node-ranks", o.node_ranks,
+                 "--algo shm: what a node is: 0 the ranks MPI finds sharing memory, k runs of k "
+                 "consecutive ranks (emulated nodes on one host)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->default_str("0");
+}
+
 void add_options(CLI::App& app, SweepOptions& o) {
   app.add_option("-b,--minbytes", o.b, "smallest message in bytes (K/M/G suffixes)")
       ->default_str("8");
@@ -29,9 +54,10 @@ void add_options(CLI::App& app, SweepOptions& o) {
       ->default_str("64M");
   app.add_option("-f,--stepfactor", o.f, "multiply the size by this factor")->default_str("2");
   app.add_option("-i,--stepbytes", o.i, "add this many bytes instead of multiplying (K/M/G)");
-  app.add_option("--algo", o.algo,
-                 "comma list of mpi, ring, recdbl, rabenseifner, tree, or all (--memory device: "
-                 "nccl, mpi or all)")
+  app.add_option(
+         "--algo", o.algo,
+         "comma list of mpi, ring, recdbl, rabenseifner, tree, shm, or all (--memory device: "
+         "nccl, mpi or all)")
       ->default_str("all");
   app.add_option("--iters", o.iters,
                  "timed iterations per size (default by band: 1000 / 100 / 20)");
@@ -64,18 +90,29 @@ void add_options(CLI::App& app, SweepOptions& o) {
       ->type_name("SET|EVENT,...")
       ->default_str("none");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
+  add_shm_options(app, o.shm);
   app.footer("Exit codes: 0 ok, 1 a check failed, 2 bad arguments, 3 runtime error.");
 }
 
-// --algo for --memory host: the algorithms of allreduce.hpp, "all" standing for every one.
-std::vector<Algo> host_algos(const SweepOptions& o) {
+// --algo for --memory host: the algorithms of allreduce.hpp, "all" standing for every one that
+// can run here (shm not where nodes hold different rank counts: rank 0 says so); shm named
+// where it cannot run is refused with the reason.
+std::vector<Algo> host_algos(const SweepOptions& o, const Comm& c) {
   std::vector<Algo> algos;
+  bool all = false;
   for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
+    all = all || name == "all";
     if (name == "all")
       algos.insert(algos.end(), all_algos().begin(), all_algos().end());
     else
       algos.push_back(parse_algo(name));
   }
+  if (std::find(algos.begin(), algos.end(), Algo::kShm) == algos.end()) return algos;
+  const std::string why = shm_unusable(c, o.shm);
+  if (why.empty()) return algos;
+  if (!all) throw ConfigError("--algo shm: " + why);
+  if (c.rank() == 0) fmt::print("# shm left out: {}\n", why);
+  algos.erase(std::remove(algos.begin(), algos.end(), Algo::kShm), algos.end());
   return algos;
 }
 
@@ -129,7 +166,7 @@ int sweep_main(int argc, char** argv, const Comm& c) {
     if (!o.overlap.empty())
       throw ConfigError("--overlap measures host memory: leave out --memory device");
   } else {
-    algos = host_algos(o);
+    algos = host_algos(o, c);
   }
   const std::vector<OverlapEngine> engines = overlap_engines(o);
   if (o.iters < 0 || o.warmup < 0) throw ConfigError("--iters and --warmup must be positive");

@@ -24,6 +24,7 @@ struct SweepOptions {
   std::string i;
   int iters = 0, warmup = 0, check = 1;
   CounterList counters;  // --counters: counted around each point's timed calls
+  ShmOptions shm;        // --shm-chunk, --shm-slots, --shm-node-ranks
 };
 
 struct SweepContext {

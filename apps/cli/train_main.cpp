@@ -212,7 +212,7 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
       ->default_str(d.scheme);
   g->add_option("--allreduce",
                 "auto (the fastest measured at start; NCCL with --backend cudnn where built), "
-                "mpi, ring, recdbl, rabenseifner, tree, or nccl (--backend cudnn)")
+                "mpi, ring, recdbl, rabenseifner, tree, shm, or nccl (--backend cudnn)")
       ->check(parsed_into(d.allreduce, &AllreduceRequest::parse))
       ->type_name(fmt::format("{{{}}}", fmt::join(AllreduceRequest::names(), ",")))
       ->default_str(d.allreduce.name());

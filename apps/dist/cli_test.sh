@@ -19,7 +19,7 @@ r = json.loads(open(sys.argv[1]).readline())
 m, p = r["metrics"], r["params"]
 assert r["status"] == "ok", r
 assert p["scheme"] == "ssgd" and m["scheme"] == "ssgd" and m["ranks"] == 2, (p, m["ranks"])
-assert p["buckets"] > 1 and p["allreduce"] == "auto" and m["allreduce"] in ("mpi", "ring", "recdbl", "rabenseifner", "tree"), (p, m["allreduce"])
+assert p["buckets"] > 1 and p["allreduce"] == "auto" and m["allreduce"] in ("mpi", "ring", "recdbl", "rabenseifner", "tree", "shm"), (p, m["allreduce"])
 assert abs(m["images_per_s"] - 16 / m["step_time_s"]) < 1e-6 * m["images_per_s"], m["images_per_s"]
 assert [e["rank"] for e in m["placement"]] == [0, 1] and all(e["threads"] == 1 for e in m["placement"]), m["placement"]
 for k in ("input", "forward", "backward", "update", "sync"):
@@ -57,6 +57,13 @@ set -e
 [[ $rc -ne 124 ]] || fail "a failed rank left the job hanging"
 [[ $rc -eq 3 ]] || { cat "$tmp/f.txt"; fail "a failed rank: the job exited $rc, expected 3 (a runtime error)"; }
 grep -q "rank 1 of 2: error: failure injected at step 3" "$tmp/f.txt" || { cat "$tmp/f.txt"; fail "the failing rank was not named"; }
+# the same under shm, whose peers wait on shared memory, not in MPI: the failing rank must not
+# wait in the window's collective free for a peer that waits on it
+set +e
+run2 --scheme ssgd --allreduce shm --inject-failure 1:3 > "$tmp/f2.txt" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 3 ]] || { cat "$tmp/f2.txt"; fail "a failed rank under --allreduce shm: the job exited $rc, expected 3"; }
 
 # a multi-rank launch without a scheme
 set +e

@@ -104,7 +104,8 @@ Algo choose_allreduce(const Comm& c, const AllreduceRequest& r, std::size_t coun
   Algo best = Algo::kMpi;
   double best_t = std::numeric_limits<double>::infinity();
   for (Algo a : all_algos()) {
-    allreduce(a, c, buf.data(), buf.size(), work);  // warm-up
+    if (a == Algo::kShm && !shm_unusable(c, work.shm).empty()) continue;  // the same on all ranks
+    allreduce(a, c, buf.data(), buf.size(), work);                        // warm-up
     double t = std::numeric_limits<double>::infinity();
     for (int k = 0; k < 3; ++k) {
       c.barrier();

@@ -34,7 +34,7 @@ def add_parser(sub):
     p.add_argument("--batch", type=int, default=0, help="a rank's batch (weak scaling; default: the largest calibrated)")
     p.add_argument("--global-batch", type=int, default=0, help="the fixed global batch (strong scaling)")
     p.add_argument("--base", type=int, default=0, help="the scale efficiencies are relative to (default: the smallest)")
-    p.add_argument("--algo", default="auto", help="allreduce: auto, mpi, ring, recdbl, rabenseifner, tree, hier")
+    p.add_argument("--algo", default="auto", help="allreduce: auto, mpi, ring, recdbl, rabenseifner, tree, hier, shm")
     p.add_argument("--bucket-mb", type=float, default=25.0, help="ssgd's bucket size (default 25)")
     p.add_argument("--overlap", type=float, help="fraction of communication hidden (default: the campaign's measured)")
     p.add_argument("--period", type=int, default=0, help="localsgd: steps between averagings (0: once an epoch)")

@@ -15,9 +15,10 @@ The algorithms' message patterns are those of collectives/ (allreduce_*.cpp):
 - recdbl: log2 p exchanges of n bytes at distances 1, 2, 4, ...;
 - rabenseifner: recursive halving from distance p/2 (n/2, n/4, ...) then doubling back;
 - tree: binomial reduce then broadcast, 2 log2 p steps of n bytes, one sender a node;
-- hier (a model only, NCCL's and Horovod's hierarchical scheme): ring reduce-scatter inside
-  the node, ring allreduce of n / ranks_per_node across the nodes with every rank of a node in
-  its own ring, ring allgather inside the node;
+- hier (NCCL's and Horovod's hierarchical scheme): ring reduce-scatter inside the node, ring
+  allreduce of n / ranks_per_node across the nodes with every rank of a node in its own ring,
+  ring allgather inside the node; shm (allreduce_shm.cpp) is this scheme with the node's rings
+  over shared memory, modelled alike;
 - mpi: the cheapest of ring, recdbl and rabenseifner at that size (what a tuned MPI library
   chooses; an assumption, optimistic for an untuned one).
 A rank count that is not a power of two folds its extra ranks in and out (two more exchanges
@@ -27,9 +28,9 @@ of n bytes at distance 1) for recdbl and rabenseifner, as allreduce_recdbl.cpp d
 import math
 from dataclasses import dataclass, replace
 
-ALGORITHMS = ("ring", "recdbl", "rabenseifner", "tree", "hier", "mpi")
+ALGORITHMS = ("ring", "recdbl", "rabenseifner", "tree", "hier", "shm", "mpi")
 # what `mpi` (a tuned library) and `auto` (the suite's own, as dlscale train measures them) pick from
-CHOICES = {"mpi": ("ring", "recdbl", "rabenseifner"), "auto": ("ring", "recdbl", "rabenseifner", "tree")}
+CHOICES = {"mpi": ("ring", "recdbl", "rabenseifner"), "auto": ("ring", "recdbl", "rabenseifner", "tree", "shm")}
 
 
 @dataclass
@@ -142,7 +143,7 @@ def allreduce_time(fab, algo, n, p):
     return FUNCS[algo](fab, n, p), algo
 
 
-FUNCS = {"ring": ring, "recdbl": recdbl, "rabenseifner": rabenseifner, "tree": tree, "hier": hier}
+FUNCS = {"ring": ring, "recdbl": recdbl, "rabenseifner": rabenseifner, "tree": tree, "hier": hier, "shm": hier}
 
 
 def fitted_time(fits, algo, n, p):

@@ -1,0 +1,121 @@
+// shm: the shared-memory ring within each node, the ring across nodes on each node rank's block
+// (see allreduce.hpp). The state (the node's window, the node and cross-node communicators) is
+// made once per communicator and kept in AllreduceWork.
+#include <fmt/format.h>
+
+#include <exception>
+
+#include "collectives/parts.hpp"
+#include "collectives/shm_ring.hpp"
+#include "measure/check.hpp"
+
+namespace dls {
+namespace {
+
+// The node communicator of c's ranks under o (collective); the caller frees it.
+MPI_Comm split_nodes(const Comm& c, const ShmOptions& o) {
+  if (o.node_ranks < 0)
+    throw ConfigError(
+        fmt::format("allreduce shm: node_ranks {} (expected 0 or more)", o.node_ranks));
+  MPI_Comm node = MPI_COMM_NULL;
+  if (o.node_ranks > 0)
+    mpi_check(MPI_Comm_split(c.raw(), c.rank() / o.node_ranks, c.rank(), &node), "MPI_Comm_split");
+  else
+    mpi_check(MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, c.rank(), MPI_INFO_NULL, &node),
+              "MPI_Comm_split_type");
+  return node;
+}
+
+int size_of(MPI_Comm m) {
+  int n = 0;
+  MPI_Comm_size(m, &n);
+  return n;
+}
+
+// Why shm cannot run on c with `node` as its nodes (empty if it can); the same on every rank.
+std::string why_unusable(const Comm& c, MPI_Comm node) {
+  const double n = size_of(node);
+  const double least = c.min(n), most = c.max(n);
+  if (least != most)
+    return fmt::format(
+        "its nodes hold {} to {} ranks; the cross-node rings need the same number on every node",
+        least, most);
+  return {};
+}
+
+}  // namespace
+
+class ShmAllreduce {
+ public:
+  ShmAllreduce(const Comm& c, const ShmOptions& o) : parent_(c.raw()), node_(split_nodes(c, o)) {
+    try {
+      if (std::string why = why_unusable(c, node_); !why.empty())
+        throw ConfigError("allreduce shm: " + why);
+      ring_ = std::make_unique<ShmRing>(node_, o.chunk_bytes, o.slots);
+      // The ranks of the same node rank on every node, in c's order.
+      mpi_check(MPI_Comm_split(c.raw(), ring_->rank(), c.rank(), &cross_), "MPI_Comm_split");
+    } catch (...) {
+      free_comms();
+      throw;
+    }
+  }
+  ~ShmAllreduce() {
+    ring_.reset();
+    free_comms();
+  }
+  ShmAllreduce(const ShmAllreduce&) = delete;
+  ShmAllreduce& operator=(const ShmAllreduce&) = delete;
+
+  MPI_Comm parent() const { return parent_; }
+
+  template <class T>
+  void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
+    ring_->reduce_scatter(buf, count, w);
+    const Comm cross(cross_);
+    if (cross.size() > 1) {
+      const Block b = block_of(count, ring_->size(), ring_->rank());
+      allreduce_ring(cross, buf + b.offset, b.length, w);
+    }
+    ring_->allgather(buf, count);
+  }
+
+ private:
+  void free_comms() {  // not while unwinding from an error (see ~ShmRing)
+    if (std::uncaught_exceptions() > 0) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    if (cross_ != MPI_COMM_NULL) MPI_Comm_free(&cross_);
+    if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  }
+
+  MPI_Comm parent_, node_, cross_ = MPI_COMM_NULL;
+  std::unique_ptr<ShmRing> ring_;
+};
+
+std::string shm_unusable(const Comm& c, const ShmOptions& o) {
+  if (o.node_ranks < 0) return fmt::format("node_ranks {} (expected 0 or more)", o.node_ranks);
+  MPI_Comm node = split_nodes(c, o);
+  std::string why = why_unusable(c, node);
+  MPI_Comm_free(&node);
+  return why;
+}
+
+template <class T>
+void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w) {
+  if (c.size() == 1) return;
+  if (!w.shm_state) w.shm_state = std::make_shared<ShmAllreduce>(c, w.shm);
+  if (w.shm_state->parent() != c.raw())
+    throw Error(
+        "allreduce shm: this workspace's shared-memory ring belongs to another communicator (one "
+        "AllreduceWork per communicator)");
+  if (count > 0) w.shm_state->run(buf, count, w);
+}
+
+#define DLS_INSTANTIATE(T) \
+  template void allreduce_shm<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&);
+DLS_INSTANTIATE(float)
+DLS_INSTANTIATE(double)
+#undef DLS_INSTANTIATE
+
+}  // namespace dls

@@ -1,0 +1,96 @@
+// The shared-memory allreduce beyond what allreduce_test checks of every algorithm: FIFOs of
+// one to three slots of a few elements (every chunk waits on a full FIFO, the counters wrap
+// the slots many times), nodes emulated as runs of k ranks (the cross-node rings; k not dividing
+// the ranks is refused on every rank alike), and its errors. Exact against MPI_Allreduce.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/mpi_test_util.hpp"
+#include "measure/check.hpp"
+
+namespace dls {
+namespace {
+
+// test_counts without the million (tens of thousands of chunk hand-offs with 64-byte chunks, on
+// oversubscribed cores) but with many chunks a step still.
+std::vector<std::size_t> small_counts(int p) {
+  std::vector<std::size_t> v = test_counts(p);
+  v.back() = 4099;
+  return v;
+}
+
+template <class T>
+void expect_equals_mpi(const Comm& c, AllreduceWork<T>& w, const char* what) {
+  for (std::size_t n : small_counts(c.size())) {
+    std::vector<T> want = rank_data<T>(n, c.rank(), 3), got = want;
+    allreduce_mpi(c, want.data(), n);
+    allreduce_shm(c, got.data(), n, w);
+    EXPECT_TRUE(n == 0 || std::memcmp(got.data(), want.data(), n * sizeof(T)) == 0)
+        << what << ", count " << n << ", rank " << c.rank() << " of " << c.size();
+  }
+}
+
+TEST(AllreduceShm, SmallFifosEqualMpiAllreduce) {
+  const Comm c;
+  for (auto [chunk, slots] : {std::pair{64, 1}, {64, 2}, {192, 3}}) {
+    AllreduceWork<float> f;
+    AllreduceWork<double> d;
+    f.shm = d.shm = {std::size_t(chunk), slots, 0};
+    const std::string what = std::to_string(chunk) + " B x " + std::to_string(slots);
+    expect_equals_mpi(c, f, what.c_str());
+    expect_equals_mpi(c, d, what.c_str());
+  }
+}
+
+TEST(AllreduceShm, EmulatedNodesEqualMpiAllreduce) {
+  const Comm c;
+  for (int k : {1, 2, 3}) {
+    AllreduceWork<float> w;
+    w.shm = {256, 2, k};
+    w.threads = 2, w.min_per_thread = 16;
+    const bool usable = c.size() <= k || c.size() % k == 0;
+    const std::string why = shm_unusable(c, w.shm);
+    EXPECT_EQ(why.empty(), usable) << k << " ranks a node, " << c.size() << " ranks: " << why;
+    if (usable) {
+      expect_equals_mpi(c, w, (std::to_string(k) + " ranks a node").c_str());
+    } else {
+      std::vector<float> v(10, 1.0f);
+      EXPECT_THROW(allreduce_shm(c, v.data(), v.size(), w), ConfigError);
+    }
+  }
+}
+
+TEST(AllreduceShm, RefusesBadSettingsAndAnotherCommunicator) {
+  const Comm c;
+  std::vector<float> v(100, 1.0f);
+  AllreduceWork<float> odd;
+  odd.shm.chunk_bytes = 100;  // not a multiple of 64
+  AllreduceWork<float> none;
+  none.shm.slots = 0;
+  AllreduceWork<float> negative;
+  negative.shm.node_ranks = -1;
+  if (c.size() > 1) {
+    EXPECT_THROW(allreduce_shm(c, v.data(), v.size(), odd), ConfigError);
+    EXPECT_THROW(allreduce_shm(c, v.data(), v.size(), none), ConfigError);
+    EXPECT_THROW(allreduce_shm(c, v.data(), v.size(), negative), ConfigError);
+  }
+  EXPECT_FALSE(shm_unusable(c, negative.shm).empty());
+
+  AllreduceWork<float> w;
+  allreduce_shm(c, v.data(), v.size(), w);
+  MPI_Comm dup = MPI_COMM_NULL;
+  MPI_Comm_dup(c.raw(), &dup);
+  {
+    const Comm other(dup);
+    if (c.size() > 1) {
+      EXPECT_THROW(allreduce_shm(other, v.data(), v.size(), w), Error);
+    }
+  }
+  MPI_Comm_free(&dup);
+}
+
+}  // namespace
+}  // namespace dls
