@@ -1,4 +1,4 @@
-// In-place sum allreduce, five ways (one file each), for float and double:
+// In-place sum allreduce, six ways (one file each), for float and double:
 //   mpi           MPI_Allreduce(MPI_IN_PLACE): the baseline every other one is checked against
 //   ring          reduce-scatter ring + allgather ring (Baidu, Horovod, NCCL's ring):
 //                 2(p-1) alpha + 2(p-1)/p n beta
@@ -12,7 +12,8 @@
 //                 ring on each node rank's block among the ranks of that index: a node-local
 //                 reduce-scatter, L rings of n/L, a node-local allgather (L ranks a node, the
 //                 same on every node)
-// The workspace is sized once (reserve) so the timed call never allocates. Results are the
+// The workspace is sized once (reserve) so the timed call never allocates (shm makes its
+// window and communicators in its first call, collectively, and keeps them). Results are the
 // same on every rank; with integer-valued data they equal MPI_Allreduce's bit for bit. The local
 // sums may run on several OpenMP threads (AllreduceWork::threads) with the same bits as one.
 #pragma once
@@ -44,6 +45,8 @@ struct ShmOptions {
   int node_ranks = 0;
 };
 class ShmAllreduce;  // allreduce_shm.cpp: the node's window and the communicators
+// Largest FIFO chunk: 1 GiB (a window of chunk x slots a rank must fit the node's shared memory).
+inline constexpr std::size_t kShmMaxChunkBytes = std::size_t(1) << 30;
 
 // Scratch space of the algorithms: one receive buffer of up to `count` elements; and the
 // threads of their local arithmetic (the sums of received chunks into the buffer: add_into):
@@ -56,7 +59,8 @@ struct AllreduceWork {
   std::size_t min_per_thread = 8192;  // 32 KiB of floats: below it a fork costs more than it saves
   ShmOptions shm;
   // shm's state, made by its first call (collective) on a communicator and kept for the next
-  // ones on the same communicator; its window is freed (collectively) with the last copy.
+  // ones on the same communicator, which the workspace must not outlive; its window is freed
+  // (collectively) with the last copy. Copies share the FIFOs: use one at a time.
   std::shared_ptr<ShmAllreduce> shm_state;
   void reserve(std::size_t count) {
     if (tmp.size() < count) tmp.resize(count);

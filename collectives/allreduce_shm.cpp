@@ -40,6 +40,12 @@ std::string why_unusable(const Comm& c, MPI_Comm node) {
     return fmt::format(
         "its nodes hold {} to {} ranks; the cross-node rings need the same number on every node",
         least, most);
+  MPI_Comm shared = MPI_COMM_NULL;  // emulated nodes (node_ranks) must still share memory
+  mpi_check(MPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared),
+            "MPI_Comm_split_type");
+  const bool apart = c.any(size_of(shared) != size_of(node));
+  MPI_Comm_free(&shared);
+  if (apart) return "a node's ranks do not all share memory (--shm-node-ranks too large?)";
   return {};
 }
 
@@ -47,7 +53,8 @@ std::string why_unusable(const Comm& c, MPI_Comm node) {
 
 class ShmAllreduce {
  public:
-  ShmAllreduce(const Comm& c, const ShmOptions& o) : parent_(c.raw()), node_(split_nodes(c, o)) {
+  ShmAllreduce(const Comm& c, const ShmOptions& o)
+      : parent_(c.raw()), size_(c.size()), rank_(c.rank()), options_(o), node_(split_nodes(c, o)) {
     try {
       if (std::string why = why_unusable(c, node_); !why.empty())
         throw ConfigError("allreduce shm: " + why);
@@ -66,7 +73,17 @@ class ShmAllreduce {
   ShmAllreduce(const ShmAllreduce&) = delete;
   ShmAllreduce& operator=(const ShmAllreduce&) = delete;
 
-  MPI_Comm parent() const { return parent_; }
+  // Throws unless c and o are those it was made for (as far as a handle tells: MPI may give a
+  // freed communicator's handle to a new one, so a workspace must not outlive its communicator).
+  void check_same(const Comm& c, const ShmOptions& o) const {
+    if (c.raw() != parent_ || c.size() != size_ || c.rank() != rank_)
+      throw Error(
+          "allreduce shm: this workspace's shared-memory ring belongs to another communicator (one "
+          "AllreduceWork per communicator)");
+    if (o.chunk_bytes != options_.chunk_bytes || o.slots != options_.slots ||
+        o.node_ranks != options_.node_ranks)
+      throw Error("allreduce shm: the workspace's shm options changed after its first call");
+  }
 
   template <class T>
   void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
@@ -89,7 +106,10 @@ class ShmAllreduce {
     if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   }
 
-  MPI_Comm parent_, node_, cross_ = MPI_COMM_NULL;
+  MPI_Comm parent_;
+  int size_, rank_;
+  ShmOptions options_;
+  MPI_Comm node_, cross_ = MPI_COMM_NULL;
   std::unique_ptr<ShmRing> ring_;
 };
 
@@ -105,10 +125,7 @@ template <class T>
 void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w) {
   if (c.size() == 1) return;
   if (!w.shm_state) w.shm_state = std::make_shared<ShmAllreduce>(c, w.shm);
-  if (w.shm_state->parent() != c.raw())
-    throw Error(
-        "allreduce shm: this workspace's shared-memory ring belongs to another communicator (one "
-        "AllreduceWork per communicator)");
+  w.shm_state->check_same(c, w.shm);
   if (count > 0) w.shm_state->run(buf, count, w);
 }
 

@@ -63,6 +63,23 @@ TEST(AllreduceShm, EmulatedNodesEqualMpiAllreduce) {
   }
 }
 
+// Not integer-valued data: on one node the sums are those of the ring (each step adds the
+// received partial sum to the local block in the same order), bit for bit.
+TEST(AllreduceShm, RoundsAsTheRingOnOneNode) {
+  const Comm c;
+  AllreduceWork<float> ws, wr;
+  ws.shm.chunk_bytes = 256;
+  for (std::size_t n : small_counts(c.size())) {
+    std::vector<float> shm(n), ring(n);
+    for (std::size_t i = 0; i < n; ++i)
+      shm[i] = ring[i] = 0.1f * float(c.rank() + 1) + 1e-3f * float(i % 1013) + 1.0f / 3.0f;
+    allreduce_shm(c, shm.data(), n, ws);
+    allreduce_ring(c, ring.data(), n, wr);
+    EXPECT_TRUE(n == 0 || std::memcmp(shm.data(), ring.data(), n * sizeof(float)) == 0)
+        << "count " << n << ", rank " << c.rank() << " of " << c.size();
+  }
+}
+
 TEST(AllreduceShm, RefusesBadSettingsAndAnotherCommunicator) {
   const Comm c;
   std::vector<float> v(100, 1.0f);
@@ -90,6 +107,10 @@ TEST(AllreduceShm, RefusesBadSettingsAndAnotherCommunicator) {
     }
   }
   MPI_Comm_free(&dup);
+  w.shm.slots = 2;  // the window was made with 4
+  if (c.size() > 1) {
+    EXPECT_THROW(allreduce_shm(c, v.data(), v.size(), w), Error);
+  }
 }
 
 }  // namespace

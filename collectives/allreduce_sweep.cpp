@@ -50,9 +50,7 @@ class HostTarget final : public AllreduceTarget {
   nlohmann::json describe(std::size_t algo) const override {
     nlohmann::json d = {{"memory", "host"}};
     if (algos_[algo] == Algo::kShm)  // what shapes it, for a comparison of two runs
-      d["shm"] = {{"chunk_bytes", w_.shm.chunk_bytes},
-                  {"slots", w_.shm.slots},
-                  {"node_ranks", w_.shm.node_ranks}};
+      d["shm"] = shm_json(w_.shm);
     return d;
   }
 

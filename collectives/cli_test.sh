@@ -24,6 +24,9 @@ grep -q "# shm left out: its nodes hold 1 to 2 ranks" "$tmp/n.txt" || { cat "$tm
 ! grep -q '"algo":"shm"' "$tmp/n.jsonl" || fail "shm measured on uneven nodes"
 run3 -b 4K -e 1M -f 16 --algo shm --shm-node-ranks 3 --shm-chunk 4K --shm-slots 2 --iters 20 --warmup 2 --out "$tmp/s.jsonl" > "$tmp/s.txt" 2>&1 || { rc=$?; cat "$tmp/s.txt"; fail "shm with 4K chunks exited $rc"; }
 [[ $(grep -c '"wrong":0' "$tmp/s.jsonl") -eq 3 ]] || fail "shm with 4K chunks: not 3 checked sizes"
+# the overlap sweep's thread engine runs shm with the same settings, and records them
+run3 -b 64K -e 64K --overlap thread --algo shm --shm-chunk 4K --iters 20 --warmup 2 --out "$tmp/so.jsonl" > "$tmp/so.txt" 2>&1 || { rc=$?; cat "$tmp/so.txt"; fail "overlap sweep of shm exited $rc"; }
+grep -q '"shm":{"chunk_bytes":4096,"node_ranks":0,"slots":4}' "$tmp/so.jsonl" || fail "the overlap record of shm without its settings"
 grep -q '"wrong":0' "$tmp/r.jsonl" || fail "no exact check in the records"
 ! grep -q '"status":"failed"' "$tmp/r.jsonl" || fail "a failed record"
 grep -q '"ranks":3' "$tmp/r.jsonl" || fail "ranks not recorded"
@@ -79,5 +82,7 @@ bad "memory: gpu not in" --memory gpu
 bad "empty event name" --counters PAPI_TOT_CYC,
 bad "algo shm: its nodes hold 1 to 2 ranks" --algo shm --shm-node-ranks 2
 bad "shm-chunk 100: expected a positive multiple of 64 bytes" --shm-chunk 100
+bad "shm-chunk 2G: expected a positive multiple of 64 bytes, at most 1G" --shm-chunk 2G
+bad "shm-chunk '99999999999G': too large" --shm-chunk 99999999999G
 bad "shm-slots: Value 0 not in range" --shm-slots 0
 echo "collectives CLI: all cases passed"

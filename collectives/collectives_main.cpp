@@ -25,9 +25,9 @@ namespace {
 
 std::size_t parse_shm_chunk(const std::string& text) {
   const std::size_t b = parse_bytes(text, "--shm-chunk");
-  if (b == 0 || b % 64 != 0)
+  if (b == 0 || b % 64 != 0 || b > kShmMaxChunkBytes)
     throw ConfigError(
-        fmt::format("--shm-chunk {}: expected a positive multiple of 64 bytes", text));
+        fmt::format("--shm-chunk {}: expected a positive multiple of 64 bytes, at most 1G", text));
   return b;
 }
 

@@ -37,10 +37,11 @@ MPI_Comm duplicate(const Comm& c, OverlapEngine e) {
 
 template <class T>
 AsyncAllreduce<T>::AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count,
-                                  int threads)
+                                  int threads, const ShmOptions& shm)
     : comm_(duplicate(c, e)), engine_(e), algo_(algo), max_count_(max_count) {
   work_.reserve(max_count);
   work_.threads = threads;
+  work_.shm = shm;
   if (engine_ == OverlapEngine::kThread) thread_ = std::thread([this] { loop(); });
 }
 
@@ -69,7 +70,7 @@ void AsyncAllreduce<T>::loop() {
     lock.unlock();
     std::exception_ptr err;
     try {
-      allreduce(algo_, comm_, buf_, count_, work_);
+      allreduce(run_algo_, comm_, buf_, count_, work_);
     } catch (...) {
       err = std::current_exception();
     }
@@ -81,7 +82,7 @@ void AsyncAllreduce<T>::loop() {
 }
 
 template <class T>
-void AsyncAllreduce<T>::start(T* buf, std::size_t count) {
+void AsyncAllreduce<T>::start(T* buf, std::size_t count, Algo algo) {
   if (active_) throw Error("AsyncAllreduce::start: the previous allreduce has not been waited for");
   if (count > max_count_)
     throw Error(
@@ -98,6 +99,7 @@ void AsyncAllreduce<T>::start(T* buf, std::size_t count) {
     std::lock_guard lock(m_);
     buf_ = buf;
     count_ = count;
+    run_algo_ = algo;
     done_ = false;
     posted_ = true;
   }

@@ -10,7 +10,8 @@
 // a team opened from the communication thread. Several engines may be in flight at once (each
 // on its own duplicate; dlscale's ssgd communication teams) under MPI_THREAD_MULTIPLE.
 // The buffer must not be touched between start() and wait(). The thread, its workspace and the
-// request exist from construction: start() and wait() allocate nothing.
+// request exist from construction: start() and wait() allocate nothing (but shm's first call
+// makes its window, on the communication thread).
 #pragma once
 
 #include <mpi.h>
@@ -37,12 +38,15 @@ class AsyncAllreduce {
  public:
   // Collective over c. `algo` and `threads` are used by the thread engine (kNonblocking always
   // uses MPI's allreduce).
-  AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count, int threads = 1);
+  AsyncAllreduce(const Comm& c, OverlapEngine e, Algo algo, std::size_t max_count, int threads = 1,
+                 const ShmOptions& shm = {});
   ~AsyncAllreduce();
   AsyncAllreduce(const AsyncAllreduce&) = delete;
   AsyncAllreduce& operator=(const AsyncAllreduce&) = delete;
 
-  void start(T* buf, std::size_t count);
+  void start(T* buf, std::size_t count) { start(buf, count, algo_); }
+  // The thread engine runs `algo` on this one (the algorithm chosen for its size band).
+  void start(T* buf, std::size_t count, Algo algo);
   bool test();  // true once the allreduce has finished (wait() must still be called)
   void wait();  // blocks until it has finished; rethrows what the communication thread threw
 
@@ -61,6 +65,7 @@ class AsyncAllreduce {
   std::condition_variable cv_;
   T* buf_ = nullptr;
   std::size_t count_ = 0;
+  Algo run_algo_ = Algo::kMpi;  // the posted call's
   bool posted_ = false, done_ = false, quit_ = false;
   std::exception_ptr error_;
   std::thread thread_;

@@ -160,6 +160,7 @@ Record point_record(const SweepContext& s, const Row& w) {
       {"overlap_fraction", w.p.overlap_avg},
       {"overlap_fraction_rank_min", w.p.overlap_min},
       {"definition", "overlap = max(0, 1 - (t_total - t_compute) / t_pure), per rank (OSU)"}};
+  if (w.k.algo == Algo::kShm) r.params["shm"] = shm_json(s.o.shm);
   return r;
 }
 
@@ -175,7 +176,8 @@ int run_overlap_sweep(SweepContext& s) {
   std::vector<T> buf(max_count);
   std::vector<std::unique_ptr<AsyncAllreduce<T>>> engines;
   for (const Case& k : cases)
-    engines.push_back(std::make_unique<AsyncAllreduce<T>>(c, k.engine, k.algo, max_count));
+    engines.push_back(
+        std::make_unique<AsyncAllreduce<T>>(c, k.engine, k.algo, max_count, 1, o.shm));
   Busy busy;
   const bool root = c.rank() == 0;
   if (root) print_header(s);

@@ -45,10 +45,11 @@ void wait_until(F ready) {
 
 ShmRing::ShmRing(MPI_Comm node, std::size_t chunk_bytes, int slots)
     : chunk_bytes_(chunk_bytes), slots_(slots) {
-  if (chunk_bytes_ == 0 || chunk_bytes_ % kAlign != 0 || slots_ < 1)
+  if (chunk_bytes_ == 0 || chunk_bytes_ % kAlign != 0 || chunk_bytes_ > kShmMaxChunkBytes ||
+      slots_ < 1 || slots_ > 1024)
     throw ConfigError(fmt::format(
         "shared-memory ring: chunks of {} bytes in {} slots (expected a positive multiple of {} "
-        "bytes, and at least 1 slot)",
+        "bytes up to 1 GiB, and 1 to 1024 slots)",
         chunk_bytes_, slots_, kAlign));
   MPI_Comm_rank(node, &rank_);
   MPI_Comm_size(node, &size_);
@@ -68,7 +69,12 @@ ShmRing::ShmRing(MPI_Comm node, std::size_t chunk_bytes, int slots)
   Link* own = new (segments_[std::size_t(rank_)]) Link;
   own->posted.store(0, std::memory_order_relaxed);
   own->taken.store(0, std::memory_order_relaxed);
-  mpi_check(MPI_Barrier(node), "MPI_Barrier");  // every link initialised before any is used
+  // Every link initialised before any is used: MPI-3's shared-memory pattern (a passive-target
+  // epoch for the window's life, MPI_Win_sync on both sides of the barrier).
+  mpi_check(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_), "MPI_Win_lock_all");
+  mpi_check(MPI_Win_sync(win_), "MPI_Win_sync");
+  mpi_check(MPI_Barrier(node), "MPI_Barrier");
+  mpi_check(MPI_Win_sync(win_), "MPI_Win_sync");
 }
 
 ShmRing::~ShmRing() {
@@ -78,7 +84,9 @@ ShmRing::~ShmRing() {
   if (std::uncaught_exceptions() > 0) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  if (finalized || win_ == MPI_WIN_NULL) return;
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
 }
 
 ShmRing::Link& ShmRing::link_of(int rank) const {

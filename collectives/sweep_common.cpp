@@ -39,6 +39,10 @@ Record collective_record(const SweepContext& s, const std::string& benchmark, lo
   return r;
 }
 
+nlohmann::json shm_json(const ShmOptions& o) {
+  return {{"chunk_bytes", o.chunk_bytes}, {"slots", o.slots}, {"node_ranks", o.node_ranks}};
+}
+
 std::string device_algo_name(DeviceAlgo a) { return a == DeviceAlgo::kNccl ? "nccl" : "mpi"; }
 
 std::vector<DeviceAlgo> parse_device_algos(const std::vector<std::string>& names) {

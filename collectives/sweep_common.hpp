@@ -55,6 +55,9 @@ long count_wrong(const T* v, std::size_t n, int ranks) {
   return wrong;
 }
 
+// What shapes shm, for its records: the FIFO chunk and slots, and what a node is.
+nlohmann::json shm_json(const ShmOptions& o);
+
 // Where the swept vector lives and what reduces it, for the allreduce sweep: host memory and
 // the algorithms of allreduce.hpp, or GPU memory (device_allreduce.hpp). run() reduces the
 // first n elements in place and may return before it is done; wait() returns when every run

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "measure/check.hpp"
 
@@ -32,6 +33,8 @@ std::size_t parse_bytes(std::string_view text, std::string_view flag) {
   else if (!suffix.empty())
     throw ConfigError(
         fmt::format("{} '{}': unknown suffix '{}' (expected K, M or G)", flag, text, suffix));
+  if (shift > 0 && v > (std::numeric_limits<std::size_t>::max() >> shift))
+    throw ConfigError(fmt::format("{} '{}': too large", flag, text));
   return v << shift;
 }
 

@@ -27,7 +27,7 @@ MEASURED = re.compile(
     r"efficiency|per_epoch_speedup|max_err_over_bound|max_rel_err|max_rel_residual|n)$)"
 )
 # subtrees decided by timing or by the host: presence only
-OPAQUE = {"allreduce", "allreduce_auto_times_s", "placement", "token", "merge"}
+OPAQUE = {"allreduce", "allreduce_auto_times_s", "allreduce_bands", "placement", "token", "merge"}
 # where and with what the campaign ran, and what the host lets PAPI or Linux count: not stored
 DROPPED = {
     "provenance",

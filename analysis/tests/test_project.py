@@ -74,6 +74,15 @@ def test_mpi_is_the_cheapest_classic_algorithm():
         comm.allreduce_time(fab, "bogus", 8, 4)
 
 
+def test_auto_takes_shm_only_where_the_nodes_hold_alike():
+    fab, n = comm.Fabric(two_levels(), 4, 0.0), 64e6
+    t, how = comm.allreduce_time(fab, "auto", n, 16)  # 4 full nodes: hier is the cheapest here
+    assert how == "shm" and t == pytest.approx(comm.hier(fab, n, 16))
+    t, how = comm.allreduce_time(fab, "auto", n, 15)  # nodes of 4, 4, 4 and 3: the real shm refuses
+    assert how != "shm"
+    assert t == min(comm.FUNCS[a](fab, n, 15) for a in ("ring", "recdbl", "rabenseifner", "tree"))
+
+
 def test_ssgd_hides_all_but_the_last_bucket_up_to_the_overlap_fraction():
     fab, n = flat(0.0, 1e9), 60 * 2**20
     s = schemes.Scheme("ssgd", algo="ring", bucket_mb=25, overlap=0.5)

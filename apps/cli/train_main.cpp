@@ -211,7 +211,8 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
       ->check(CLI::IsMember(scheme_names()))
       ->default_str(d.scheme);
   g->add_option("--allreduce",
-                "auto (the fastest measured at start; NCCL with --backend cudnn where built), "
+                "auto (the fastest measured at start, per bucket size band; NCCL with --backend "
+                "cudnn where built), "
                 "mpi, ring, recdbl, rabenseifner, tree, shm, or nccl (--backend cudnn)")
       ->check(parsed_into(d.allreduce, &AllreduceRequest::parse))
       ->type_name(fmt::format("{{{}}}", fmt::join(AllreduceRequest::names(), ",")))

@@ -1,6 +1,8 @@
 // The host allreduce a scheme averages with: the algorithm --allreduce names, or with "auto" the
-// fastest measured on the weights' count (choose_allreduce, gradient_sync.hpp). The request is a
-// parameter; what "auto" chose, and the times it chose by, are outcomes in the metrics.
+// fastest measured (choose_allreduce, gradient_sync.hpp) on each size band of the messages it
+// will send: ssgd's buckets by power-of-two band, each timed at its band's largest bucket;
+// localsgd's one vector of weights. The request is a parameter; what "auto" chose, and the
+// times it chose by, are outcomes in the metrics.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -13,19 +15,25 @@
 namespace dls {
 
 struct AllreduceChoice {
-  Algo algo = Algo::kMpi;
-  std::vector<std::pair<Algo, double>> times;  // "auto": each algorithm's seconds
+  // "auto": one measured band (the count timed, the choice, each algorithm's seconds)
+  struct Band {
+    std::size_t count;
+    Algo algo;
+    std::vector<std::pair<Algo, double>> times;
+  };
+  Algo algo = Algo::kMpi;  // the algorithm of the largest messages
+  AlgoBands bands;         // the algorithm by message size
+  std::vector<Band> measured;
 
+  // Collective over workers. Messages of these counts (any order, repeats allowed).
+  void choose(const Comm& workers, const AllreduceRequest& r,
+              const std::vector<std::size_t>& counts);
   void choose(const Comm& workers, const AllreduceRequest& r, std::size_t count) {
-    algo = choose_allreduce(workers, r, count, &times);
+    choose(workers, r, std::vector<std::size_t>{count});
   }
-  void record(nlohmann::json& m) const {
-    m["allreduce"] = algo_name(algo);
-    if (times.empty()) return;
-    nlohmann::json t = nlohmann::json::object();
-    for (const auto& [a, sec] : times) t[algo_name(a)] = sec;
-    m["allreduce_auto_times_s"] = t;
-  }
+  // allreduce: the largest messages' algorithm; with "auto" allreduce_auto_times_s (theirs),
+  // and allreduce_bands where there were several bands.
+  void record(nlohmann::json& m) const;
 };
 
 }  // namespace dls

@@ -146,6 +146,46 @@ TEST(Dist, SsgdCommTeamsEqualOneTeamBitForBit) {
   }
 }
 
+// auto by size band: a bucket per blob (10 to 51200 floats), so several power-of-two bands,
+// each timed at its largest bucket; each band's choice is a fastest of its times (ties at 1 rank),
+// and the record's allreduce is the largest band's. The bands answer a count by the nearest on a
+// log scale.
+TEST(Dist, SsgdAutoChoosesByBand) {
+  const Comm c;
+  std::vector<float> w;
+  DistOptions d;
+  d.scheme = "ssgd", d.overlap = Overlap::kThread, d.allreduce = AllreduceRequest::parse("auto");
+  d.bucket_mb = 1e-5;
+  const DistRun r = run_distributed(tiny(4), d, capture(w));
+  ASSERT_EQ(r.result.status, "ok") << r.result.error;
+  const nlohmann::json& m = r.result.metrics;
+  ASSERT_TRUE(m.contains("allreduce_bands")) << m.dump();
+  const auto& bands = m["allreduce_bands"];
+  ASSERT_GE(bands.size(), 3u);
+  std::size_t last = 0;
+  for (const auto& b : bands) {
+    EXPECT_GT(b["count"].get<std::size_t>(), last);
+    last = b["count"].get<std::size_t>();
+    double best = 1e30;
+    for (const auto& [name, sec] : b["times_s"].items()) best = std::min(best, sec.get<double>());
+    EXPECT_EQ(b["times_s"][b["algo"].get<std::string>()].get<double>(), best) << b.dump();
+    EXPECT_EQ(b["times_s"].size(), all_algos().size() - (shm_unusable(c, {}).empty() ? 0 : 1));
+  }
+  EXPECT_EQ(m["allreduce"], bands.back()["algo"]);
+  EXPECT_EQ(m["allreduce_auto_times_s"], bands.back()["times_s"]);
+
+  AlgoBands ab;
+  ab.at_count = {{10, Algo::kRing}, {1000, Algo::kShm}, {100000, Algo::kMpi}};
+  EXPECT_EQ(ab.for_count(0), Algo::kRing);
+  EXPECT_EQ(ab.for_count(31), Algo::kRing);
+  EXPECT_EQ(ab.for_count(200), Algo::kShm);
+  EXPECT_EQ(ab.for_count(5000), Algo::kShm);
+  EXPECT_EQ(ab.for_count(50000), Algo::kMpi);
+  EXPECT_EQ(ab.for_count(std::size_t(1) << 40), Algo::kMpi);
+  EXPECT_EQ(AlgoBands(Algo::kTree).for_count(12345), Algo::kTree);
+  EXPECT_THROW(AlgoBands{}.for_count(1), Error);
+}
+
 // Teams are threads of the thread engine: with another, or out of range, a ConfigError.
 TEST(Dist, SsgdCommTeamsNeedTheThreadEngine) {
   std::vector<float> w;

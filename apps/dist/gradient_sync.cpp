@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "kernels/eltwise/eltwise.hpp"
@@ -11,24 +12,42 @@
 
 namespace dls {
 
-GradientSync::GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap,
-                           double bucket_mb, CommTeams teams)
-    : comm_(c), net_(net), algo_(algo) {
+std::vector<GradBucket> cut_buckets(const Net<float>& net, double bucket_mb) {
   if (!(bucket_mb > 0))
     throw ConfigError(fmt::format("--bucket-mb {}: must be positive", bucket_mb));
   const auto& blobs = net.blobs();
   const std::size_t total = net.grads().size();
   const auto want = std::size_t(bucket_mb * double(1 << 20) / sizeof(float));
+  std::vector<GradBucket> buckets;
   // blobs are in node order, at increasing offsets: walk them from the end
   std::size_t hi = total, first = std::numeric_limits<std::size_t>::max();
   for (std::size_t k = blobs.size(); k-- > 0;) {
     first = std::min(first, blobs[k].node);
     const auto lo = std::size_t(blobs[k].offset);
     if (hi - lo >= want || k == 0) {
-      buckets_.push_back({k == 0 ? 0 : lo, hi, first});
+      buckets.push_back({k == 0 ? 0 : lo, hi, first});
       hi = lo, first = std::numeric_limits<std::size_t>::max();
     }
   }
+  return buckets;
+}
+
+Algo AlgoBands::for_count(std::size_t count) const {
+  if (at_count.empty()) throw Error("AlgoBands: no algorithm chosen");
+  const auto distance = [count](std::size_t c) {
+    return std::abs(std::log(double(std::max<std::size_t>(c, 1))) -
+                    std::log(double(std::max<std::size_t>(count, 1))));
+  };
+  const auto nearest = std::min_element(at_count.begin(), at_count.end(), [&](auto& a, auto& b) {
+    return distance(a.first) < distance(b.first);
+  });
+  return nearest->second;
+}
+
+GradientSync::GradientSync(const Comm& c, Net<float>& net, const AlgoBands& algos, Overlap overlap,
+                           double bucket_mb, CommTeams teams)
+    : comm_(c), net_(net), buckets_(cut_buckets(net, bucket_mb)) {
+  for (const GradBucket& b : buckets_) algos_.push_back(algos.for_count(b.count()));
   make_teams(c, overlap, teams);
 }
 
@@ -53,15 +72,14 @@ void GradientSync::make_teams(const Comm& c, Overlap overlap, CommTeams t) {
   // each team's workspace holds its own largest bucket
   std::vector<std::size_t> largest(std::size_t(t.teams), 0);
   for (std::size_t b = 0; b < buckets_.size(); ++b)
-    largest[b % largest.size()] =
-        std::max(largest[b % largest.size()], buckets_[b].hi - buckets_[b].lo);
+    largest[b % largest.size()] = std::max(largest[b % largest.size()], buckets_[b].count());
   work_.reserve(*std::max_element(largest.begin(), largest.end()));
   if (overlap == Overlap::kNone) return;
   const auto engine =
       overlap == Overlap::kThread ? OverlapEngine::kThread : OverlapEngine::kNonblocking;
   for (std::size_t k = 0; k < largest.size(); ++k)
-    teams_.push_back(
-        std::make_unique<AsyncAllreduce<float>>(c, engine, algo_, largest[k], t.threads_per_team));
+    teams_.push_back(std::make_unique<AsyncAllreduce<float>>(c, engine, algos_.front(), largest[k],
+                                                             t.threads_per_team));
   in_flight_.assign(teams_.size(), 0);
 }
 
@@ -72,7 +90,7 @@ void GradientSync::start(std::size_t b) {
     teams_[k]->wait();
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  teams_[k]->start(net_.grads().data() + buckets_[b].lo, buckets_[b].hi - buckets_[b].lo);
+  teams_[k]->start(net_.grads().data() + buckets_[b].lo, buckets_[b].count(), algos_[b]);
   in_flight_[k] = 1;
 }
 
@@ -85,8 +103,8 @@ void GradientSync::finish() {
   for (std::size_t k = 0; k < teams_.size(); ++k)
     if (in_flight_[k]) teams_[k]->wait(), in_flight_[k] = 0;
   for (; next_ < buckets_.size(); ++next_)  // without overlap: all of them; with it: none left
-    allreduce(algo_, comm_, net_.grads().data() + buckets_[next_].lo,
-              buckets_[next_].hi - buckets_[next_].lo, work_);
+    allreduce(algos_[next_], comm_, net_.grads().data() + buckets_[next_].lo,
+              buckets_[next_].count(), work_);
   next_ = 0;
   if (comm_.size() > 1)
     scale_cpu(1.0f / float(comm_.size()), net_.grads().data(), long(net_.grads().size()));
@@ -94,7 +112,12 @@ void GradientSync::finish() {
 
 Algo choose_allreduce(const Comm& c, const AllreduceRequest& r, std::size_t count,
                       std::vector<std::pair<Algo, double>>* times) {
-  if (r.kind == AllreduceRequest::Kind::kHost) return r.algo;
+  if (r.kind == AllreduceRequest::Kind::kHost) {
+    if (r.algo == Algo::kShm)  // refused here, before training, on every rank alike
+      if (std::string why = shm_unusable(c, ShmOptions{}); !why.empty())
+        throw ConfigError("--allreduce shm: " + why);
+    return r.algo;
+  }
   if (r.kind == AllreduceRequest::Kind::kNccl)
     throw Error("choose_allreduce: nccl is not a host algorithm (the schemes take NCCL's path)");
   std::vector<float> buf(std::max<std::size_t>(count, 1), 0.0f);  // zeros: sums stay finite

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "apps/dist/scheme_options.hpp"
@@ -30,12 +31,31 @@ struct CommTeams {
   int teams = 1, threads_per_team = 1;  // 1 .. kMaxCommTeams, 1 .. kMaxCommThreadsPerTeam
 };
 
+// A bucket of the gradient buffer: its element range and the lowest node owning a blob in it.
+struct GradBucket {
+  std::size_t lo, hi;
+  std::size_t first_node;
+  std::size_t count() const { return hi - lo; }
+};
+// The buckets of at least bucket_mb MiB at blob boundaries, from the end of the buffer (the
+// order backward finishes them). ConfigError unless bucket_mb > 0.
+std::vector<GradBucket> cut_buckets(const Net<float>& net, double bucket_mb);
+
+// The algorithm by message size: each entry an algorithm measured (or named) at a count; a
+// count takes the entry nearest to it on a log scale. One entry: one algorithm for all sizes.
+struct AlgoBands {
+  AlgoBands() = default;
+  AlgoBands(Algo a) : at_count{{1, a}} {}  // NOLINT(google-explicit-constructor): one for all
+  std::vector<std::pair<std::size_t, Algo>> at_count;  // ascending counts
+  Algo for_count(std::size_t count) const;
+};
+
 class GradientSync {
  public:
   // Collective over c. ConfigError for teams out of range, teams without the thread engine, or
-  // several teams without MPI_THREAD_MULTIPLE.
-  GradientSync(const Comm& c, Net<float>& net, Algo algo, Overlap overlap, double bucket_mb,
-               CommTeams teams = {});
+  // several teams without MPI_THREAD_MULTIPLE. Bucket b is reduced by algos.for_count(its size).
+  GradientSync(const Comm& c, Net<float>& net, const AlgoBands& algos, Overlap overlap,
+               double bucket_mb, CommTeams teams = {});
   void node_done(std::size_t node);  // the observer
   void finish();                     // the sync phase: the rest of the exchange, then the average
   int buckets() const { return int(buckets_.size()); }
@@ -46,15 +66,11 @@ class GradientSync {
  private:
   void start(std::size_t b);
   void make_teams(const Comm& c, Overlap overlap, CommTeams t);
-  struct Bucket {
-    std::size_t lo, hi;      // element range of the gradient buffer
-    std::size_t first_node;  // the lowest node owning a blob in it
-  };
   Comm comm_;
   Net<float>& net_;
-  Algo algo_;
-  std::vector<Bucket> buckets_;  // in the order they become ready
-  std::size_t next_ = 0;         // the next bucket to start
+  std::vector<GradBucket> buckets_;  // in the order they become ready
+  std::vector<Algo> algos_;          // bucket b's algorithm
+  std::size_t next_ = 0;             // the next bucket to start
   // the teams' engines (none: no overlap); bucket b on team b % size, one in flight per team
   std::vector<std::unique_ptr<AsyncAllreduce<float>>> teams_;
   std::vector<char> in_flight_;  // per team

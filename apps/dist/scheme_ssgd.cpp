@@ -38,9 +38,11 @@ class Ssgd final : public DistScheme {
       params["overlap"] = "none";
       return;
     }
-    choice_.choose(workers, d_.allreduce, net.weights().size());
+    std::vector<std::size_t> counts;
+    for (const GradBucket& b : cut_buckets(net, d_.bucket_mb)) counts.push_back(b.count());
+    choice_.choose(workers, d_.allreduce, counts);
     grads_ =
-        std::make_unique<GradientSync>(workers, net, choice_.algo, overlap_, d_.bucket_mb, teams_);
+        std::make_unique<GradientSync>(workers, net, choice_.bands, overlap_, d_.bucket_mb, teams_);
     if (overlap_ != Overlap::kNone)
       net.set_backward_observer([this](std::size_t node) { grads_->node_done(node); });
     params["overlap"] = name_of(kOverlapNames, overlap_);

@@ -103,6 +103,7 @@ class Net {
   // broadcasts, host-staged allreduce) works on a device net between the two.
   std::vector<T>& weights() { return w_; }
   std::vector<T>& grads() { return dw_; }
+  const std::vector<T>& grads() const { return dw_; }
   void pull_weights(), push_weights(), pull_grads(), push_grads();
   // Likewise the layers' state outside the parameters (batch norm's running statistics),
   // between the device layers and the host layers' own copies.

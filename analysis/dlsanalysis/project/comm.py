@@ -131,12 +131,19 @@ def hier(fab, n, p):
     return t
 
 
+def _even_nodes(fab, p):
+    """Whether p ranks fill their nodes alike (shm's cross-node rings need that; auto skips it)."""
+    r = max(1, fab.ranks_per_node)
+    return p <= r or p % r == 0
+
+
 def allreduce_time(fab, algo, n, p):
     """(seconds, the algorithm used) of an allreduce of n bytes a rank over p ranks."""
     if p <= 1 or n <= 0:
         return 0.0, algo
     if algo in CHOICES:
-        best = min(CHOICES[algo], key=lambda a: FUNCS[a](fab, n, p))
+        choices = [a for a in CHOICES[algo] if a != "shm" or _even_nodes(fab, p)]
+        best = min(choices, key=lambda a: FUNCS[a](fab, n, p))
         return FUNCS[best](fab, n, p), f"mpi (as {best})" if algo == "mpi" else best
     if algo not in FUNCS:
         raise ValueError(f"allreduce algorithm '{algo}': expected one of {', '.join(ALGORITHMS)}, auto")
