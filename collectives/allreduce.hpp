@@ -45,7 +45,8 @@ struct ShmOptions {
   int node_ranks = 0;
 };
 class ShmAllreduce;  // allreduce_shm.cpp: the node's window and the communicators
-// Largest FIFO chunk: 1 GiB (a window of chunk x slots a rank must fit the node's shared memory).
+// Largest FIFO, chunk x slots: 1 GiB (each rank's part of the window must fit the node's shared
+// memory).
 inline constexpr std::size_t kShmMaxChunkBytes = std::size_t(1) << 30;
 
 // Scratch space of the algorithms: one receive buffer of up to `count` elements; and the

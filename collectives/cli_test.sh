@@ -83,6 +83,7 @@ bad "empty event name" --counters PAPI_TOT_CYC,
 bad "algo shm: its nodes hold 1 to 2 ranks" --algo shm --shm-node-ranks 2
 bad "shm-chunk 100: expected a positive multiple of 64 bytes" --shm-chunk 100
 bad "shm-chunk 2G: expected a positive multiple of 64 bytes, at most 1G" --shm-chunk 2G
+bad "over 1 GiB a rank" --shm-chunk 512M --shm-slots 4
 bad "shm-chunk '99999999999G': too large" --shm-chunk 99999999999G
 bad "shm-slots: Value 0 not in range" --shm-slots 0
 echo "collectives CLI: all cases passed"

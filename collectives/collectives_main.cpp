@@ -108,6 +108,9 @@ std::vector<Algo> host_algos(const SweepOptions& o, const Comm& c) {
       algos.push_back(parse_algo(name));
   }
   if (std::find(algos.begin(), algos.end(), Algo::kShm) == algos.end()) return algos;
+  if (o.shm.chunk_bytes * std::size_t(o.shm.slots) > kShmMaxChunkBytes)
+    throw ConfigError(fmt::format("--shm-chunk {} x --shm-slots {}: over 1 GiB a rank",
+                                  o.shm.chunk_bytes, o.shm.slots));
   const std::string why = shm_unusable(c, o.shm);
   if (why.empty()) return algos;
   if (!all) throw ConfigError("--algo shm: " + why);

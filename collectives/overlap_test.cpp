@@ -72,6 +72,24 @@ TEST(Overlap, ThreadFinishesWithoutTheCallersHelp) {
   EXPECT_EQ(std::memcmp(v.data(), want.data(), n * sizeof(float)), 0);
 }
 
+// start(buf, n, algo) runs algo, not the engine's default: here the default (shm, with a chunk
+// size its ring refuses) fails, the algorithm passed (ring) gives MPI_Allreduce's result.
+TEST(Overlap, ThreadRunsTheAlgorithmStartNames) {
+  const Comm c;
+  if (c.size() == 1) GTEST_SKIP() << "at one rank no algorithm runs";
+  const std::size_t n = 1003;
+  ShmOptions refused;
+  refused.chunk_bytes = 100;
+  AsyncAllreduce<float> ar(c, OverlapEngine::kThread, Algo::kShm, n, 1, refused);
+  std::vector<float> v = rank_data<float>(n, c.rank()), want = v;
+  allreduce_mpi(c, want.data(), n);
+  ar.start(v.data(), n, Algo::kRing);
+  ar.wait();
+  EXPECT_EQ(std::memcmp(v.data(), want.data(), n * sizeof(float)), 0);
+  ar.start(v.data(), n);
+  EXPECT_THROW(ar.wait(), ConfigError);
+}
+
 // Communication teams (dlscale's ssgd --comm-teams): several thread engines in flight at once,
 // each on its own duplicate, with threaded local sums; every one gives MPI_Allreduce's result.
 TEST(Overlap, SeveralEnginesInFlightAtOnce) {

@@ -45,11 +45,11 @@ void wait_until(F ready) {
 
 ShmRing::ShmRing(MPI_Comm node, std::size_t chunk_bytes, int slots)
     : chunk_bytes_(chunk_bytes), slots_(slots) {
-  if (chunk_bytes_ == 0 || chunk_bytes_ % kAlign != 0 || chunk_bytes_ > kShmMaxChunkBytes ||
-      slots_ < 1 || slots_ > 1024)
+  if (chunk_bytes_ == 0 || chunk_bytes_ % kAlign != 0 || slots_ < 1 || slots_ > 1024 ||
+      chunk_bytes_ > kShmMaxChunkBytes || chunk_bytes_ * std::size_t(slots_) > kShmMaxChunkBytes)
     throw ConfigError(fmt::format(
         "shared-memory ring: chunks of {} bytes in {} slots (expected a positive multiple of {} "
-        "bytes up to 1 GiB, and 1 to 1024 slots)",
+        "bytes, 1 to 1024 slots, and at most 1 GiB in all)",
         chunk_bytes_, slots_, kAlign));
   MPI_Comm_rank(node, &rank_);
   MPI_Comm_size(node, &size_);

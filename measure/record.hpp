@@ -30,8 +30,10 @@
 //                 (apps/dist): phase_s_max (max over ranks; phase_s is then the mean),
 //                 peak_rss_bytes_max, placement (per rank: host, cpus, threads, gpu), and
 //                 per scheme sync_waited_in_backward_s (ssgd), averages (localsgd),
-//                 exchanges (easgd, ps-sync), allreduce (the algorithm used; with --allreduce
-//                 auto also allreduce_auto_times_s, what it was chosen by)
+//                 exchanges (easgd, ps-sync), allreduce (the algorithm used, ssgd: of the
+//                 largest buckets; with --allreduce auto also allreduce_auto_times_s, what it
+//                 was chosen by, and where ssgd's buckets span several size bands
+//                 allreduce_bands: each band's count, choice and times)
 //   counters              event -> count, over the timed region on every thread of the process
 //                         (kernels: each case's timed calls; collectives: each point's; train:
 //                         the steady window, by phase in metrics.counters_by_phase); how in

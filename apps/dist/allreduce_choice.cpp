@@ -17,7 +17,7 @@ void AllreduceChoice::choose(const Comm& workers, const AllreduceRequest& r,
     return;
   }
   std::map<int, std::size_t> largest;  // power-of-two band -> its largest count
-  for (std::size_t c : counts) {
+  for (std::size_t c : counts.empty() ? std::vector<std::size_t>{0} : counts) {
     const auto band = int(std::bit_width(std::max<std::size_t>(c, 1)));
     largest[band] = std::max(largest[band], c);
   }

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
@@ -148,8 +149,7 @@ TEST(Dist, SsgdCommTeamsEqualOneTeamBitForBit) {
 
 // auto by size band: a bucket per blob (10 to 51200 floats), so several power-of-two bands,
 // each timed at its largest bucket; each band's choice is a fastest of its times (ties at 1 rank),
-// and the record's allreduce is the largest band's. The bands answer a count by the nearest on a
-// log scale.
+// and the record's allreduce is the largest band's.
 TEST(Dist, SsgdAutoChoosesByBand) {
   const Comm c;
   std::vector<float> w;
@@ -173,13 +173,40 @@ TEST(Dist, SsgdAutoChoosesByBand) {
   }
   EXPECT_EQ(m["allreduce"], bands.back()["algo"]);
   EXPECT_EQ(m["allreduce_auto_times_s"], bands.back()["times_s"]);
+}
 
+// GradientSync gives each bucket the algorithm of its size (a bucket per blob: 10 to 51200).
+TEST(Dist, GradientSyncTakesEachBucketsBand) {
+  const Comm c;
+  AlgoBands ab;
+  ab.at_count = {{16, Algo::kTree}, {2000, Algo::kRing}, {50000, Algo::kRecDoubling}};
+  std::vector<float> w;
+  std::unique_ptr<GradientSync> grads;
+  TrainHooks h = capture(w);
+  h.rank = c.rank(), h.ranks = c.size();
+  std::set<Algo> used;
+  h.after_allocate = [&](Net<float>& net) {
+    grads = std::make_unique<GradientSync>(c, net, ab, Overlap::kNone, 1e-5);
+    ASSERT_EQ(grads->bucket_algos().size(), grads->bucket_list().size());
+    for (std::size_t b = 0; b < grads->bucket_list().size(); ++b) {
+      EXPECT_EQ(grads->bucket_algos()[b], ab.for_count(grads->bucket_list()[b].count()));
+      used.insert(grads->bucket_algos()[b]);
+    }
+  };
+  h.sync = [&](const StepInfo&) { grads->finish(); };
+  EXPECT_EQ(run_training(tiny(4), h).status, "ok");
+  EXPECT_EQ(used.size(), 3u);  // every band has a bucket
+}
+
+TEST(Dist, AlgoBandsAnswerTheNearestOnALogScale) {
   AlgoBands ab;
   ab.at_count = {{10, Algo::kRing}, {1000, Algo::kShm}, {100000, Algo::kMpi}};
   EXPECT_EQ(ab.for_count(0), Algo::kRing);
   EXPECT_EQ(ab.for_count(31), Algo::kRing);
   EXPECT_EQ(ab.for_count(200), Algo::kShm);
   EXPECT_EQ(ab.for_count(5000), Algo::kShm);
+  EXPECT_EQ(ab.for_count(9999), Algo::kShm);   // 9999 / 1000 < 100000 / 9999
+  EXPECT_EQ(ab.for_count(10000), Algo::kMpi);  // a tie: the larger
   EXPECT_EQ(ab.for_count(50000), Algo::kMpi);
   EXPECT_EQ(ab.for_count(std::size_t(1) << 40), Algo::kMpi);
   EXPECT_EQ(AlgoBands(Algo::kTree).for_count(12345), Algo::kTree);

@@ -34,14 +34,16 @@ std::vector<GradBucket> cut_buckets(const Net<float>& net, double bucket_mb) {
 
 Algo AlgoBands::for_count(std::size_t count) const {
   if (at_count.empty()) throw Error("AlgoBands: no algorithm chosen");
-  const auto distance = [count](std::size_t c) {
-    return std::abs(std::log(double(std::max<std::size_t>(c, 1))) -
-                    std::log(double(std::max<std::size_t>(count, 1))));
-  };
-  const auto nearest = std::min_element(at_count.begin(), at_count.end(), [&](auto& a, auto& b) {
-    return distance(a.first) < distance(b.first);
-  });
-  return nearest->second;
+  // The first entry at or above count, or the one below it where that is nearer on a log scale:
+  // count / lo < hi / count (IEEE divisions, exactly rounded: the same answer on every rank,
+  // unlike a libm's log).
+  const auto hi = std::lower_bound(at_count.begin(), at_count.end(), count,
+                                   [](const auto& e, std::size_t n) { return e.first < n; });
+  if (hi == at_count.begin()) return hi->second;
+  const auto lo = std::prev(hi);
+  if (hi == at_count.end()) return lo->second;
+  const double c = double(count);
+  return c / double(lo->first) < double(hi->first) / c ? lo->second : hi->second;
 }
 
 GradientSync::GradientSync(const Comm& c, Net<float>& net, const AlgoBands& algos, Overlap overlap,
@@ -78,8 +80,8 @@ void GradientSync::make_teams(const Comm& c, Overlap overlap, CommTeams t) {
   const auto engine =
       overlap == Overlap::kThread ? OverlapEngine::kThread : OverlapEngine::kNonblocking;
   for (std::size_t k = 0; k < largest.size(); ++k)
-    teams_.push_back(std::make_unique<AsyncAllreduce<float>>(c, engine, algos_.front(), largest[k],
-                                                             t.threads_per_team));
+    teams_.push_back(std::make_unique<AsyncAllreduce<float>>(
+        c, engine, algos_.empty() ? Algo::kMpi : algos_.front(), largest[k], t.threads_per_team));
   in_flight_.assign(teams_.size(), 0);
 }
 

@@ -42,7 +42,8 @@ struct GradBucket {
 std::vector<GradBucket> cut_buckets(const Net<float>& net, double bucket_mb);
 
 // The algorithm by message size: each entry an algorithm measured (or named) at a count; a
-// count takes the entry nearest to it on a log scale. One entry: one algorithm for all sizes.
+// count takes the entry nearest to it on a log scale (ties: the larger). One entry: one
+// algorithm for all sizes.
 struct AlgoBands {
   AlgoBands() = default;
   AlgoBands(Algo a) : at_count{{1, a}} {}  // NOLINT(google-explicit-constructor): one for all
@@ -59,6 +60,8 @@ class GradientSync {
   void node_done(std::size_t node);  // the observer
   void finish();                     // the sync phase: the rest of the exchange, then the average
   int buckets() const { return int(buckets_.size()); }
+  const std::vector<GradBucket>& bucket_list() const { return buckets_; }
+  const std::vector<Algo>& bucket_algos() const { return algos_; }  // bucket b's algorithm
   // seconds spent in node_done waiting for a team's previous bucket, since the last reset
   double waited_in_backward() const { return waited_; }
   void reset_stats() { waited_ = 0; }

@@ -40,7 +40,7 @@ class Ssgd final : public DistScheme {
     }
     std::vector<std::size_t> counts;
     for (const GradBucket& b : cut_buckets(net, d_.bucket_mb)) counts.push_back(b.count());
-    choice_.choose(workers, d_.allreduce, counts);
+    choice_.choose(workers, host_request(params), counts);
     grads_ =
         std::make_unique<GradientSync>(workers, net, choice_.bands, overlap_, d_.bucket_mb, teams_);
     if (overlap_ != Overlap::kNone)
@@ -79,6 +79,16 @@ class Ssgd final : public DistScheme {
           "--comm-teams {} --comm-threads-per-team {} ignored on a device: no overlap there (every "
           "bucket after backward, or NCCL)",
           d_.comm_teams, d_.comm_threads_per_team);
+  }
+
+  // The nonblocking engine is MPI_Iallreduce whatever was asked: nothing to time for auto, and a
+  // named algorithm is not run (the params say so).
+  AllreduceRequest host_request(nlohmann::json& params) const {
+    if (overlap_ != Overlap::kNonblocking) return d_.allreduce;
+    if (d_.allreduce.kind == AllreduceRequest::Kind::kHost && d_.allreduce.algo != Algo::kMpi)
+      params["allreduce_ignored"] = fmt::format(
+          "--allreduce {} ignored: --overlap nonblocking runs MPI_Iallreduce", d_.allreduce.name());
+    return AllreduceRequest::parse("mpi");
   }
 
   const DistOptions& d_;
