@@ -32,8 +32,10 @@ std::size_t parse_shm_chunk(const std::string& text) {
 }
 
 void add_shm_options(CLI::App& app, ShmOptions& o) {
-  app.add_option("--shm-chunk",
-                 "--algo shm: bytes a FIFO slot holds (K/M suffixes; a multiple of 64)")
+  app.add_option(
+         "--shm-chunk",
+         "--algo shm: bytes a FIFO slot holds (K/M/G suffixes; a multiple of 64; chunk x slots "
+         "at most 1G)")
       ->check(parsed_into(o.chunk_bytes, parse_shm_chunk))
       ->type_name("BYTES")
       ->default_str("128K");

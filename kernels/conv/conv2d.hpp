@@ -135,7 +135,8 @@ void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* d
 // A layer keeps one ConvChoice (reset when its shape is set) and runs its convolutions through
 // conv2d_*_chosen with one of its slots. With algo kFind the first call of a slot times every
 // applicable algorithm (gemm; winograd where winograd_applicable) on that call's inputs, each
-// writing into scratch with the call's beta (kFindWarmup untimed calls, then the best of
+// writing into the call's own output where the real call overwrites it (beta 0), else into
+// scratch with the call's beta (kFindWarmup untimed calls, then the best of
 // kFindRepeats timed ones), keeps the fastest, and runs it on the real output; later calls run
 // it directly; a slot marked found beforehand replays its algo without measuring. Any other
 // algo runs as conv2d_*_cpu's (the slot is then reset). Either way the slot records what ran.

@@ -33,17 +33,21 @@ double best_time(ConvAlgo algo, float* scratch, const Candidate& run) {
 }
 
 // Settles slot.algo: gemm alone needs no measurement; else each candidate is timed into
-// `count` floats of scratch (zeros: an accumulating call adds a few bounded terms to them).
-void find(ConvChoice::Slot& slot, const Conv2dShape& sh, long count, const Candidate& run) {
+// `overwritten` (the call's own output, which the real call then overwrites: beta 0), or where
+// that is null (an accumulating call) into `count` floats of scratch (zeros: the call adds a few
+// bounded terms to them).
+void find(ConvChoice::Slot& slot, const Conv2dShape& sh, long count, float* overwritten,
+          const Candidate& run) {
   slot.found = true;
   slot.algo = ConvAlgo::kGemm;
   slot.times_s.clear();
   if (!winograd_applicable(sh)) return;
   const auto t0 = Clock::now();
-  std::vector<float> scratch(std::size_t(count), 0.0f);
+  std::vector<float> scratch(overwritten ? 0 : std::size_t(count), 0.0f);
+  float* out = overwritten ? overwritten : scratch.data();
   double best = std::numeric_limits<double>::infinity();
   for (const ConvAlgo algo : {ConvAlgo::kGemm, ConvAlgo::kWinograd}) {
-    const double t = best_time(algo, scratch.data(), run);
+    const double t = best_time(algo, out, run);
     slot.times_s.emplace_back(algo, t);
     if (t < best) best = t, slot.algo = algo;
   }
@@ -52,7 +56,7 @@ void find(ConvChoice::Slot& slot, const Conv2dShape& sh, long count, const Candi
 
 // The algorithm this call runs, recorded in the slot.
 ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvAlgo algo, long count,
-              const Candidate& run) {
+              float* overwritten, const Candidate& run) {
   if (algo != ConvAlgo::kFind) {
     slot = ConvChoice::Slot{};
     slot.ran = true;
@@ -60,7 +64,7 @@ ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvAlgo algo, long
     return slot.algo;
   }
   slot.ran = true;
-  if (!slot.found) find(slot, sh, count, run);
+  if (!slot.found) find(slot, sh, count, overwritten, run);
   return slot.algo;
 }
 
@@ -68,25 +72,25 @@ ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvAlgo algo, long
 
 void conv2d_fwd_chosen(const Conv2dShape& sh, const float* x, const float* w, float* y,
                        ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot) {
-  const ConvAlgo a = pick(slot, sh, algo, sh.y_count(),
+  const ConvAlgo a = pick(slot, sh, algo, sh.y_count(), y,
                           [&](ConvAlgo c, float* out) { conv2d_fwd_cpu(sh, x, w, out, ws, c); });
   conv2d_fwd_cpu(sh, x, w, y, ws, a);
 }
 
 void conv2d_bwd_data_chosen(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                             ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot, float beta) {
-  const ConvAlgo a = pick(slot, sh, algo, sh.x_count(), [&](ConvAlgo c, float* out) {
-    conv2d_bwd_data_cpu(sh, dy, w, out, ws, c, beta);
-  });
+  const ConvAlgo a =
+      pick(slot, sh, algo, sh.x_count(), beta == 0.0f ? dx : nullptr,
+           [&](ConvAlgo c, float* out) { conv2d_bwd_data_cpu(sh, dy, w, out, ws, c, beta); });
   conv2d_bwd_data_cpu(sh, dy, w, dx, ws, a, beta);
 }
 
 void conv2d_bwd_filter_chosen(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                               ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot,
                               float beta) {
-  const ConvAlgo a = pick(slot, sh, algo, sh.w_count(), [&](ConvAlgo c, float* out) {
-    conv2d_bwd_filter_cpu(sh, x, dy, out, ws, c, beta);
-  });
+  const ConvAlgo a =
+      pick(slot, sh, algo, sh.w_count(), beta == 0.0f ? dw : nullptr,
+           [&](ConvAlgo c, float* out) { conv2d_bwd_filter_cpu(sh, x, dy, out, ws, c, beta); });
   conv2d_bwd_filter_cpu(sh, x, dy, dw, ws, a, beta);
 }
 

@@ -83,7 +83,7 @@ TEST(ConvFind, ChoosesAnApplicableAlgorithmAndWritesExactlyItsResult) {
         p.chosen(found.data(), ConvAlgo::kFind, slot, beta);
         expect_found(slot, sh);
         p.forced(forced.data(), slot.algo, beta);
-        EXPECT_EQ(found, forced);  // the measurement wrote into scratch only
+        EXPECT_EQ(found, forced);  // what the measurement wrote, the real call overwrote
         const ConvChoice::Slot first = slot;
         p.chosen(found.data(), ConvAlgo::kFind, slot, beta);  // measured once
         p.forced(forced.data(), slot.algo, beta);
