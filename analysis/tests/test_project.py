@@ -202,3 +202,31 @@ def test_projecting_leaves_the_callers_request_as_given():
     before = copy.deepcopy(spec)
     p = project(spec, CHECK, "localhost", ROOT)
     assert spec == before and p.spec.batch > 0 and p.spec.sample_bytes > 0
+
+
+def test_profiles_of_another_shape_or_width_are_kept_apart():
+    """A run of the same network at another width multiplier, image width or channel count (seed
+    004's AtomAI: ResNet-50 at 1/8 width on 1x120x85) is its own profile: a request for the
+    network as published never calibrates on it, and one that names the variant gets it alone."""
+    from dlsanalysis.project.calibration import load_calibration, profiles
+    from dlsanalysis.project.run import pick_profiles
+
+    cal = load_calibration(CHECK)
+    one = cal.frame[(cal.frame["kind"] == "train") & (cal.frame["params.model"] == "cifar10_quick")]
+    assert not one.empty
+    variant = one.copy()
+    variant["params.width"], variant["params.channels"], variant["params.image_w"] = 0.125, 1, 24
+    variant["metrics.step_time_s"] = one["metrics.step_time_s"] * 100  # unmistakable
+    cal.frame = cal.frame._append(variant, ignore_index=True)
+    ps = profiles(cal, "cifar10_quick")
+    full = pick_profiles(ps, "", 0)
+    assert full and all(p.width == 1.0 and p.channels == 3 and p.image_w == p.image for p in full)
+    image = full[0].image
+    narrow = pick_profiles(ps, "", image, image_w=24, channels=1, width=0.125)
+    assert narrow and all(p.width == 0.125 and p.image_w == 24 and p.channels == 1 for p in narrow)
+    steps = {p.batch: p.step for p in full}
+    assert sorted(steps) == sorted(p.batch for p in narrow)
+    assert all(p.step == pytest.approx(100 * steps[p.batch]) for p in narrow)
+    assert not pick_profiles(ps, "", image, width=0.5)  # a width never run: nothing to carry
+    spec = spec_from({"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks"}, "test")
+    assert project(spec, cal, "localhost", ROOT).rows[0]["step_s"] < 2 * max(steps.values())

@@ -62,6 +62,11 @@ class Profile:
     refs: list = field(default_factory=list)
     sample_bytes: float = math.nan
     parameter_bytes: float = math.nan
+    # the network's variant: image width (the height where square), input channels, width
+    # multiplier (1: the network as published)
+    image_w: int = 0
+    channels: int = 3
+    width: float = 1.0
 
 
 @dataclass
@@ -129,11 +134,26 @@ def _sample_bytes(row):
     return c * h * w  # decoded 8-bit pixels
 
 
+VARIANT_DEFAULTS = {"params.image_w": None, "params.channels": 3, "params.width": 1.0}
+
+
+def _variant_columns(d):
+    """params.image_w (the height where absent: a square image), channels and width filled in."""
+    out = {}
+    for k, default in VARIANT_DEFAULTS.items():
+        v = d[k] if k in d else pd.Series(math.nan, index=d.index)
+        out[k] = v.fillna(d.get("params.image", -1) if default is None else default)
+    return d.assign(**out)
+
+
 def profiles(cal, model):
-    """The model's one-rank Profiles, one per (batch, threads, backend, image), repeats averaged."""
+    """The model's one-rank Profiles, one per (batch, threads, backend, image, image_w, channels,
+    width), repeats averaged: a run of another shape or width of the network is another profile."""
     d = _one_rank_train(cal.frame, model)
     keys = ["params.batch_per_rank", "params.threads", "params.backend", "params.image"]
     d = d.assign(**{k: d.get(k, -1) for k in keys})
+    d = _variant_columns(d)
+    keys += list(VARIANT_DEFAULTS)
     out = []
     for key, g in d.groupby(keys, dropna=False, sort=True):
         rows = [r for _, r in g.iterrows()]
@@ -159,6 +179,9 @@ def profiles(cal, model):
                 refs=[_ref(r) for r in rows],
                 sample_bytes=_sample_bytes(rows[0]),
                 parameter_bytes=mean("metrics.parameter_bytes"),
+                image_w=int(key[4]) if key[4] == key[4] else 0,
+                channels=int(key[5]),
+                width=float(key[6]),
             )
         )
     return out

@@ -44,6 +44,9 @@ class Spec:
     input: str = "storage"
     backend: str = ""
     image: int = 0  # the calibration records' image size (0: the largest calibrated)
+    image_w: int = 0  # their image width (0: the height, a square image)
+    channels: int = 0  # their input channels (0: any)
+    width: float = 1.0  # their width multiplier (1: the network as published)
     epochs: dict = field(default_factory=dict)  # {scale: epochs to the target}
     epochs_source: str = ""
 

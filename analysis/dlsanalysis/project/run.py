@@ -29,11 +29,17 @@ class Projection:
     alpha_beta: object = None
 
 
-def _pick_profiles(all_profiles, backend, image):
+def pick_profiles(all_profiles, backend, image, image_w=0, channels=0, width=1.0):
+    """The profiles of the network as asked: its width multiplier (1: as published), image
+    (height x width; the largest square one measured where not given) and input channels (any
+    where not given); then the most threads, and openblas before other backends."""
     if backend:
         all_profiles = [p for p in all_profiles if p.backend == backend]
-    image = image or max((p.image for p in all_profiles), default=0)
-    all_profiles = [p for p in all_profiles if p.image == image]
+    all_profiles = [p for p in all_profiles if p.width == width and (not channels or p.channels == channels)]
+    if not image:
+        image = max((p.image for p in all_profiles if p.image_w in (0, p.image)), default=0)
+    image_w = image_w or image
+    all_profiles = [p for p in all_profiles if p.image == image and (p.image_w or p.image) == image_w]
     if not all_profiles:
         return []
     threads = max(p.threads for p in all_profiles)
@@ -106,7 +112,7 @@ def project(spec, calibration, site_name, root):
     target = load_site(site_name, root)
     same = _same_site(target, cal)
     site = load_site(site_name, root, cal.manifest) if same else target
-    profs = _pick_profiles(profiles(cal, spec.model), spec.backend, spec.image)
+    profs = pick_profiles(profiles(cal, spec.model), spec.backend, spec.image, spec.image_w, spec.channels, spec.width)
     if not profs:
         at = f" at image size {spec.image}" if spec.image else ""
         raise SpecError(f"{cal.path}: no one-rank training record of model '{spec.model}'{at} to calibrate on")
@@ -161,6 +167,9 @@ def spec_from(d, where):
         "epochs",
         "epochs_source",
         "image",
+        "image_w",
+        "channels",
+        "width",
     }
     extra = set(d) - known
     if extra:
@@ -199,6 +208,9 @@ def spec_from(d, where):
         input=str(d.get("input", "storage")),
         backend=str(d.get("backend", "")),
         image=int(d.get("image", 0)),
+        image_w=int(d.get("image_w", 0)),
+        channels=int(d.get("channels", 0)),
+        width=float(d.get("width", 1.0)),
         epochs=dict(d.get("epochs") or {}),
         epochs_source=str(d.get("epochs_source", "")),
     )

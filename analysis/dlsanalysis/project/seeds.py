@@ -20,7 +20,7 @@ import yaml
 from .calibration import load_calibration, profiles
 from .cli import DEFAULT_CALIBRATION, ROOT, requests
 from .model import SpecError
-from .run import project, spec_from
+from .run import pick_profiles, project, spec_from
 
 METRIC_COLUMN = {
     "weak_scaling_efficiency": "efficiency",
@@ -43,8 +43,12 @@ def projection_files(seed, root=ROOT):
     return out
 
 
-def _has_model(cal, model, image):
-    return cal is not None and any(p.image == image or not image for p in profiles(cal, model))
+def _has_model(cal, spec):
+    """Whether the campaign trained the network a Spec asks for (its image, channels and width
+    multiplier as pick_profiles takes them)."""
+    if cal is None:
+        return False
+    return bool(pick_profiles(profiles(cal, spec.model), spec.backend, spec.image, spec.image_w, spec.channels, spec.width))
 
 
 def _loaded(campaign):
@@ -73,11 +77,11 @@ def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
             continue
         for i, (name, site, req, it) in enumerate(entries):
             where = f"{path}: projections[{i}] ({name})"
-            mine = _has_model(own, it.get("model"), it.get("image"))
-            if not mine and shipped is None:
-                shipped = load_calibration(calibration)
             try:
                 spec = spec_from(req, where)
+                mine = _has_model(own, spec)
+                if not mine and shipped is None:
+                    shipped = load_calibration(calibration)
                 p = project(spec, own if mine else shipped, site, root)
             except (ValueError, OSError) as e:
                 print(f"dlsanalysis reproduce: projection {where}: {e}", file=sys.stderr)
