@@ -21,7 +21,9 @@ struct CounterList {
 
 // Why PAPI's perf_event component cannot count on this machine ("" when it can): PAPI disables
 // it where libpfm4 finds no PMU (some VMs, CPUs newer than the library), and then no perf::
-// event, not even a software one, can be added through PAPI.
+// event, not even a software one, can be added through PAPI; where it is enabled, PAPI_attach
+// still fails unless the kernel counts the hardware instructions event (a VM without a virtual
+// PMU whose CPU libpfm4 knows). Either way the perf_event_open path counts the software events.
 std::string perf_events_unavailable();
 
 // PAPI_library_init, once per process: "" on success, else why (for the counting paths here).
