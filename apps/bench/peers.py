@@ -7,8 +7,8 @@ ratio beside its target:
 
   conv_vs_onednn   per ResNet-50 and VGG-16 convolution layer and pass (fwd, bwd_data,
                    bwd_filter), oneDNN's time over ours (the best of our algorithms: im2col+GEMM,
-                   and Winograd where it applies), `dlscale kernels`, checks on; geometric mean
-                   and worst.                                    target: each >= 0.9, mean >= 1.3
+                   Winograd and the direct convolution where they apply), `dlscale kernels`,
+                   checks on; geometric mean and worst.                                    target: each >= 0.9, mean >= 1.3
   conv_vs_sgemm    ResNet-50's 3x3 and 1x1 layers, fwd+bwd FLOPs over time (best algorithm, each
                    layer weighted by its count) over OpenBLAS sgemm 2048^3's GFLOP/s.   >= 0.85
   train_vs_pytorch images/s, dlscale over PyTorch, same network and batch, medians of --repeats

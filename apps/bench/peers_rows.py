@@ -59,14 +59,16 @@ def conv_layers(models=("resnet50", "vgg16")):
 
 
 def conv_times(a, keep):
-    """{(layer name, dir): {algo: metrics}} for gemm, winograd (where it applies: `dlscale kernels`
-    skips the other layers, as winograd_applicable says) and onednn."""
+    """{(layer name, dir): {algo: metrics}} for gemm, winograd and direct (where they apply:
+    `dlscale kernels` skips the other layers and passes, as winograd_applicable and
+    direct_applicable say) and onednn."""
     descs = conv_layers()
     path = os.path.join(a.tmp, "conv_shapes.txt")
     with open(path, "w") as f:
         for d in descs:
             f.writelines(f"conv2d_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
+            f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS[:2])
     threads = ["--threads", str(a.threads)]
     recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
     recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
@@ -76,8 +78,10 @@ def conv_times(a, keep):
         m = r["metrics"]
         if r["status"] != "ok" or m["op"] == "gemm":
             continue
-        algo = "winograd" if "_wino_" in m["op"] else {"openblas": "gemm"}.get(m["backend"], m["backend"])
-        table.setdefault((m["shape"].split("_n", 1)[1], m["op"].replace("wino_", "").removeprefix("conv2d_")), {})[algo] = m
+        variant = next((v for v in ("wino", "direct") if f"_{v}_" in m["op"]), None)
+        algo = {"wino": "winograd", "direct": "direct"}.get(variant) or {"openblas": "gemm"}.get(m["backend"], m["backend"])
+        op = m["op"].replace(f"{variant}_", "") if variant else m["op"]
+        table.setdefault((m["shape"].split("_n", 1)[1], op.removeprefix("conv2d_")), {})[algo] = m
     sgemm = next(r["metrics"]["gflop_per_s"] for r in recs if r["metrics"]["op"] == "gemm")
     return table, sgemm
 

@@ -229,32 +229,33 @@ TEST(Models, TinyNetOverfitsOneBatch) {
   }
 }
 
-// The same float net with every 3x3 stride-1 convolution on Winograd F(4x4,3x3) and on im2col +
-// GEMM: one training step's loss and gradients agree (two algorithms for the same maths, whose
-// rounding differs). The models with such layers only; the kernels are checked one by one
-// against the reference in kernels/conv/winograd_test.cpp.
-TEST(Models, WinogradAndGemmGiveTheSameStep) {
+// The same float net with its convolutions on another algorithm (`other`: Winograd F(4x4,3x3)
+// on every 3x3 stride-1 layer, or the direct convolution on every forward and stride-1 backward
+// data) and on im2col + GEMM: one training step's loss and gradients agree (two algorithms for
+// the same maths, whose rounding differs). The models with layers `other` applies to; the
+// kernels are checked one by one against the reference in kernels/conv/. Returns the nets run.
+int same_step_as_gemm(ConvAlgo other) {
   int nets = 0;
   for (const ModelInfo& m : model_table()) {
     auto gemm = build_model<float>(m.name, tiny(m.name, 4));
-    auto wino = build_model<float>(m.name, tiny(m.name, 4));
+    auto alt = build_model<float>(m.name, tiny(m.name, 4));
     bool any = false;
     for (const ParamBlob& b : gemm->blobs())
       if (auto* c = dynamic_cast<Conv2dLayer<float>*>(&gemm->layer(b.layer)))
-        any = any || winograd_applicable(c->shape());
+        any = any || resolve_conv_algo(c->shape(), other, ConvDir::kFwd) == other;
     if (!any) continue;
-    SCOPED_TRACE(m.name);
+    SCOPED_TRACE(m.name + " " + conv_algo_name(other));
     ++nets;
     std::vector<int> labels;
     std::vector<float> grads[2];
     double loss[2];
     int i = 0;
-    for (auto* net : {gemm.get(), wino.get()}) {
+    for (auto* net : {gemm.get(), alt.get()}) {
       net->allocate(3);
       order_one_init(*net);
       fill_batch(*net, labels, 5);
       const Context ctx{.backend = Backend::kOpenBlas,
-                        .conv_algo = i == 0 ? ConvAlgo::kGemm : ConvAlgo::kWinograd,
+                        .conv_algo = i == 0 ? ConvAlgo::kGemm : other,
                         .train = true,
                         .labels = labels.data(),
                         .seed = 1};
@@ -272,7 +273,16 @@ TEST(Models, WinogradAndGemmGiveTheSameStep) {
     EXPECT_GT(big, 0.0);
     EXPECT_LT(diff, 1e-3 * big) << "largest gradient " << big;
   }
-  EXPECT_GE(nets, 6);  // CaffeNet, AlexNet (conv3), GoogLeNet, VGG-16, ResNet-50, Inception-v3
+  return nets;
+}
+
+TEST(Models, WinogradAndGemmGiveTheSameStep) {
+  // CaffeNet, AlexNet (conv3), GoogLeNet, VGG-16, ResNet-50, Inception-v3
+  EXPECT_GE(same_step_as_gemm(ConvAlgo::kWinograd), 6);
+}
+
+TEST(Models, DirectAndGemmGiveTheSameStep) {
+  EXPECT_GE(same_step_as_gemm(ConvAlgo::kDirect), 9);  // every model with a convolution
 }
 
 // ---- --conv-algo find: measured on the first pass of every conv layer and direction ----
@@ -329,23 +339,29 @@ const Conv2dShape& conv_shape(Layer<float>& l) {
   return dynamic_cast<Deconv2dLayer<float>&>(l).shape();
 }
 
-// Every pass that ran settled on an algorithm that applies to its layer's shape, both timed
-// where both apply (measured: true) or none timed (false: a replayed choice); the count of
-// passes that compared two algorithms.
+// Every pass that ran settled on one of its candidates (conv_candidates of the convolution pass
+// it runs: a deconvolution's forward is its shape's backward data and the reverse), each of them
+// timed where there are several (measured: true) or none timed (false: a replayed choice); the
+// count of passes that compared algorithms.
 int check_choices(Net<float>& net, bool measured) {
   int timed = 0;
   for (std::size_t i = 0; i < net.size(); ++i) {
     Layer<float>& l = net.layer(net.layer_name(i));
     if (!l.conv_choice()) continue;
-    const bool wino = winograd_applicable(conv_shape(l));
+    const Conv2dShape& sh = conv_shape(l);
+    const bool deconv = dynamic_cast<Deconv2dLayer<float>*>(&l) != nullptr;
     const ConvChoice& c = *l.conv_choice();
-    for (const ConvChoice::Slot* s : {&c.fwd, &c.bwd_data, &c.bwd_filter}) {
+    const std::pair<const ConvChoice::Slot*, ConvDir> slots[] = {
+        {&c.fwd, deconv ? ConvDir::kBwdData : ConvDir::kFwd},
+        {&c.bwd_data, deconv ? ConvDir::kFwd : ConvDir::kBwdData},
+        {&c.bwd_filter, ConvDir::kBwdFilter}};
+    for (const auto& [s, dir] : slots) {
       if (!s->ran) continue;
       EXPECT_TRUE(s->found) << l.name();
-      EXPECT_TRUE(s->algo == ConvAlgo::kGemm || (wino && s->algo == ConvAlgo::kWinograd))
-          << l.name();
-      EXPECT_EQ(s->times_s.size(), measured && wino ? 2u : 0u) << l.name();
-      timed += s->times_s.size() == 2;
+      const std::vector<ConvAlgo> cands = conv_candidates(sh, dir);
+      EXPECT_NE(std::find(cands.begin(), cands.end(), s->algo), cands.end()) << l.name();
+      EXPECT_EQ(s->times_s.size(), measured && cands.size() > 1 ? cands.size() : 0u) << l.name();
+      timed += s->times_s.size() > 1;
     }
   }
   return timed;

@@ -38,6 +38,8 @@ std::string conv_algo_name(ConvAlgo a) {
       return "gemm";
     case ConvAlgo::kWinograd:
       return "winograd";
+    case ConvAlgo::kDirect:
+      return "direct";
     case ConvAlgo::kFind:
       return "find";
   }
@@ -48,9 +50,10 @@ ConvAlgo parse_conv_algo(std::string_view name) {
   if (name == "auto") return ConvAlgo::kAuto;
   if (name == "gemm") return ConvAlgo::kGemm;
   if (name == "winograd") return ConvAlgo::kWinograd;
+  if (name == "direct") return ConvAlgo::kDirect;
   if (name == "find") return ConvAlgo::kFind;
   throw ConfigError(fmt::format(
-      "--conv-algo '{}': unknown algorithm (expected auto, gemm, winograd or find)", name));
+      "--conv-algo '{}': unknown algorithm (expected auto, gemm, winograd, direct or find)", name));
 }
 
 }  // namespace dls

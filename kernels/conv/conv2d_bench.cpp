@@ -1,7 +1,8 @@
 // `dlscale kernels --op conv2d_fwd|conv2d_bwd_data|conv2d_bwd_filter` (or conv2d for all three):
 // one direction on one Conv2dShape, checked against the conv2d_*_ref functions. The ops
 // conv2d_wino_* (group conv2d_wino) run the CPU's Winograd F(4x4,3x3) kernels instead of im2col +
-// GEMM; their FLOP count is the direct method's, so their GFLOP/s is an effective rate.
+// GEMM; their FLOP count is the direct method's, so their GFLOP/s is an effective rate. The ops
+// conv2d_direct_fwd and conv2d_direct_bwd_data run the direct (implicit GEMM) kernels.
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
@@ -14,9 +15,12 @@ namespace {
 
 class ConvCase final : public TensorCase {
  public:
-  ConvCase(Conv2dShape sh, ConvDir dir, bool wino) : sh_(std::move(sh)), dir_(dir), wino_(wino) {}
+  ConvCase(Conv2dShape sh, ConvDir dir, ConvAlgo algo)
+      : sh_(std::move(sh)), dir_(dir), algo_(algo), wino_(algo == ConvAlgo::kWinograd) {}
   std::string op() const override {
-    const std::string base = wino_ ? "conv2d_wino_" : "conv2d_";
+    const std::string base = wino_                        ? "conv2d_wino_"
+                             : algo_ == ConvAlgo::kDirect ? "conv2d_direct_"
+                                                          : "conv2d_";
     return base + (dir_ == ConvDir::kFwd       ? "fwd"
                    : dir_ == ConvDir::kBwdData ? "bwd_data"
                                                : "bwd_filter");
@@ -43,6 +47,13 @@ class ConvCase final : public TensorCase {
       if (b != Backend::kOpenBlas) return "Winograd is a CPU kernel of the openblas backend";
       if (!winograd_applicable(sh_))
         return "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2";
+      return "";
+    }
+    if (algo_ == ConvAlgo::kDirect) {
+      if (b != Backend::kOpenBlas)
+        return "the direct convolution is a CPU kernel of the openblas backend";
+      if (!direct_applicable(sh_, dir_))
+        return "the direct backward data needs stride 1 and pad <= (R-1)(dil+1)";
       return "";
     }
     return KernelCase::supports(b);
@@ -104,6 +115,13 @@ class ConvCase final : public TensorCase {
         conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
       else
         conv2d_bwd_filter_winograd(sh_, x_.data(), dy_.data(), out_.data(), ws_);
+      return;
+    }
+    if (algo_ == ConvAlgo::kDirect) {
+      if (dir_ == ConvDir::kFwd)
+        conv2d_fwd_direct(sh_, x_.data(), w_.data(), out_.data(), ws_);
+      else
+        conv2d_bwd_data_direct(sh_, dy_.data(), w_.data(), out_.data(), ws_);
       return;
     }
     if (dir_ == ConvDir::kFwd)
@@ -176,6 +194,7 @@ class ConvCase final : public TensorCase {
  private:
   Conv2dShape sh_;
   ConvDir dir_;
+  ConvAlgo algo_;
   bool wino_;
   std::vector<float> x_, w_, dy_, out_;
   ConvWorkspace ws_;
@@ -192,22 +211,29 @@ Conv2dShape with_mb(std::string_view d, int mb) {
 }  // namespace
 
 std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, false);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kGemm);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, false);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kGemm);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, false);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kGemm);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, true);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kWinograd);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, true);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kWinograd);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, true);
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kWinograd);
+}
+
+std::unique_ptr<KernelCase> make_conv2d_direct_fwd_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kDirect);
+}
+std::unique_ptr<KernelCase> make_conv2d_direct_bwd_data_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kDirect);
 }
 
 }  // namespace dls

@@ -37,8 +37,6 @@ inline Bound winograd_bound(double reduction_length, bool backward_filter) {
   return b;
 }
 
-enum class ConvDir { kFwd, kBwdData, kBwdFilter };
-
 // The length of the sum behind each value of a direction: C/G R S for y, K/G R S for dx, N P Q
 // for dw.
 inline double conv2d_reduction_length(const Conv2dShape& sh, ConvDir d) {

@@ -3,24 +3,42 @@
 
 namespace dls {
 
-ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested) {
-  if (requested == ConvAlgo::kGemm || !winograd_applicable(sh)) return ConvAlgo::kGemm;
-  if (requested == ConvAlgo::kWinograd) return ConvAlgo::kWinograd;
-  return sh.c >= 16 && sh.k >= 16 ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
+std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir) {
+  std::vector<ConvAlgo> out{ConvAlgo::kGemm};
+  if (winograd_applicable(sh)) out.push_back(ConvAlgo::kWinograd);
+  if (direct_applicable(sh, dir)) out.push_back(ConvAlgo::kDirect);
+  return out;
+}
+
+ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir dir) {
+  if (requested == ConvAlgo::kDirect)
+    return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
+  if (requested == ConvAlgo::kGemm) return ConvAlgo::kGemm;
+  if (requested == ConvAlgo::kWinograd)
+    return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
+  // auto
+  if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
+  if (dir == ConvDir::kFwd && sh.cg() < 16) return ConvAlgo::kDirect;
+  return ConvAlgo::kGemm;
 }
 
 void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y,
                     ConvWorkspace& ws, ConvAlgo algo) {
-  if (resolve_conv_algo(sh, algo) == ConvAlgo::kWinograd)
-    conv2d_fwd_winograd(sh, x, w, y, ws);
-  else
-    conv2d_fwd_openblas(sh, x, w, y, ws);
+  switch (resolve_conv_algo(sh, algo, ConvDir::kFwd)) {
+    case ConvAlgo::kWinograd:
+      return conv2d_fwd_winograd(sh, x, w, y, ws);
+    case ConvAlgo::kDirect:
+      return conv2d_fwd_direct(sh, x, w, y, ws);
+    default:
+      return conv2d_fwd_openblas(sh, x, w, y, ws);
+  }
 }
 
 void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                          ConvWorkspace& ws, ConvAlgo algo, float beta) {
-  if (resolve_conv_algo(sh, algo) == ConvAlgo::kGemm)
-    return conv2d_bwd_data_openblas(sh, dy, w, dx, ws, beta);
+  const ConvAlgo a = resolve_conv_algo(sh, algo, ConvDir::kBwdData);
+  if (a == ConvAlgo::kGemm) return conv2d_bwd_data_openblas(sh, dy, w, dx, ws, beta);
+  if (a == ConvAlgo::kDirect) return conv2d_bwd_data_direct(sh, dy, w, dx, ws, beta);
   if (beta == 0.0f) return conv2d_bwd_data_winograd(sh, dy, w, dx, ws);
   const long n = sh.x_count();
   if (long(ws.wino_acc.size()) < n) ws.wino_acc.resize(std::size_t(n));
@@ -32,7 +50,7 @@ void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w,
 
 void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                            ConvWorkspace& ws, ConvAlgo algo, float beta) {
-  if (resolve_conv_algo(sh, algo) == ConvAlgo::kWinograd)
+  if (resolve_conv_algo(sh, algo, ConvDir::kBwdFilter) == ConvAlgo::kWinograd)
     conv2d_bwd_filter_winograd(sh, x, dy, dw, ws, beta);
   else
     conv2d_bwd_filter_openblas(sh, x, dy, dw, ws, beta);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <vector>
 
 #include "kernels/conv/conv2d.hpp"
 
@@ -36,17 +37,18 @@ double best_time(ConvAlgo algo, float* scratch, const Candidate& run) {
 // `overwritten` (the call's own output, which the real call then overwrites: beta 0), or where
 // that is null (an accumulating call) into `count` floats of scratch (zeros: the call adds a few
 // bounded terms to them).
-void find(ConvChoice::Slot& slot, const Conv2dShape& sh, long count, float* overwritten,
-          const Candidate& run) {
+void find(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvDir dir, long count,
+          float* overwritten, const Candidate& run) {
   slot.found = true;
   slot.algo = ConvAlgo::kGemm;
   slot.times_s.clear();
-  if (!winograd_applicable(sh)) return;
+  const std::vector<ConvAlgo> candidates = conv_candidates(sh, dir);
+  if (candidates.size() < 2) return;
   const auto t0 = Clock::now();
   std::vector<float> scratch(overwritten ? 0 : std::size_t(count), 0.0f);
   float* out = overwritten ? overwritten : scratch.data();
   double best = std::numeric_limits<double>::infinity();
-  for (const ConvAlgo algo : {ConvAlgo::kGemm, ConvAlgo::kWinograd}) {
+  for (const ConvAlgo algo : candidates) {
     const double t = best_time(algo, out, run);
     slot.times_s.emplace_back(algo, t);
     if (t < best) best = t, slot.algo = algo;
@@ -55,16 +57,16 @@ void find(ConvChoice::Slot& slot, const Conv2dShape& sh, long count, float* over
 }
 
 // The algorithm this call runs, recorded in the slot.
-ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvAlgo algo, long count,
+ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvDir dir, ConvAlgo algo, long count,
               float* overwritten, const Candidate& run) {
   if (algo != ConvAlgo::kFind) {
     slot = ConvChoice::Slot{};
     slot.ran = true;
-    slot.algo = resolve_conv_algo(sh, algo);
+    slot.algo = resolve_conv_algo(sh, algo, dir);
     return slot.algo;
   }
   slot.ran = true;
-  if (!slot.found) find(slot, sh, count, overwritten, run);
+  if (!slot.found) find(slot, sh, dir, count, overwritten, run);
   return slot.algo;
 }
 
@@ -72,7 +74,7 @@ ConvAlgo pick(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvAlgo algo, long
 
 void conv2d_fwd_chosen(const Conv2dShape& sh, const float* x, const float* w, float* y,
                        ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot) {
-  const ConvAlgo a = pick(slot, sh, algo, sh.y_count(), y,
+  const ConvAlgo a = pick(slot, sh, ConvDir::kFwd, algo, sh.y_count(), y,
                           [&](ConvAlgo c, float* out) { conv2d_fwd_cpu(sh, x, w, out, ws, c); });
   conv2d_fwd_cpu(sh, x, w, y, ws, a);
 }
@@ -80,7 +82,7 @@ void conv2d_fwd_chosen(const Conv2dShape& sh, const float* x, const float* w, fl
 void conv2d_bwd_data_chosen(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                             ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot, float beta) {
   const ConvAlgo a =
-      pick(slot, sh, algo, sh.x_count(), beta == 0.0f ? dx : nullptr,
+      pick(slot, sh, ConvDir::kBwdData, algo, sh.x_count(), beta == 0.0f ? dx : nullptr,
            [&](ConvAlgo c, float* out) { conv2d_bwd_data_cpu(sh, dy, w, out, ws, c, beta); });
   conv2d_bwd_data_cpu(sh, dy, w, dx, ws, a, beta);
 }
@@ -89,7 +91,7 @@ void conv2d_bwd_filter_chosen(const Conv2dShape& sh, const float* x, const float
                               ConvWorkspace& ws, ConvAlgo algo, ConvChoice::Slot& slot,
                               float beta) {
   const ConvAlgo a =
-      pick(slot, sh, algo, sh.w_count(), beta == 0.0f ? dw : nullptr,
+      pick(slot, sh, ConvDir::kBwdFilter, algo, sh.w_count(), beta == 0.0f ? dw : nullptr,
            [&](ConvAlgo c, float* out) { conv2d_bwd_filter_cpu(sh, x, dy, out, ws, c, beta); });
   conv2d_bwd_filter_cpu(sh, x, dy, dw, ws, a, beta);
 }

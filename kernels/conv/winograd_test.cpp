@@ -99,20 +99,31 @@ TEST(Winograd, RejectsWhatItCannotDo) {
     EXPECT_THROW(conv2d_fwd_winograd(sh, buf.data(), buf.data(), buf.data(), ws),
                  std::invalid_argument)
         << s;
-    EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kWinograd), ConvAlgo::kGemm) << s;  // falls back
+    EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kWinograd, ConvDir::kFwd), ConvAlgo::kGemm)
+        << s;  // falls back
   }
 }
 
-TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3Only) {
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto),
+TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectForFewInputChannels) {
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto,
+                              ConvDir::kFwd),
             ConvAlgo::kWinograd);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kAuto),
+  // 3 input channels: no Winograd; the forward direct, the backward passes gemm
+  const Conv2dShape first = Conv2dShape::parse("mb1ic3ih56oc64kh3ph1");
+  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kGemm);
+  EXPECT_EQ(
+      resolve_conv_algo(Conv2dShape::parse("g8mb1ic64ih9oc8kh1"), ConvAlgo::kAuto, ConvDir::kFwd),
+      ConvAlgo::kDirect);  // 64 channels in 8 groups: 8 a group is few
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto,
+                              ConvDir::kFwd),
             ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto),
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm,
+                              ConvDir::kFwd),
             ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm),
-            ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kWinograd),
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic3ih56oc64kh3ph1"), ConvAlgo::kWinograd,
+                              ConvDir::kFwd),
             ConvAlgo::kWinograd);
   EXPECT_EQ(parse_conv_algo("winograd"), ConvAlgo::kWinograd);
   EXPECT_THROW(parse_conv_algo("fft"), ConfigError);

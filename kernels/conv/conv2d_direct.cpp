@@ -1,0 +1,363 @@
+// The direct convolution: an implicit GEMM with packed operands and no column matrix.
+//
+// Forward, per image and group: Y_g (K/G x PQ) = W_g (K/G x CRS) * col_g (CRS x PQ), computed the
+// GotoBLAS way (KC x NC blocks of col in L2, KC x NR panels of it in L1, MC x KC blocks of W in
+// L2, MR x NR register tiles: direct_micro.hpp) where the panels of col are packed straight from
+// the input: column j is output pixel (p, q) = (j / Q, j % Q), row t is tap (c, r, s), so a
+// panel's row is a run of contiguous input floats for each output row it crosses. Padding and
+// a horizontal stride are taken out of that copy once per image: the input is first laid out
+// padded and split by phase of the stride (xs[c][row][phase][j] = x[c][row - ph][j*sw + phase -
+// pw], zero outside), which neither a 1x1 stride-1 unpadded layer nor a stride-1 unpadded one
+// needs. W is packed once a call into MR-row panels. The output is written tile by tile, once
+// (or beta-scaled), without the zeroing pass a BLAS makes on C.
+//
+// Backward data with stride 1 is the forward of dY with the filter flipped and transposed per
+// group (dx = conv(dY, W'), W'[c][k][r][s] = W[k][c][R-1-r][S-1-s], padding (R-1)(dh+1) - ph):
+// the same code with another packing of the weights.
+//
+// Threads: the (image, group, column block) items in static order, each thread its own xs and
+// B buffer; the packing of W is shared, split over the threads first. The reference is
+// conv2d_*_ref (conv2d_direct_test.cpp).
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/direct_micro.hpp"
+#include "measure/threads.hpp"
+
+namespace dls {
+namespace {
+
+using direct::kMR;
+using direct::kNR;
+using direct::Mode;
+
+constexpr int kKC = 256;                  // reduction block: a B panel (kKC x kNR) sits in L1
+constexpr int kMC = 16 * kMR;             // rows of W a block (kMC x kKC in L2)
+constexpr long kBBlockFloats = 64 << 10;  // a block of packed input (kc x nc) in L2: 256 KiB
+constexpr int kMaxNC = 64 * kNR;
+constexpr long kSmallImage = 1024;
+constexpr int kPrefetchRows = 4;  // taps ahead that pack_b prefetches  // output pixels below which
+                                  // column blocks cross images
+
+// Where tap (c, row, phase, j) of one image's (padded, phase-split) input lies.
+struct Layout {
+  long ch = 0, row = 0, phase = 0, image = 0;  // pitches in floats
+  int rows = 0, phases = 1, len = 0;
+  bool copied = false;  // xs is a copy (padding or a horizontal stride), else the input itself
+};
+
+Layout layout_of(const Conv2dShape& f) {
+  Layout l;
+  l.copied = f.pad_h || f.pad_w || f.stride_w > 1;
+  l.rows = f.h + 2 * f.pad_h;
+  l.phases = f.stride_w;
+  const int wp = f.w + 2 * f.pad_w;
+  l.len = (wp + l.phases - 1) / l.phases;
+  l.phase = l.len;
+  l.row = long(l.phases) * l.len;
+  l.ch = long(l.rows) * l.row;
+  l.image = f.c * l.ch;
+  return l;
+}
+
+// xs of one image from x (C x H x W), as Layout says.
+void fill_layout(const Conv2dShape& f, const Layout& l, const float* x, float* xs) {
+  for (int c = 0; c < f.c; ++c)
+    for (int hp = 0; hp < l.rows; ++hp) {
+      const int ih = hp - f.pad_h;
+      const float* src = x + (long(c) * f.h + ih) * f.w;
+      float* dst = xs + c * l.ch + hp * l.row;
+      const bool inside = ih >= 0 && ih < f.h;
+      for (int ph = 0; ph < l.phases; ++ph)
+        for (int j = 0; j < l.len; ++j) {
+          const int iw = j * l.phases + ph - f.pad_w;
+          dst[ph * l.phase + j] = inside && iw >= 0 && iw < f.w ? src[iw] : 0.0f;
+        }
+    }
+}
+
+// Offset of tap t = (c, r, s) of a group's reduction at output pixel (0, 0).
+std::vector<long> tap_offsets(const Conv2dShape& f, const Layout& l) {
+  std::vector<long> off(std::size_t(f.crs()));
+  for (int c = 0; c < f.cg(); ++c)
+    for (int r = 0; r < f.r; ++r)
+      for (int s = 0; s < f.s; ++s) {
+        const int ws = s * (f.dil_w + 1);
+        off[std::size_t((c * f.r + r) * f.s + s)] =
+            c * l.ch + long(r) * (f.dil_h + 1) * l.row + (ws % l.phases) * l.phase + ws / l.phases;
+      }
+  return off;
+}
+
+// The columns: flat j = n * PQ + p * Q + q over the batch. A run of a panel's columns within
+// one output row of one image: its image, input offset (from that image's xs), output pixel,
+// length and first panel column.
+struct Segment {
+  int n;
+  long src, pix;
+  int len, dst;
+};
+
+int segments(const Conv2dShape& f, const Layout& l, long j0, int nr, Segment* seg) {
+  const long pq = long(f.p()) * f.q();
+  int count = 0;
+  for (int done = 0; done < nr;) {
+    const long j = j0 + done, pix = j % pq;
+    const int n = int(j / pq), p = int(pix / f.q()), q = int(pix % f.q());
+    const int len = std::min(nr - done, f.q() - q);
+    const long src = long(p) * f.stride_h * l.row + q;
+    if (count > 0 && seg[count - 1].n == n && seg[count - 1].src + seg[count - 1].len == src)
+      seg[count - 1].len += len;  // the next output row continues in the input (1x1, stride 1)
+    else
+      seg[count++] = {n, src, pix, len, done};
+    done += len;
+  }
+  return count;
+}
+
+// The inputs of the items: each image's xs, one pointer an image.
+struct Source {
+  const float* base;  // image n's xs at base + (n - first) * pitch
+  long pitch;
+  long first = 0;
+};
+
+// Panels of kc reduction rows [t0, t0 + kc) x columns [j0, j0 + nc) of the implicit col matrix,
+// filled row by row (each tap's input row is read in order: one stream, not one a panel).
+__attribute__((noinline)) void pack_b(const Conv2dShape& f, const Layout& l, Source src,
+                                      const long* off, int t0, int kc, long j0, int nc, float* b) {
+  thread_local std::vector<Segment> seg;
+  thread_local std::vector<int> first;  // panel jp's runs: seg[first[jp]] .. seg[first[jp+1]]
+  const int panels = (nc + kNR - 1) / kNR;
+  seg.resize(std::size_t(panels) * kNR);
+  first.assign(std::size_t(panels) + 1, 0);
+  bool simple = true;  // every panel one full run: two vector copies a row
+  for (int jp = 0; jp < panels; ++jp) {
+    const int nr = std::min(kNR, nc - jp * kNR);
+    Segment* s = seg.data() + first[std::size_t(jp)];
+    const int ns = segments(f, l, j0 + jp * kNR, nr, s);
+    for (int i = 0; i < ns; ++i) s[i].src += (s[i].n - src.first) * src.pitch;
+    first[std::size_t(jp) + 1] = first[std::size_t(jp)] + ns;
+    simple = simple && ns == 1 && nr == kNR;
+  }
+  for (int t = 0; t < kc; ++t) {
+    const float* x = src.base + off[t0 + t];
+    // the tap kPrefetchRows ahead, a line a panel: its row's first lines would each miss
+    const float* ahead = t + kPrefetchRows < kc ? src.base + off[t0 + t + kPrefetchRows] : nullptr;
+    float* row = b + long(t) * kNR;
+    if (simple) {
+      for (int jp = 0; jp < panels; ++jp) {
+        const float* in = x + seg[std::size_t(jp)].src;
+        if (ahead) __builtin_prefetch(ahead + seg[std::size_t(jp)].src);
+        float* dst = row + long(jp) * kc * kNR;
+        direct::store(dst, direct::load(in));
+        direct::store(dst + direct::kVL, direct::load(in + direct::kVL));
+      }
+      continue;
+    }
+    for (int jp = 0; jp < panels; ++jp) {
+      float* dst = row + long(jp) * kc * kNR;
+      const int nr = std::min(kNR, nc - jp * kNR);
+      if (ahead) __builtin_prefetch(ahead + seg[std::size_t(first[std::size_t(jp)])].src);
+      for (int i = first[std::size_t(jp)]; i < first[std::size_t(jp) + 1]; ++i) {
+        const Segment& s = seg[std::size_t(i)];
+        for (int k = 0; k < s.len; ++k) dst[s.dst + k] = x[s.src + k];
+      }
+      for (int k = nr; k < kNR; ++k) dst[k] = 0.0f;
+    }
+  }
+}
+
+// W of every group in MR-row panels: ap[((g * blocks + ib) * crs + t) * MR + i] = A_g(ib*MR+i, t)
+// (0 past the group's rows), A_g(row, t) = weight(g, row, t). Split over the calling team.
+template <class Weight>
+void pack_a(const Conv2dShape& f, Weight weight, float* ap) {
+  const int blocks = (f.kg() + kMR - 1) / kMR, crs = f.crs();
+#pragma omp for schedule(static)
+  for (int gb = 0; gb < f.g * blocks; ++gb) {
+    const int g = gb / blocks, row0 = (gb % blocks) * kMR;
+    float* dst = ap + long(gb) * crs * kMR;
+    for (int i = 0; i < kMR; ++i) {
+      const int row = row0 + i;
+      for (int t = 0; t < crs; ++t)
+        dst[long(t) * kMR + i] = row < f.kg() ? weight(g, row, t) : 0.0f;
+    }
+  }
+}
+
+// Stores one tile of group g's rows [row0, row0 + mr) at columns [j0, j0 + nr): straight into
+// y where the columns are one run of one image, else through `stage` run by run.
+__attribute__((noinline)) void store_tile(const Conv2dShape& f, int kc, const float* a,
+                                          const float* b, float* yg, long j0, int mr, int nr,
+                                          long row0, Mode mode, float beta, float* stage) {
+  const long pq = long(f.p()) * f.q(), y_img = long(f.k) * pq;
+  const long n0 = j0 / pq, pix0 = j0 % pq;
+  if (pix0 + nr <= pq) {
+    direct::micro_tile(kc, a, b, yg + n0 * y_img + row0 * pq + pix0, pq, mr, nr, mode, beta);
+    return;
+  }
+  direct::micro_tile_staged(kc, a, b, stage);
+  for (int done = 0; done < nr;) {
+    const long j = j0 + done, n = j / pq, pix = j % pq;
+    const int len = int(std::min<long>(nr - done, pq - pix));
+    for (int i = 0; i < mr; ++i) {
+      float* o = yg + n * y_img + (row0 + i) * pq + pix;
+      const float* t = stage + i * kNR + done;
+      for (int k = 0; k < len; ++k)
+        o[k] = mode == Mode::kOverwrite ? t[k]
+               : mode == Mode::kAdd     ? o[k] + t[k]
+                                        : beta * o[k] + t[k];
+    }
+    done += len;
+  }
+}
+
+// One item: group g, columns [j0, j0 + nc) (within one image unless images are small).
+void run_item(const Conv2dShape& f, const Layout& l, Source src, const long* off, const float* ap,
+              float* y, float beta, int g, long j0, int nc, float* b) {
+  const int crs = f.crs(), blocks = (f.kg() + kMR - 1) / kMR;
+  const long pq = long(f.p()) * f.q();
+  src.base += long(g) * f.cg() * l.ch;
+  float* yg = y + long(g) * f.kg() * pq;
+  alignas(64) float stage[kMR * kNR];
+  for (int t0 = 0; t0 < crs; t0 += kKC) {
+    const int kc = std::min(kKC, crs - t0);
+    const Mode mode = t0 > 0         ? Mode::kAdd
+                      : beta == 0.0f ? Mode::kOverwrite
+                      : beta == 1.0f ? Mode::kAdd
+                                     : Mode::kScale;
+    pack_b(f, l, src, off, t0, kc, j0, nc, b);
+    for (int ib = 0; ib < blocks; ++ib)
+      for (int jp = 0; jp * kNR < nc; ++jp)
+        store_tile(f, kc, ap + (long(g * blocks + ib) * crs + t0) * kMR, b + long(jp) * kc * kNR,
+                   yg, j0 + long(jp) * kNR, std::min(kMR, f.kg() - ib * kMR),
+                   std::min(kNR, nc - jp * kNR), long(ib) * kMR, mode, beta, stage);
+  }
+}
+
+// How the columns are cut into items: blocks of nc columns, within an image (large images) or
+// across images (small ones, whose last panel would otherwise be mostly padding).
+struct Items {
+  bool cross = false;
+  int nc = kNR;
+  long per_image = 0, count = 0;  // blocks an image (not cross), items in all
+  long j0(long it, long pq) const {
+    return cross ? it * nc : (it / per_image) * pq + (it % per_image) * nc;
+  }
+};
+
+Items plan_items(const Conv2dShape& f, int threads) {
+  Items it;
+  const long pq = long(f.p()) * f.q(), cols = f.n * pq;
+  const long kc = std::min(kKC, f.crs());
+  long nc = std::clamp<long>(kBBlockFloats / kc / kNR * kNR, kNR, kMaxNC);
+  it.cross = pq < kSmallImage;
+  const long span = it.cross ? cols : pq;
+  // enough items for every thread (a few each) where the problem allows
+  const long want = (cols + 4L * threads - 1) / (4L * threads);
+  nc = std::min(nc, std::max<long>(kNR, (want + kNR - 1) / kNR * kNR));
+  nc = std::min(nc, (span + kNR - 1) / kNR * kNR);
+  it.nc = int(nc);
+  it.per_image = (pq + nc - 1) / nc;
+  it.count = (it.cross ? (cols + nc - 1) / nc : f.n * it.per_image) * f.g;
+  return it;
+}
+
+// y = beta y + conv_f(x, A) for the forward-shaped problem f, A as weight(g, row, t) gives it.
+template <class Weight>
+void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y, float beta,
+                   ConvWorkspace& ws) {
+  const int threads = omp_threads();
+  const Layout l = layout_of(f);
+  const std::vector<long> off = tap_offsets(f, l);
+  const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
+  const int blocks = (f.kg() + kMR - 1) / kMR;
+  const Items items = plan_items(f, threads);
+  const bool batch_copy = l.copied && items.cross;  // every image's xs at once, shared
+  ws.direct_a.resize(std::size_t(f.g) * blocks * kMR * f.crs());
+  if (int(ws.direct_b.size()) < threads) ws.direct_b.resize(std::size_t(threads));
+  if (int(ws.direct_x.size()) < threads) ws.direct_x.resize(std::size_t(threads));
+  if (batch_copy) ws.direct_x[0].resize(std::size_t(f.n * l.image));
+  float* ap = ws.direct_a.data();
+#pragma omp parallel num_threads(threads)
+  {
+    pack_a(f, weight, ap);  // ends in the omp for's barrier
+    const int tid = omp_get_thread_num();
+    std::vector<float>& b = ws.direct_b[std::size_t(tid)];
+    b.resize(std::size_t(std::min(kKC, f.crs())) * items.nc);
+    Source src{x, x_img};
+    if (batch_copy) {
+#pragma omp for schedule(static)
+      for (int n = 0; n < f.n; ++n)
+        fill_layout(f, l, x + n * x_img, ws.direct_x[0].data() + n * l.image);
+      src = {ws.direct_x[0].data(), l.image};
+    }
+    const bool own_copy = l.copied && !batch_copy;
+    if (own_copy) ws.direct_x[std::size_t(tid)].resize(std::size_t(l.image));
+    long filled = -1;
+#pragma omp for schedule(static)
+    for (long it = 0; it < items.count; ++it) {
+      const int g = int(it % f.g);
+      const long j0 = items.j0(it / f.g, pq);
+      const int nc =
+          int(std::min<long>(items.nc, (items.cross ? f.n * pq : (j0 / pq + 1) * pq) - j0));
+      Source s = src;
+      if (own_copy) {  // this image's xs in the thread's buffer, seen as image j0 / pq's
+        const long n = j0 / pq;
+        float* mine = ws.direct_x[std::size_t(tid)].data();
+        if (filled != n) fill_layout(f, l, x + n * x_img, mine), filled = n;
+        s = {mine, l.image, n};
+      }
+      run_item(f, l, s, off.data(), ap, y, beta, g, j0, nc, b.data());
+    }
+  }
+}
+
+// The forward-shaped problem whose output is the backward data of sh (stride 1).
+Conv2dShape transposed(const Conv2dShape& sh) {
+  Conv2dShape f = sh;
+  f.c = sh.k, f.h = sh.p(), f.w = sh.q(), f.k = sh.c;
+  f.pad_h = (sh.r - 1) * (sh.dil_h + 1) - sh.pad_h;
+  f.pad_w = (sh.s - 1) * (sh.dil_w + 1) - sh.pad_w;
+  return f;
+}
+
+}  // namespace
+
+bool direct_applicable(const Conv2dShape& sh, ConvDir dir) {
+  if (dir == ConvDir::kFwd) return true;
+  if (dir == ConvDir::kBwdFilter) return false;
+  return sh.stride_h == 1 && sh.stride_w == 1 && sh.pad_h <= (sh.r - 1) * (sh.dil_h + 1) &&
+         sh.pad_w <= (sh.s - 1) * (sh.dil_w + 1);
+}
+
+void conv2d_fwd_direct(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                       ConvWorkspace& ws, float beta) {
+  const long crs = sh.crs();
+  implicit_gemm(
+      sh, x, [&](int g, int row, int t) { return w[(long(g) * sh.kg() + row) * crs + t]; }, y, beta,
+      ws);
+}
+
+void conv2d_bwd_data_direct(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                            ConvWorkspace& ws, float beta) {
+  if (!direct_applicable(sh, ConvDir::kBwdData))
+    throw std::invalid_argument("direct backward data needs stride 1 and pad <= (R-1)(dil+1)");
+  const Conv2dShape f = transposed(sh);
+  const int rs = sh.r * sh.s;
+  // f's tap t = (k, r', s') of output row c: W[g*K/G + k][c][R-1-r'][S-1-s']
+  implicit_gemm(
+      f, dy,
+      [&](int g, int c, int t) {
+        const int k = t / rs, r = t / sh.s % sh.r, s = t % sh.s;
+        return w[((long(g) * sh.kg() + k) * sh.cg() + c) * rs + (sh.r - 1 - r) * sh.s +
+                 (sh.s - 1 - s)];
+      },
+      dx, beta, ws);
+}
+
+}  // namespace dls

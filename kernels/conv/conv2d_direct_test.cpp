@@ -1,0 +1,108 @@
+// The direct convolution (conv2d_direct.cpp) against the reference: its register tile against the
+// plain loops, then forward and backward data on odd shapes (prime channel counts, channel counts
+// that are not a multiple of the tile's rows, pad 0 and 2, stride 2, batch 1, 1x1, dilation,
+// groups, non-square, a reduction longer than one block, output rows and images that cross the
+// tile's columns, images large enough to be cut alone), with beta 0, 1 and 0.5 over what the
+// output held. Where it does not apply it says so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/common/rng.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
+#include "kernels/conv/direct_micro.hpp"
+#include "measure/compare.hpp"
+
+namespace dls {
+namespace {
+
+using direct::kMR;
+using direct::kNR;
+using direct::Mode;
+
+TEST(DirectMicroTile, EqualsThePlainLoopsOnFullAndPartialTiles) {
+  const int kc = 37;
+  const auto a = random_int_vector(std::size_t(kc) * kMR, 1, -4, 4);
+  const auto b = random_int_vector(std::size_t(kc) * kNR, 2, -4, 4);
+  const auto init = random_int_vector(std::size_t(kMR) * (kNR + 3), 3, -9, 9);
+  for (const Mode mode : {Mode::kOverwrite, Mode::kAdd, Mode::kScale})
+    for (const auto& [mr, nr] : {std::pair{kMR, kNR}, {1, 1}, {kMR - 1, kNR - 3}, {2, kNR}}) {
+      SCOPED_TRACE(::testing::Message() << "mode " << int(mode) << " tile " << mr << "x" << nr);
+      std::vector<float> got = init, want = init;  // ldc kNR + 3: the margin must stay untouched
+      direct::micro_tile(kc, a.data(), b.data(), got.data(), kNR + 3, mr, nr, mode, 0.5f);
+      direct::micro_tile_ref(kc, a.data(), b.data(), want.data(), kNR + 3, mr, nr, mode, 0.5f);
+      EXPECT_EQ(got, want);  // integers: every order of the sum is exact
+    }
+}
+
+const char* const kShapes[] = {
+    "mb1ic3ih9iw11oc7kh3kw3ph1pw1",         // 3 channels, 7 outputs (a partial tile)
+    "mb2ic5ih13oc11kh3ph0",                 // pad 0, prime counts
+    "mb1ic7ih9iw10oc13kh3ph2",              // pad 2
+    "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",  // ResNet-50's conv1, small: 7x7/2, pad 3
+    "mb1ic13ih10iw9oc17kh1kw1",             // pointwise
+    "mb3ic11ih9oc7kh1sh2sw2",               // 1x1 stride 2 (a downsample)
+    "mb1ic37ih6iw7oc19kh3ph1",              // reduction 333 > one 256-row block
+    "mb2ic5ih12iw8oc6kh3ph2dh1",            // dilated
+    "g2mb2ic6ih7iw9oc10kh3ph1",             // groups
+    "mb1ic2ih40iw3oc3kh3kw1ph1pw0",         // 3 columns: every tile crosses rows
+    "mb2ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
+    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2"};   // horizontal stride 3, uneven pads
+
+// x (or dy) through fn(out, beta) against the reference out_ref = beta * init + ref.
+void expect_direction(const Conv2dShape& sh, ConvDir dir, const std::vector<double>& ref,
+                      const std::vector<double>& ref_abs,
+                      const std::function<void(float*, float)>& fn) {
+  const auto init = random_vector(ref.size(), 9);
+  for (const float beta : {0.0f, 1.0f, 0.5f}) {
+    SCOPED_TRACE(::testing::Message() << "beta " << beta);
+    std::vector<float> got = beta == 0.0f ? std::vector<float>(ref.size(), NAN) : init;
+    fn(got.data(), beta);
+    std::vector<double> want(ref.size()), scale(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      want[i] = ref[i] + (beta == 0.0f ? 0.0 : double(beta) * init[i]);
+      scale[i] = ref_abs[i] + (beta == 0.0f ? 0.0 : std::abs(double(beta) * init[i]));
+    }
+    const CompareReport rep = compare(want, scale, got, conv2d_bound(sh, dir, false));
+    EXPECT_TRUE(rep.ok()) << rep.summary();
+  }
+}
+
+TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
+  for (const char* text : kShapes) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    SCOPED_TRACE(sh.str());
+    const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+    const auto dy = random_vector(sh.y_count(), 3);
+    const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+    ConvWorkspace ws;
+    ASSERT_TRUE(direct_applicable(sh, ConvDir::kFwd));
+    expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
+      conv2d_fwd_direct(sh, x.data(), w.data(), out, ws, beta);
+    });
+    const bool bwd = sh.stride_h == 1 && sh.stride_w == 1;
+    ASSERT_EQ(direct_applicable(sh, ConvDir::kBwdData), bwd);
+    EXPECT_FALSE(direct_applicable(sh, ConvDir::kBwdFilter));
+    if (bwd)
+      expect_direction(sh, ConvDir::kBwdData, r.dx, r.dx_abs, [&](float* out, float beta) {
+        conv2d_bwd_data_direct(sh, dy.data(), w.data(), out, ws, beta);
+      });
+    else
+      EXPECT_THROW(conv2d_bwd_data_direct(sh, dy.data(), w.data(),
+                                          std::vector<float>(sh.x_count()).data(), ws),
+                   std::invalid_argument);
+  }
+}
+
+// A padding larger than the filter reaches (only zeros under some outputs) has no transposed
+// forward: refused, and run by gemm under ConvAlgo::kDirect.
+TEST(ConvDirect, BackwardDataRefusesPaddingBeyondTheFilter) {
+  const Conv2dShape sh = Conv2dShape::parse("mb1ic2ih5oc3kh3ph3");
+  EXPECT_FALSE(direct_applicable(sh, ConvDir::kBwdData));
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kDirect, ConvDir::kBwdData), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kDirect, ConvDir::kFwd), ConvAlgo::kDirect);
+}
+
+}  // namespace
+}  // namespace dls
