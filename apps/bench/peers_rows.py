@@ -68,7 +68,7 @@ def conv_times(a, keep):
         for d in descs:
             f.writelines(f"conv2d_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
-            f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS[:2])
+            f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS)
     threads = ["--threads", str(a.threads)]
     recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
     recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])

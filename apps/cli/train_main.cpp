@@ -181,8 +181,9 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
       ->default_str("openblas");
   app.add_option("--conv-algo",
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 "
-                 "layers of 16+ channels, the direct convolution for the forward of layers of "
-                 "fewer than 16 input channels, im2col + GEMM elsewhere), gemm, winograd or "
+                 "layers of 16+ channels, the direct convolution for the forward and backward "
+                 "filter of layers of fewer than 16 input channels, im2col + GEMM elsewhere), "
+                 "gemm, winograd or "
                  "direct (wherever it applies), or find (per layer and pass, the fastest of "
                  "those timed on its first run; metrics.conv_algos)")
       ->check(parsed_into(o.conv_algo, &parse_conv_algo))

@@ -25,6 +25,8 @@ const std::vector<OpEntry>& op_table() {
        &make_conv2d_direct_fwd_case},
       {"conv2d_direct_bwd_data", "as conv2d_fwd; stride 1, pad <= (R-1)(dil+1)", "openblas",
        &make_conv2d_direct_bwd_data_case},
+      {"conv2d_direct_bwd_filter", "as conv2d_fwd", "openblas",
+       &make_conv2d_direct_bwd_filter_case},
       {"fc_fwd", "benchdnn ip: mb16ic9216oc4096 (or mb16ic256ih6iw6oc4096)", "ref openblas",
        &make_fc_fwd_case},
       {"fc_bwd_data", "as fc_fwd", "ref openblas", &make_fc_bwd_data_case},
@@ -88,7 +90,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& op_groups()
   static const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
       {"conv2d", {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"}},
       {"conv2d_wino", {"conv2d_wino_fwd", "conv2d_wino_bwd_data", "conv2d_wino_bwd_filter"}},
-      {"conv2d_direct", {"conv2d_direct_fwd", "conv2d_direct_bwd_data"}},
+      {"conv2d_direct",
+       {"conv2d_direct_fwd", "conv2d_direct_bwd_data", "conv2d_direct_bwd_filter"}},
       {"fc", {"fc_fwd", "fc_bwd_data", "fc_bwd_weights"}},
       {"activations",
        {"relu_fwd", "relu_bwd", "sigmoid_fwd", "sigmoid_bwd", "tanh_fwd", "tanh_bwd"}},

@@ -121,9 +121,10 @@ void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const floa
 void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                                 ConvWorkspace& ws, float beta = 0.0f);
 
-// ---- direct: implicit GEMM with packed operands, no column matrix (conv2d_direct.cpp) ----
-// Forward for every shape; backward data where the stride is 1 and pad <= (R-1)(dil+1) (there it
-// is the forward of dy with the filter flipped and transposed); not backward filter.
+// ---- direct: implicit GEMM with packed operands, no column matrix (conv2d_direct.cpp,
+// conv2d_direct_filter.cpp) ----
+// Forward and backward filter for every shape; backward data where the stride is 1 and
+// pad <= (R-1)(dil+1) (there it is the forward of dy with the filter flipped and transposed).
 // beta as conv2d_bwd_data_openblas's (0 overwrites, 1 accumulates). Throws
 // std::invalid_argument where not applicable.
 bool direct_applicable(const Conv2dShape& sh, ConvDir dir);
@@ -131,16 +132,20 @@ void conv2d_fwd_direct(const Conv2dShape& sh, const float* x, const float* w, fl
                        ConvWorkspace& ws, float beta = 0.0f);
 void conv2d_bwd_data_direct(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                             ConvWorkspace& ws, float beta = 0.0f);
+void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                              ConvWorkspace& ws, float beta = 0.0f);
 
 // ---- the CPU convolution with an algorithm choice (conv2d_cpu.cpp) ----
 //   gemm      im2col + BLAS (every shape and pass)
 //   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
-//   direct    the direct convolution where applicable (direct_applicable), gemm elsewhere
+//   direct    the direct convolution where applicable (direct_applicable: every pass but the
+//             backward data of a strided layer), gemm elsewhere
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
 //             tile transforms cost more than the multiplies they save); else direct for the
-//             forward of a layer with fewer than 16 input channels a group (a network's first
-//             layer: im2col would copy its input R*S times for a GEMM with a reduction of C*R*S,
-//             147 on ResNet-50's conv1; direct measured 1.3x to 1.8x faster there); else gemm
+//             forward and backward filter of a layer with fewer than 16 input channels a group
+//             (a network's first layer: im2col would copy its input R*S times into a column
+//             matrix of only C*R*S rows, 147 on ResNet-50's conv1; direct measured 1.3x to 1.8x
+//             faster there, 2 threads); else gemm
 //   find      measured per layer (conv2d_*_chosen below); without a measurement (these
 //             functions, resolve_conv_algo) as auto
 // (ConvAlgo, its names and parse_conv_algo are in kernels/common/backend.hpp.)

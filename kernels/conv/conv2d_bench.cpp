@@ -2,7 +2,7 @@
 // one direction on one Conv2dShape, checked against the conv2d_*_ref functions. The ops
 // conv2d_wino_* (group conv2d_wino) run the CPU's Winograd F(4x4,3x3) kernels instead of im2col +
 // GEMM; their FLOP count is the direct method's, so their GFLOP/s is an effective rate. The ops
-// conv2d_direct_fwd and conv2d_direct_bwd_data run the direct (implicit GEMM) kernels.
+// conv2d_direct_* run the direct (implicit GEMM) kernels.
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
@@ -120,8 +120,10 @@ class ConvCase final : public TensorCase {
     if (algo_ == ConvAlgo::kDirect) {
       if (dir_ == ConvDir::kFwd)
         conv2d_fwd_direct(sh_, x_.data(), w_.data(), out_.data(), ws_);
-      else
+      else if (dir_ == ConvDir::kBwdData)
         conv2d_bwd_data_direct(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+      else
+        conv2d_bwd_filter_direct(sh_, x_.data(), dy_.data(), out_.data(), ws_);
       return;
     }
     if (dir_ == ConvDir::kFwd)
@@ -234,6 +236,9 @@ std::unique_ptr<KernelCase> make_conv2d_direct_fwd_case(std::string_view d, int 
 }
 std::unique_ptr<KernelCase> make_conv2d_direct_bwd_data_case(std::string_view d, int mb) {
   return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kDirect);
+}
+std::unique_ptr<KernelCase> make_conv2d_direct_bwd_filter_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kDirect);
 }
 
 }  // namespace dls

@@ -18,7 +18,7 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
   if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
-  if (dir == ConvDir::kFwd && sh.cg() < 16) return ConvAlgo::kDirect;
+  if (dir != ConvDir::kBwdData && sh.cg() < 16) return ConvAlgo::kDirect;
   return ConvAlgo::kGemm;
 }
 
@@ -50,10 +50,14 @@ void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w,
 
 void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                            ConvWorkspace& ws, ConvAlgo algo, float beta) {
-  if (resolve_conv_algo(sh, algo, ConvDir::kBwdFilter) == ConvAlgo::kWinograd)
-    conv2d_bwd_filter_winograd(sh, x, dy, dw, ws, beta);
-  else
-    conv2d_bwd_filter_openblas(sh, x, dy, dw, ws, beta);
+  switch (resolve_conv_algo(sh, algo, ConvDir::kBwdFilter)) {
+    case ConvAlgo::kWinograd:
+      return conv2d_bwd_filter_winograd(sh, x, dy, dw, ws, beta);
+    case ConvAlgo::kDirect:
+      return conv2d_bwd_filter_direct(sh, x, dy, dw, ws, beta);
+    default:
+      return conv2d_bwd_filter_openblas(sh, x, dy, dw, ws, beta);
+  }
 }
 
 }  // namespace dls

@@ -25,6 +25,7 @@
 #include <stdexcept>
 
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
 #include "measure/threads.hpp"
 
@@ -33,98 +34,16 @@ namespace {
 
 using direct::kMR;
 using direct::kNR;
+using direct::Layout;
 using direct::Mode;
+using direct::Segment;
+using direct::Source;
 
 constexpr int kKC = 256;                  // reduction block: a B panel (kKC x kNR) sits in L1
-constexpr int kMC = 16 * kMR;             // rows of W a block (kMC x kKC in L2)
 constexpr long kBBlockFloats = 64 << 10;  // a block of packed input (kc x nc) in L2: 256 KiB
 constexpr int kMaxNC = 64 * kNR;
-constexpr long kSmallImage = 1024;
-constexpr int kPrefetchRows = 4;  // taps ahead that pack_b prefetches  // output pixels below which
-                                  // column blocks cross images
-
-// Where tap (c, row, phase, j) of one image's (padded, phase-split) input lies.
-struct Layout {
-  long ch = 0, row = 0, phase = 0, image = 0;  // pitches in floats
-  int rows = 0, phases = 1, len = 0;
-  bool copied = false;  // xs is a copy (padding or a horizontal stride), else the input itself
-};
-
-Layout layout_of(const Conv2dShape& f) {
-  Layout l;
-  l.copied = f.pad_h || f.pad_w || f.stride_w > 1;
-  l.rows = f.h + 2 * f.pad_h;
-  l.phases = f.stride_w;
-  const int wp = f.w + 2 * f.pad_w;
-  l.len = (wp + l.phases - 1) / l.phases;
-  l.phase = l.len;
-  l.row = long(l.phases) * l.len;
-  l.ch = long(l.rows) * l.row;
-  l.image = f.c * l.ch;
-  return l;
-}
-
-// xs of one image from x (C x H x W), as Layout says.
-void fill_layout(const Conv2dShape& f, const Layout& l, const float* x, float* xs) {
-  for (int c = 0; c < f.c; ++c)
-    for (int hp = 0; hp < l.rows; ++hp) {
-      const int ih = hp - f.pad_h;
-      const float* src = x + (long(c) * f.h + ih) * f.w;
-      float* dst = xs + c * l.ch + hp * l.row;
-      const bool inside = ih >= 0 && ih < f.h;
-      for (int ph = 0; ph < l.phases; ++ph)
-        for (int j = 0; j < l.len; ++j) {
-          const int iw = j * l.phases + ph - f.pad_w;
-          dst[ph * l.phase + j] = inside && iw >= 0 && iw < f.w ? src[iw] : 0.0f;
-        }
-    }
-}
-
-// Offset of tap t = (c, r, s) of a group's reduction at output pixel (0, 0).
-std::vector<long> tap_offsets(const Conv2dShape& f, const Layout& l) {
-  std::vector<long> off(std::size_t(f.crs()));
-  for (int c = 0; c < f.cg(); ++c)
-    for (int r = 0; r < f.r; ++r)
-      for (int s = 0; s < f.s; ++s) {
-        const int ws = s * (f.dil_w + 1);
-        off[std::size_t((c * f.r + r) * f.s + s)] =
-            c * l.ch + long(r) * (f.dil_h + 1) * l.row + (ws % l.phases) * l.phase + ws / l.phases;
-      }
-  return off;
-}
-
-// The columns: flat j = n * PQ + p * Q + q over the batch. A run of a panel's columns within
-// one output row of one image: its image, input offset (from that image's xs), output pixel,
-// length and first panel column.
-struct Segment {
-  int n;
-  long src, pix;
-  int len, dst;
-};
-
-int segments(const Conv2dShape& f, const Layout& l, long j0, int nr, Segment* seg) {
-  const long pq = long(f.p()) * f.q();
-  int count = 0;
-  for (int done = 0; done < nr;) {
-    const long j = j0 + done, pix = j % pq;
-    const int n = int(j / pq), p = int(pix / f.q()), q = int(pix % f.q());
-    const int len = std::min(nr - done, f.q() - q);
-    const long src = long(p) * f.stride_h * l.row + q;
-    if (count > 0 && seg[count - 1].n == n && seg[count - 1].src + seg[count - 1].len == src)
-      seg[count - 1].len += len;  // the next output row continues in the input (1x1, stride 1)
-    else
-      seg[count++] = {n, src, pix, len, done};
-    done += len;
-  }
-  return count;
-}
-
-// The inputs of the items: each image's xs, one pointer an image.
-struct Source {
-  const float* base;  // image n's xs at base + (n - first) * pitch
-  long pitch;
-  long first = 0;
-};
+constexpr long kSmallImage = 1024;  // output pixels below which column blocks cross images
+constexpr int kPrefetchRows = 4;    // taps ahead that pack_b prefetches
 
 // Panels of kc reduction rows [t0, t0 + kc) x columns [j0, j0 + nc) of the implicit col matrix,
 // filled row by row (each tap's input row is read in order: one stream, not one a panel).
@@ -139,7 +58,7 @@ __attribute__((noinline)) void pack_b(const Conv2dShape& f, const Layout& l, Sou
   for (int jp = 0; jp < panels; ++jp) {
     const int nr = std::min(kNR, nc - jp * kNR);
     Segment* s = seg.data() + first[std::size_t(jp)];
-    const int ns = segments(f, l, j0 + jp * kNR, nr, s);
+    const int ns = direct::segments(f, l, j0 + jp * kNR, nr, s);
     for (int i = 0; i < ns; ++i) s[i].src += (s[i].n - src.first) * src.pitch;
     first[std::size_t(jp) + 1] = first[std::size_t(jp)] + ns;
     simple = simple && ns == 1 && nr == kNR;
@@ -272,8 +191,8 @@ template <class Weight>
 void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y, float beta,
                    ConvWorkspace& ws) {
   const int threads = omp_threads();
-  const Layout l = layout_of(f);
-  const std::vector<long> off = tap_offsets(f, l);
+  const Layout l = direct::layout_of(f);
+  const std::vector<long> off = direct::tap_offsets(f, l);
   const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
   const int blocks = (f.kg() + kMR - 1) / kMR;
   const Items items = plan_items(f, threads);
@@ -293,7 +212,7 @@ void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y
     if (batch_copy) {
 #pragma omp for schedule(static)
       for (int n = 0; n < f.n; ++n)
-        fill_layout(f, l, x + n * x_img, ws.direct_x[0].data() + n * l.image);
+        direct::fill_layout(f, l, x + n * x_img, ws.direct_x[0].data() + n * l.image);
       src = {ws.direct_x[0].data(), l.image};
     }
     const bool own_copy = l.copied && !batch_copy;
@@ -309,7 +228,7 @@ void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y
       if (own_copy) {  // this image's xs in the thread's buffer, seen as image j0 / pq's
         const long n = j0 / pq;
         float* mine = ws.direct_x[std::size_t(tid)].data();
-        if (filled != n) fill_layout(f, l, x + n * x_img, mine), filled = n;
+        if (filled != n) direct::fill_layout(f, l, x + n * x_img, mine), filled = n;
         s = {mine, l.image, n};
       }
       run_item(f, l, s, off.data(), ap, y, beta, g, j0, nc, b.data());
@@ -329,8 +248,7 @@ Conv2dShape transposed(const Conv2dShape& sh) {
 }  // namespace
 
 bool direct_applicable(const Conv2dShape& sh, ConvDir dir) {
-  if (dir == ConvDir::kFwd) return true;
-  if (dir == ConvDir::kBwdFilter) return false;
+  if (dir != ConvDir::kBwdData) return true;
   return sh.stride_h == 1 && sh.stride_w == 1 && sh.pad_h <= (sh.r - 1) * (sh.dil_h + 1) &&
          sh.pad_w <= (sh.s - 1) * (sh.dil_w + 1);
 }

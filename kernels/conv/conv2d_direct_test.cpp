@@ -1,5 +1,6 @@
-// The direct convolution (conv2d_direct.cpp) against the reference: its register tile against the
-// plain loops, then forward and backward data on odd shapes (prime channel counts, channel counts
+// The direct convolution (conv2d_direct.cpp, conv2d_direct_filter.cpp) against the reference: its
+// register tile against the plain loops, then forward, backward filter and backward data on odd
+// shapes (prime channel counts, channel counts
 // that are not a multiple of the tile's rows, pad 0 and 2, stride 2, batch 1, 1x1, dilation,
 // groups, non-square, a reduction longer than one block, output rows and images that cross the
 // tile's columns, images large enough to be cut alone), with beta 0, 1 and 0.5 over what the
@@ -34,6 +35,29 @@ TEST(DirectMicroTile, EqualsThePlainLoopsOnFullAndPartialTiles) {
       direct::micro_tile_ref(kc, a.data(), b.data(), want.data(), kNR + 3, mr, nr, mode, 0.5f);
       EXPECT_EQ(got, want);  // integers: every order of the sum is exact
     }
+}
+
+// The unpacked-A tile: six row pointers (rows past mr at zeros) give what the packed one gives.
+TEST(DirectMicroTile, RowsUnpackedEqualThePackedPanel) {
+  const int kc = 29;
+  const auto rows = random_int_vector(std::size_t(kc) * kMR, 4, -4, 4);  // row i at i * kc
+  const auto b = random_int_vector(std::size_t(kc) * kNR, 5, -4, 4);
+  const std::vector<float> zeros(std::size_t(kc), 0.0f);
+  for (const int mr : {kMR, 4, 1}) {
+    std::vector<float> packed(std::size_t(kc) * kMR, 0.0f);
+    const float* ptr[kMR];
+    for (int i = 0; i < kMR; ++i) {
+      ptr[i] = i < mr ? rows.data() + i * kc : zeros.data();
+      for (int p = 0; p < kc; ++p) packed[std::size_t(p * kMR + i)] = ptr[i][p];
+    }
+    for (const Mode mode : {Mode::kOverwrite, Mode::kAdd, Mode::kScale}) {
+      std::vector<float> got(std::size_t(kMR) * kNR, 3.0f), want = got;
+      direct::micro_tile_rows(kc, ptr, b.data(), got.data(), kNR, mr, kNR - 1, mode, 0.5f);
+      direct::micro_tile_ref(kc, packed.data(), b.data(), want.data(), kNR, mr, kNR - 1, mode,
+                             0.5f);
+      EXPECT_EQ(got, want) << "mr " << mr << " mode " << int(mode);
+    }
+  }
 }
 
 const char* const kShapes[] = {
@@ -81,9 +105,12 @@ TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
     expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
       conv2d_fwd_direct(sh, x.data(), w.data(), out, ws, beta);
     });
+    ASSERT_TRUE(direct_applicable(sh, ConvDir::kBwdFilter));
+    expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
+      conv2d_bwd_filter_direct(sh, x.data(), dy.data(), out, ws, beta);
+    });
     const bool bwd = sh.stride_h == 1 && sh.stride_w == 1;
     ASSERT_EQ(direct_applicable(sh, ConvDir::kBwdData), bwd);
-    EXPECT_FALSE(direct_applicable(sh, ConvDir::kBwdFilter));
     if (bwd)
       expect_direction(sh, ConvDir::kBwdData, r.dx, r.dx_abs, [&](float* out, float beta) {
         conv2d_bwd_data_direct(sh, dy.data(), w.data(), out, ws, beta);

@@ -57,11 +57,11 @@ std::vector<Pass> passes(const Conv2dShape& sh, const float* x, const float* w, 
 
 // The slot after find: one of the pass's candidates, each timed where there are several. The
 // candidates themselves: gemm always, Winograd where winograd_applicable, direct where
-// direct_applicable (forward always, backward data at stride 1, backward filter never).
+// direct_applicable (forward and backward filter always, backward data at stride 1).
 void expect_found(const ConvChoice::Slot& s, const Conv2dShape& sh, ConvDir dir) {
   EXPECT_TRUE(s.ran && s.found);
   const bool wino = winograd_applicable(sh);
-  const bool direct = dir == ConvDir::kFwd || (dir == ConvDir::kBwdData && sh.stride_h == 1);
+  const bool direct = dir != ConvDir::kBwdData || sh.stride_h == 1;
   std::vector<ConvAlgo> expected{ConvAlgo::kGemm};
   if (wino) expected.push_back(ConvAlgo::kWinograd);
   if (direct) expected.push_back(ConvAlgo::kDirect);
@@ -133,8 +133,8 @@ TEST(ConvFind, FixedAlgorithmsAreRecordedAndAFoundSlotReplays) {
   EXPECT_EQ(parse_conv_algo("direct"), ConvAlgo::kDirect);
   EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kFind, ConvDir::kFwd),
             resolve_conv_algo(sh, ConvAlgo::kAuto, ConvDir::kFwd));
-  // direct where it does not apply runs gemm: backward filter always, backward data at stride 2
-  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kDirect, ConvDir::kBwdFilter), ConvAlgo::kGemm);
+  // direct where it does not apply runs gemm: backward data at stride 2
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kDirect, ConvDir::kBwdFilter), ConvAlgo::kDirect);
   EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic7ih9oc13kh3ph1sh2"), ConvAlgo::kDirect,
                               ConvDir::kBwdData),
             ConvAlgo::kGemm);

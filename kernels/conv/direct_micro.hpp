@@ -38,10 +38,12 @@ inline Vec splat(float s) { return splat_lanes(s, std::make_index_sequence<kVL>{
 // How a tile meets what C held: overwrite (C = acc), scale (C = beta C + acc) or add (C += acc).
 enum class Mode { kOverwrite, kScale, kAdd };
 
-// C tile (ldc floats between rows) from a (kc x MR) and b (kc x NR), both packed. The
-// accumulators never leave the registers until the store (no array of them is addressed).
-inline void micro_tile(int kc, const float* __restrict a, const float* __restrict b, float* c,
-                       long ldc, int mr, int nr, Mode mode, float beta) {
+// The tile of A's element (p, i) = a_at(p, i) and b (kc x NR, packed): micro_tile's and
+// micro_tile_rows's body. The accumulators never leave the registers until the store (no array
+// of them is addressed).
+template <class AAt>
+inline void micro_tile_with(int kc, AAt a_at, const float* __restrict b, float* c, long ldc, int mr,
+                            int nr, Mode mode, float beta) {
   Vec acc[kMR][2];
 #pragma GCC unroll 6
   for (int i = 0; i < kMR; ++i) acc[i][0] = acc[i][1] = splat(0.0f);
@@ -49,7 +51,7 @@ inline void micro_tile(int kc, const float* __restrict a, const float* __restric
     const Vec b0 = load(b + p * kNR), b1 = load(b + p * kNR + kVL);
 #pragma GCC unroll 6
     for (int i = 0; i < kMR; ++i) {
-      const Vec ai = splat(a[p * kMR + i]);
+      const Vec ai = splat(a_at(p, i));
       acc[i][0] += ai * b0;
       acc[i][1] += ai * b1;
     }
@@ -79,6 +81,33 @@ inline void micro_tile(int kc, const float* __restrict a, const float* __restric
            : mode == Mode::kAdd     ? *o + tile[i][j]
                                     : beta * *o + tile[i][j];
     }
+}
+
+// C tile (ldc floats between rows) from a (kc x MR) and b (kc x NR), both packed.
+inline void micro_tile(int kc, const float* __restrict a, const float* __restrict b, float* c,
+                       long ldc, int mr, int nr, Mode mode, float beta) {
+  micro_tile_with(
+      kc, [a](int p, int i) { return a[p * kMR + i]; }, b, c, ldc, mr, nr, mode, beta);
+}
+
+// The same with A unpacked: row i of the tile's A is rows[i][0 .. kc) (six sequential streams;
+// rows past mr may point at any kc readable floats, e.g. zeros).
+inline void micro_tile_rows(int kc, const float* const* rows, const float* __restrict b, float* c,
+                            long ldc, int mr, int nr, Mode mode, float beta) {
+  const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3], *r4 = rows[4],
+              *r5 = rows[5];
+  static_assert(kMR == 6, "micro_tile_rows names six rows");
+  micro_tile_with(
+      kc,
+      [=](int p, int i) {
+        return i == 0   ? r0[p]
+               : i == 1 ? r1[p]
+               : i == 2 ? r2[p]
+               : i == 3 ? r3[p]
+               : i == 4 ? r4[p]
+                        : r5[p];
+      },
+      b, c, ldc, mr, nr, mode, beta);
 }
 
 // The whole tile into a kMR x kNR buffer (the caller scatters it: a tile across images).

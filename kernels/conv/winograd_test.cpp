@@ -108,11 +108,15 @@ TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectForFewInputChannels)
   EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto,
                               ConvDir::kFwd),
             ConvAlgo::kWinograd);
-  // 3 input channels: no Winograd; the forward direct, the backward passes gemm
+  // 3 input channels: no Winograd; the forward and backward filter direct, backward data gemm
   const Conv2dShape first = Conv2dShape::parse("mb1ic3ih56oc64kh3ph1");
   EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kDirect);
   EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kDirect);
+  // 64 input channels, not 3x3: gemm for every pass
+  const Conv2dShape point = Conv2dShape::parse("mb1ic64ih56oc64kh1");
+  for (const ConvDir d : {ConvDir::kFwd, ConvDir::kBwdData, ConvDir::kBwdFilter})
+    EXPECT_EQ(resolve_conv_algo(point, ConvAlgo::kAuto, d), ConvAlgo::kGemm);
   EXPECT_EQ(
       resolve_conv_algo(Conv2dShape::parse("g8mb1ic64ih9oc8kh1"), ConvAlgo::kAuto, ConvDir::kFwd),
       ConvAlgo::kDirect);  // 64 channels in 8 groups: 8 a group is few

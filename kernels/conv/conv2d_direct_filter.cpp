@@ -1,0 +1,145 @@
+// The direct convolution's backward filter: an implicit GEMM over the batch, no column matrix.
+//
+// Per group: dW_g (K/G x CRS) = sum over output pixels j = n * PQ + p * Q + q of the batch of
+// dy_g[k][j] * col_g[t][j], t = (c, r, s). With at least as many images as threads each thread
+// sums its images into its own dW (the sums then added in a fixed order); with fewer, each
+// thread owns a range of dW's columns (taps, in panels of NR) over every image. A thread runs
+// its images a block of kKJ pixels at a time (within one image), and for each block packs
+//   A: every row of dy_g over the block, in MR-row panels (a[jj * MR + i] = dy[k0 + i][j0 + jj]),
+//   B: its taps over the block, in NR-tap panels (b[jj * NR + tt] = col[t0 + tt][j0 + jj]), read
+//      straight from the image's (padded, stride-split) input as the forward reads it
+//      (direct_layout.hpp), a tap's run of pixels at a time,
+// and adds the MR x NR tiles into dW row-tile by row-tile (direct_micro.hpp). The first block
+// of a group meets what dW held by beta (0 overwrites, 1 accumulates), later ones add.
+// The reference is conv2d_bwd_filter_ref (conv2d_direct_test.cpp).
+#include <omp.h>
+
+#include <algorithm>
+
+#include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/direct_layout.hpp"
+#include "kernels/conv/direct_micro.hpp"
+#include "measure/threads.hpp"
+
+namespace dls {
+namespace {
+
+using direct::kMR;
+using direct::kNR;
+using direct::Layout;
+using direct::Mode;
+using direct::Segment;
+
+constexpr int kKJ = 256;           // pixels a block: a B panel (kKJ x kNR) sits in L1
+constexpr int kPanelsABlock = 16;  // tap panels packed at once (kKJ x 256 taps in L2)
+
+// B of the same pixels for tap panels [p0, p1): each tap's runs of input (seg: the block's runs
+// within output rows, offsets from the image's layout `xs`), transposed into the panels.
+void pack_taps(const float* xs, const long* off, int crs, const Segment* seg, int ns, int kj,
+               int p0, int p1, float* b) {
+  for (int p = p0; p < p1; ++p) {
+    float* panel = b + long(p - p0) * kj * kNR;
+    for (int tt = 0; tt < kNR; ++tt) {
+      const int t = p * kNR + tt;
+      if (t >= crs) {
+        for (int jj = 0; jj < kj; ++jj) panel[jj * kNR + tt] = 0.0f;
+        continue;
+      }
+      const float* x = xs + off[t];
+      for (int i = 0; i < ns; ++i)
+        for (int k = 0; k < seg[i].len; ++k) panel[(seg[i].dst + k) * kNR + tt] = x[seg[i].src + k];
+    }
+  }
+}
+
+// dW_g's tiles of tap panels [p0, p1): A straight from dy_g's rows (pixels [pix0, pix0 + kj) of
+// one image, row k at dyg + k * pq; rows past K/G read `zeros`), B from the packed panels.
+void add_tiles(const Conv2dShape& f, const float* dyg, long pq, long pix0, const float* zeros,
+               const float* b, int kj, int p0, int p1, float* dwg, Mode mode, float beta) {
+  const int crs = f.crs();
+  for (int k0 = 0; k0 < f.kg(); k0 += kMR) {
+    const float* rows[kMR];
+    for (int i = 0; i < kMR; ++i)
+      rows[i] = k0 + i < f.kg() ? dyg + long(k0 + i) * pq + pix0 : zeros;
+    for (int p = p0; p < p1; ++p)
+      direct::micro_tile_rows(kj, rows, b + long(p - p0) * kj * kNR, dwg + long(k0) * crs + p * kNR,
+                              crs, std::min(kMR, f.kg() - k0), std::min(kNR, crs - p * kNR), mode,
+                              beta);
+  }
+}
+
+// One thread's share: tap panels [q0, q1) of every group, over images [n0, n1).
+void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const float* x,
+                  const float* dy, float* dw, float beta, int n0, int n1, int q0, int q1,
+                  ConvWorkspace& ws, int tid) {
+  const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
+  const int crs = f.crs();
+  std::vector<float>& zb = ws.direct_b[std::size_t(tid)];  // kKJ zeros, then the B panels
+  zb.assign(std::size_t(kKJ) * (1 + kPanelsABlock * kNR), 0.0f);
+  const float* zeros = zb.data();
+  float* b = zb.data() + kKJ;
+  std::vector<float>& xs = ws.direct_x[std::size_t(tid)];
+  if (l.copied) xs.resize(std::size_t(l.image));
+  Segment seg[kKJ];
+  for (int n = n0; n < n1; ++n) {
+    if (l.copied) direct::fill_layout(f, l, x + n * x_img, xs.data());
+    const float* img = l.copied ? xs.data() : x + n * x_img;
+    for (long pix0 = 0; pix0 < pq; pix0 += kKJ) {
+      const int kj = int(std::min<long>(kKJ, pq - pix0));
+      const int ns = direct::segments(f, l, pix0, kj, seg);  // image 0 of one: offsets in img
+      for (int g = 0; g < f.g; ++g) {
+        const Mode mode = n > n0 || pix0 > 0 ? Mode::kAdd
+                          : beta == 0.0f     ? Mode::kOverwrite
+                          : beta == 1.0f     ? Mode::kAdd
+                                             : Mode::kScale;
+        const float* dyg = dy + (long(n) * f.k + long(g) * f.kg()) * pq;
+        for (int p0 = q0; p0 < q1; p0 += kPanelsABlock) {
+          const int p1 = std::min(q1, p0 + kPanelsABlock);
+          pack_taps(img + long(g) * f.cg() * l.ch, off, crs, seg, ns, kj, p0, p1, b);
+          add_tiles(f, dyg, pq, pix0, zeros, b, kj, p0, p1, dw + long(g) * f.kg() * crs, mode,
+                    beta);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                              ConvWorkspace& ws, float beta) {
+  const int threads = omp_threads();
+  const Layout l = direct::layout_of(sh);
+  const std::vector<long> off = direct::tap_offsets(sh, l);
+  const int panels = (sh.crs() + kNR - 1) / kNR;
+  // At least as many images as threads: each thread its images, every tap, into its own sum
+  // (each dy packed once); else each thread its taps over every image, straight into dw.
+  const bool by_images = sh.n >= threads && threads > 1;
+  const int used = by_images ? threads : std::min(threads, panels);
+  if (int(ws.direct_b.size()) < used) ws.direct_b.resize(std::size_t(used));
+  if (int(ws.direct_x.size()) < used) ws.direct_x.resize(std::size_t(used));
+  if (by_images && int(ws.dw.size()) < used) ws.dw.resize(std::size_t(used));
+  const long count = sh.w_count();
+#pragma omp parallel num_threads(used)
+  {
+    const int tid = omp_get_thread_num();
+    if (by_images) {
+      std::vector<float>& mine = ws.dw[std::size_t(tid)];
+      mine.resize(std::size_t(count));
+      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(long(sh.n) * tid / used),
+                   int(long(sh.n) * (tid + 1) / used), 0, panels, ws, tid);
+#pragma omp barrier
+#pragma omp for schedule(static)
+      for (long i = 0; i < count; ++i) {  // fixed order: threads' sums from 0 up
+        float s = 0;
+        for (int t = 0; t < used; ++t) s += ws.dw[std::size_t(t)][std::size_t(i)];
+        dw[i] = beta == 0.0f ? s : beta * dw[i] + s;
+      }
+    } else {
+      const int q0 = int(long(panels) * tid / used), q1 = int(long(panels) * (tid + 1) / used);
+      filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, q0, q1, ws, tid);
+    }
+  }
+}
+
+}  // namespace dls

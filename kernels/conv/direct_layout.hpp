@@ -1,0 +1,97 @@
+// What the direct convolution's passes share (conv2d_direct.cpp, conv2d_direct_filter.cpp): how
+// one image's input is laid out for them (padded and split by phase of the horizontal stride, or
+// the input itself), where each tap of the reduction lies in it, and the runs of a block of
+// flattened output pixels j = n * PQ + p * Q + q within one output row of one image.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/conv/conv2d.hpp"
+
+namespace dls::direct {
+
+// Where tap (c, row, phase, j) of one image's (padded, phase-split) input lies.
+struct Layout {
+  long ch = 0, row = 0, phase = 0, image = 0;  // pitches in floats
+  int rows = 0, phases = 1, len = 0;
+  bool copied = false;  // xs is a copy (padding or a horizontal stride), else the input itself
+};
+
+inline Layout layout_of(const Conv2dShape& f) {
+  Layout l;
+  l.copied = f.pad_h || f.pad_w || f.stride_w > 1;
+  l.rows = f.h + 2 * f.pad_h;
+  l.phases = f.stride_w;
+  const int wp = f.w + 2 * f.pad_w;
+  l.len = (wp + l.phases - 1) / l.phases;
+  l.phase = l.len;
+  l.row = long(l.phases) * l.len;
+  l.ch = long(l.rows) * l.row;
+  l.image = f.c * l.ch;
+  return l;
+}
+
+// xs of one image from x (C x H x W), as Layout says.
+inline void fill_layout(const Conv2dShape& f, const Layout& l, const float* x, float* xs) {
+  for (int c = 0; c < f.c; ++c)
+    for (int hp = 0; hp < l.rows; ++hp) {
+      const int ih = hp - f.pad_h;
+      const float* src = x + (long(c) * f.h + ih) * f.w;
+      float* dst = xs + c * l.ch + hp * l.row;
+      const bool inside = ih >= 0 && ih < f.h;
+      for (int ph = 0; ph < l.phases; ++ph)
+        for (int j = 0; j < l.len; ++j) {
+          const int iw = j * l.phases + ph - f.pad_w;
+          dst[ph * l.phase + j] = inside && iw >= 0 && iw < f.w ? src[iw] : 0.0f;
+        }
+    }
+}
+
+// Offset of tap t = (c, r, s) of a group's reduction at output pixel (0, 0).
+inline std::vector<long> tap_offsets(const Conv2dShape& f, const Layout& l) {
+  std::vector<long> off(std::size_t(f.crs()));
+  for (int c = 0; c < f.cg(); ++c)
+    for (int r = 0; r < f.r; ++r)
+      for (int s = 0; s < f.s; ++s) {
+        const int ws = s * (f.dil_w + 1);
+        off[std::size_t((c * f.r + r) * f.s + s)] =
+            c * l.ch + long(r) * (f.dil_h + 1) * l.row + (ws % l.phases) * l.phase + ws / l.phases;
+      }
+  return off;
+}
+
+// The columns: flat j = n * PQ + p * Q + q over the batch. A run of a panel's columns within
+// one output row of one image: its image, input offset (from that image's xs), output pixel,
+// length and first panel column.
+struct Segment {
+  int n;
+  long src, pix;
+  int len, dst;
+};
+
+inline int segments(const Conv2dShape& f, const Layout& l, long j0, int nr, Segment* seg) {
+  const long pq = long(f.p()) * f.q();
+  int count = 0;
+  for (int done = 0; done < nr;) {
+    const long j = j0 + done, pix = j % pq;
+    const int n = int(j / pq), p = int(pix / f.q()), q = int(pix % f.q());
+    const int len = std::min(nr - done, f.q() - q);
+    const long src = long(p) * f.stride_h * l.row + q;
+    if (count > 0 && seg[count - 1].n == n && seg[count - 1].src + seg[count - 1].len == src)
+      seg[count - 1].len += len;  // the next output row continues in the input (1x1, stride 1)
+    else
+      seg[count++] = {n, src, pix, len, done};
+    done += len;
+  }
+  return count;
+}
+
+// The inputs of the items: each image's xs, one pointer an image.
+struct Source {
+  const float* base;  // image n's xs at base + (n - first) * pitch
+  long pitch;
+  long first = 0;
+};
+
+}  // namespace dls::direct
