@@ -5,7 +5,8 @@ benchmark, parameters, check and status, the key structure of its metrics, and e
 is not measured on the clock (parameter and MAC counts, steps, bytes, losses within a relative
 1e-3); and every table's columns and row keys. What may change: provenance, what the clock
 measured (keys named like times, rates, shares of peak, resident sizes, fits of times), choices
-made by timing (the allreduce "auto" picks), where ranks ran, and what the host lets PAPI count.
+made by timing (the allreduce "auto" picks), where ranks ran, what the host lets PAPI count, and
+what its CPU decides (the peak's instruction set, the convolution workspace).
 
   python3 golden.py store CAMPAIGN GOLDEN    # keep CAMPAIGN (its tables made) as GOLDEN
   python3 golden.py compare GOLDEN CAMPAIGN  # exit 1 listing every difference
@@ -21,10 +22,14 @@ import shutil
 import sys
 from pathlib import Path
 
-# keys whose values the clock or the host decide: their presence is compared, their values not
+# keys whose values the clock or the host decide: their presence is compared, their values not.
+# The host's CPU decides peak_method (the FMA loop's instruction set) and the convolution
+# workspace (the direct convolution's panels are as wide as two of its vectors: 16 floats under
+# AVX2, 32 under AVX-512), and with it model_bytes.
 MEASURED = re.compile(
     r"(_s$|_s_|_vs_|per_s|_share$|pct_of_peak|rss_bytes|^(r2|seconds|samples|mean|stddev|std|ci_low|ci_high|vs_gemm|"
-    r"efficiency|per_epoch_speedup|max_err_over_bound|max_rel_err|max_rel_residual|n)$)"
+    r"efficiency|per_epoch_speedup|max_err_over_bound|max_rel_err|max_rel_residual|n|peak_method|workspace_bytes|"
+    r"model_bytes)$)"
 )
 # subtrees decided by timing or by the host: presence only
 OPAQUE = {"allreduce", "allreduce_auto_times_s", "allreduce_bands", "placement", "token", "merge"}

@@ -113,30 +113,32 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
   const std::vector<long> off = direct::tap_offsets(sh, l);
   const int panels = (sh.crs() + kNR - 1) / kNR;
   // At least as many images as threads: each thread its images, every tap, into its own sum
-  // (each dy packed once); else each thread its taps over every image, straight into dw.
+  // (each dy read once); else each thread its taps over every image, straight into dw. The
+  // shares are cut by the team OpenMP gives (it may give fewer threads than asked: a call inside
+  // another parallel region, OMP_THREAD_LIMIT, OMP_DYNAMIC).
   const bool by_images = sh.n >= threads && threads > 1;
-  const int used = by_images ? threads : std::min(threads, panels);
-  if (int(ws.direct_b.size()) < used) ws.direct_b.resize(std::size_t(used));
-  if (int(ws.direct_x.size()) < used) ws.direct_x.resize(std::size_t(used));
-  if (by_images && int(ws.dw.size()) < used) ws.dw.resize(std::size_t(used));
+  const int asked = by_images ? threads : std::min(threads, panels);
+  if (int(ws.direct_b.size()) < asked) ws.direct_b.resize(std::size_t(asked));
+  if (int(ws.direct_x.size()) < asked) ws.direct_x.resize(std::size_t(asked));
+  if (by_images && int(ws.dw.size()) < asked) ws.dw.resize(std::size_t(asked));
   const long count = sh.w_count();
-#pragma omp parallel num_threads(used)
+#pragma omp parallel num_threads(asked)
   {
-    const int tid = omp_get_thread_num();
+    const int team = omp_get_num_threads(), tid = omp_get_thread_num();
     if (by_images) {
       std::vector<float>& mine = ws.dw[std::size_t(tid)];
       mine.resize(std::size_t(count));
-      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(long(sh.n) * tid / used),
-                   int(long(sh.n) * (tid + 1) / used), 0, panels, ws, tid);
+      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(long(sh.n) * tid / team),
+                   int(long(sh.n) * (tid + 1) / team), 0, panels, ws, tid);
 #pragma omp barrier
 #pragma omp for schedule(static)
-      for (long i = 0; i < count; ++i) {  // fixed order: threads' sums from 0 up
+      for (long i = 0; i < count; ++i) {  // fixed order: the team's sums from thread 0 up
         float s = 0;
-        for (int t = 0; t < used; ++t) s += ws.dw[std::size_t(t)][std::size_t(i)];
+        for (int t = 0; t < team; ++t) s += ws.dw[std::size_t(t)][std::size_t(i)];
         dw[i] = beta == 0.0f ? s : beta * dw[i] + s;
       }
     } else {
-      const int q0 = int(long(panels) * tid / used), q1 = int(long(panels) * (tid + 1) / used);
+      const int q0 = int(long(panels) * tid / team), q1 = int(long(panels) * (tid + 1) / team);
       filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, q0, q1, ws, tid);
     }
   }

@@ -3,9 +3,11 @@
 // shapes (prime channel counts, channel counts
 // that are not a multiple of the tile's rows, pad 0 and 2, stride 2, batch 1, 1x1, dilation,
 // groups, non-square, a reduction longer than one block, output rows and images that cross the
-// tile's columns, images large enough to be cut alone), with beta 0, 1 and 0.5 over what the
-// output held. Where it does not apply it says so.
+// tile's columns, images large enough to be cut alone, a stride with dilation), with beta 0, 1
+// and 0.5 over what the output held; at 1, 2 and 3 threads, and in a team shorter than asked. Where
+// it does not apply it says so.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -72,7 +74,14 @@ const char* const kShapes[] = {
     "g2mb2ic6ih7iw9oc10kh3ph1",             // groups
     "mb1ic2ih40iw3oc3kh3kw1ph1pw0",         // 3 columns: every tile crosses rows
     "mb2ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
-    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2"};   // horizontal stride 3, uneven pads
+    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
+    "mb1ic64ih6oc7kh3ph1",                  // 576 taps: several blocks of tap panels (AVX-512)
+    // images of 1024 output pixels or more: column blocks within an image, xs per thread,
+    // several pixel blocks of the backward filter
+    "mb3ic3ih34iw40oc7kh3ph1",         // padded: each thread its own copy of the image
+    "mb2ic4ih32iw33oc5kh1",            // pointwise: the input itself
+    "g2mb2ic4ih66iw64oc6kh3sh2ph1",    // groups and a stride: 33 x 32 outputs
+    "mb2ic3ih70iw70oc5kh3sh2ph1dh2"};  // stride 2 with dilation 2: the tap phases vary
 
 // x (or dy) through fn(out, beta) against the reference out_ref = beta * init + ref.
 void expect_direction(const Conv2dShape& sh, ConvDir dir, const std::vector<double>& ref,
@@ -120,6 +129,48 @@ TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
                                           std::vector<float>(sh.x_count()).data(), ws),
                    std::invalid_argument);
   }
+}
+
+// Every pass against the reference at a given thread count (split by images or by taps in the
+// backward filter, items in the forward) and in a short team: called from inside a parallel
+// region, where OpenMP gives a nested region one thread whatever omp_get_max_threads says.
+void check_all_passes(const Conv2dShape& sh) {
+  const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+  const auto dy = random_vector(sh.y_count(), 3);
+  const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+  ConvWorkspace ws;
+  std::vector<float> y(sh.y_count(), NAN), dx(sh.x_count(), NAN), dw(sh.w_count(), NAN);
+  conv2d_fwd_direct(sh, x.data(), w.data(), y.data(), ws);
+  conv2d_bwd_data_direct(sh, dy.data(), w.data(), dx.data(), ws);
+  conv2d_bwd_filter_direct(sh, x.data(), dy.data(), dw.data(), ws);
+  const ConvReports rep = conv2d_compare_all(sh, r, y, dx, dw);
+  EXPECT_TRUE(rep.y.ok()) << rep.y.summary();
+  EXPECT_TRUE(rep.dx.ok()) << rep.dx.summary();
+  EXPECT_TRUE(rep.dw.ok()) << rep.dw.summary();
+}
+
+TEST(ConvDirect, EveryThreadCountAndAShortTeam) {
+  const int saved = omp_get_max_threads();
+  for (const char* text :
+       {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1", "mb3ic3ih34iw40oc7kh3ph1"}) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
+      omp_set_num_threads(threads);
+      check_all_passes(sh);
+    }
+    SCOPED_TRACE(sh.str() + " in a short team");
+    omp_set_num_threads(3);
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(1);  // a nested region runs on one thread
+#pragma omp parallel num_threads(2)
+    if (omp_get_thread_num() == 0) {
+      EXPECT_EQ(omp_get_max_threads(), 3);  // asks for 3, gets 1
+      check_all_passes(sh);
+    }
+    omp_set_max_active_levels(levels);
+  }
+  omp_set_num_threads(saved);
 }
 
 // A padding larger than the filter reaches (only zeros under some outputs) has no transposed

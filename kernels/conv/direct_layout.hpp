@@ -37,9 +37,9 @@ inline void fill_layout(const Conv2dShape& f, const Layout& l, const float* x, f
   for (int c = 0; c < f.c; ++c)
     for (int hp = 0; hp < l.rows; ++hp) {
       const int ih = hp - f.pad_h;
-      const float* src = x + (long(c) * f.h + ih) * f.w;
-      float* dst = xs + c * l.ch + hp * l.row;
       const bool inside = ih >= 0 && ih < f.h;
+      const float* src = inside ? x + (long(c) * f.h + ih) * f.w : x;  // not read outside
+      float* dst = xs + c * l.ch + hp * l.row;
       for (int ph = 0; ph < l.phases; ++ph)
         for (int j = 0; j < l.len; ++j) {
           const int iw = j * l.phases + ph - f.pad_w;

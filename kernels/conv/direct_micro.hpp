@@ -10,6 +10,12 @@
 #include <cstring>
 #include <utility>
 
+// Vec is as wide as the ISA's vectors under -march=native; in a build for the baseline ISA GCC
+// notes, at each call, that returning it changes the ABI, which matters only across translation
+// units, and these inline functions are compiled into each caller: the note is off for the
+// files that include this header (the direct convolution's own).
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace dls::direct {
 
 #if defined(__AVX512F__)

@@ -21,6 +21,10 @@
 namespace dls {
 namespace {
 
+// 16 lanes whatever the ISA (the sums' order, and so the results, the same on every machine);
+// GCC notes that returning such a vector changes the ABI where AVX-512 is off, which matters
+// only across translation units: these never leave this one.
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef float vf __attribute__((vector_size(64)));  // 16 lanes
 constexpr int kLanes = 16;
 constexpr long kBlockBytes = 256L << 10;  // one block of channels, kept in L2 between its passes
