@@ -248,14 +248,16 @@ TEST(Trainer, CvaeRmseFallsOnChainModelMaps) {
   o.model = "cvae_molecules";
   o.model_options.batch = 16, o.model_options.image = 16, o.model_options.width = 0.25;
   o.data = DataRequest::parse("chain:800");
-  o.epochs = 4, o.quiet = true, o.threads = 1;
+  // 6 epochs: after 4 the drop was 0.797 to 0.743 of the first epoch's RMSE depending on the
+  // convolution algorithms' rounding (auto, gemm, direct), too near the bound; after 6, 0.63-0.73
+  o.epochs = 6, o.quiet = true, o.threads = 1;
   o.solver.optim = Optim::kRmsprop;
   o.solver.params.weight_decay = 0;
   o.solver.schedule.base = 1e-3;
   const TrainResult r = run_training(o);
   ASSERT_EQ(r.status, "ok") << r.error;
   const auto& rmse = r.metrics["rmse"];
-  ASSERT_EQ(rmse.size(), 4u);
+  ASSERT_EQ(rmse.size(), 6u);
   EXPECT_LT(rmse.back().get<double>(), 0.8 * rmse.front().get<double>()) << rmse.dump();
 }
 
