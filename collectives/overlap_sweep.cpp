@@ -57,7 +57,7 @@ struct Busy {
   }
 };
 
-struct Case {
+struct OverlapCase {
   OverlapEngine engine;
   Algo algo;
 };
@@ -99,8 +99,8 @@ OverlapPoint measure(const Comm& c, AsyncAllreduce<T>& ar, T* buf, std::size_t n
 }
 
 // What to measure: every --algo under the thread engine; MPI's own under the nonblocking one.
-std::vector<Case> overlap_cases(const SweepContext& s) {
-  std::vector<Case> cases;
+std::vector<OverlapCase> overlap_cases(const SweepContext& s) {
+  std::vector<OverlapCase> cases;
   for (OverlapEngine e : s.engines) {
     if (e == OverlapEngine::kNonblocking)
       cases.push_back({e, Algo::kMpi});
@@ -110,7 +110,7 @@ std::vector<Case> overlap_cases(const SweepContext& s) {
   return cases;
 }
 
-void print_header(const SweepContext& s) {
+void print_overlap_header(const SweepContext& s) {
   fmt::print(
       "# dlscale collectives --overlap: allreduce started, {:.2f} x its time of computation, "
       "then waited for; "
@@ -121,14 +121,14 @@ void print_header(const SweepContext& s) {
 }
 
 // One measured point: the case, its size (elements and bytes), its iterations and times.
-struct Row {
-  const Case& k;
+struct OverlapRow {
+  const OverlapCase& k;
   std::size_t count, bytes;
   Iterations it;
   OverlapPoint p;
 };
 
-void print_row(const Row& w) {
+void print_overlap_row(const OverlapRow& w) {
   fmt::print(
       "{:>12} {:>12} {:>11} {:>12} {:>6} {:>11.2f} {:>11.2f} {:>11.2f} {:>9.1f} {:>9.1f} "
       "{:>7}\n",
@@ -138,7 +138,7 @@ void print_row(const Row& w) {
   std::fflush(stdout);
 }
 
-Record point_record(const SweepContext& s, const Row& w) {
+Record overlap_record(const SweepContext& s, const OverlapRow& w) {
   Record r = collective_record(s, "allreduce_overlap", w.p.wrong);
   r.params = {{"engine", engine_name(w.k.engine)},
               {"algo", algo_name(w.k.algo)},
@@ -172,15 +172,15 @@ int run_overlap_sweep(SweepContext& s) {
   const Comm& c = s.c;
   const std::size_t max_count = s.sizes.back() / sizeof(T);
   check_node_memory(c, 2.0 * double(max_count * sizeof(T)), o.e);
-  const std::vector<Case> cases = overlap_cases(s);
+  const std::vector<OverlapCase> cases = overlap_cases(s);
   std::vector<T> buf(max_count);
   std::vector<std::unique_ptr<AsyncAllreduce<T>>> engines;
-  for (const Case& k : cases)
+  for (const OverlapCase& k : cases)
     engines.push_back(
         std::make_unique<AsyncAllreduce<T>>(c, k.engine, k.algo, max_count, 1, o.shm));
   Busy busy;
   const bool root = c.rank() == 0;
-  if (root) print_header(s);
+  if (root) print_overlap_header(s);
   int failures = 0;
   std::size_t last = SIZE_MAX;
   for (std::size_t bytes : s.sizes) {
@@ -193,9 +193,9 @@ int run_overlap_sweep(SweepContext& s) {
           measure(c, *engines[ci], buf.data(), n, it, o.compute_ratio, o.check != 0, busy);
       if (!root) continue;
       failures += p.wrong > 0;
-      const Row w{cases[ci], n, n * sizeof(T), it, p};
-      print_row(w);
-      if (s.writer) s.writer->append(point_record(s, w));
+      const OverlapRow w{cases[ci], n, n * sizeof(T), it, p};
+      print_overlap_row(w);
+      if (s.writer) s.writer->append(overlap_record(s, w));
     }
   }
   return failures > 0 ? kExitCheckFailed : kExitOk;

@@ -109,9 +109,14 @@ TEST(Trainer, ThroughputIsWallClockOverWholeExchangePeriods) {
   const double window = m["step_time_s"].get<double>() * 20;
   EXPECT_NEAR(window / outside, 1.0, 0.02) << window << " s timed, " << outside << " s outside";
   EXPECT_NEAR(m["images_per_s"].get<double>(), 16.0 * 20 / window, 1e-9 * 16 * 20 / window);
-  EXPECT_GE(m["phase_s"]["sync"].get<double>(), 0.015);     // 60 ms every 4 steps
-  EXPECT_LT(m["step_time_median_s"].get<double>(), 0.060);  // a step is ~5 ms, 20 under load
-  EXPECT_GE(m["step_time_p95_s"].get<double>(), 0.060);
+  EXPECT_GE(m["phase_s"]["sync"].get<double>(), 0.015);  // 60 ms every 4 steps
+  // the median is a step without the sleep (15 of the 20), the p95 one with it: 60 ms apart
+  // less how much faster that step computed (a step is ~5 ms here, up to 60 under ASan and load:
+  // an absolute bound on the median failed there)
+  const double median = m["step_time_median_s"].get<double>(),
+               p95 = m["step_time_p95_s"].get<double>();
+  EXPECT_GE(p95, 0.060);
+  EXPECT_GE(p95 - median, 0.030) << "median " << median << " s, p95 " << p95 << " s";
 }
 
 double thread_cpu_s() {

@@ -17,17 +17,17 @@ namespace {
 using test::config_error;
 using test::kRoot;
 
-std::string write(const std::string& name, const std::string& text) {
+std::string write_hostile(const std::string& name, const std::string& text) {
   return test::write_file("hostile", name, text);
 }
 
 std::string site_error(const std::string& name, const std::string& text) {
-  const std::string f = write(name, text);
+  const std::string f = write_hostile(name, text);
   return config_error([&] { load_site(f, kRoot); });
 }
 
 std::string plan_error(const std::string& name, const std::string& text) {
-  const std::string f = write(name, text);
+  const std::string f = write_hostile(name, text);
   return config_error([&] { load_plan(f, kRoot); });
 }
 
@@ -214,28 +214,31 @@ TEST(Hostile, AnExpansionOverTheCapIsRefusedBeforeAnyPointIsMade) {
   std::string axes;
   for (int i = 0; i < 12; ++i)
     axes += fmt::format("{}a{}: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]", i ? ", " : "", i);
-  const Plan p = load_plan(
-      write("huge.yaml",
-            "name: p\nexperiments:\n  - name: e\n    kind: train\n    sweep: {" + axes + "}\n"),
-      kRoot);
+  const Plan p =
+      load_plan(write_hostile("huge.yaml",
+                              "name: p\nexperiments:\n  - name: e\n    kind: train\n    sweep: {" +
+                                  axes + "}\n"),
+                kRoot);
   const std::string e = config_error([&] { expand(p, site); });
   EXPECT_HAS(e, "plan experiment e: expands to more than 100000 points");
   EXPECT_HAS(config_error([&] { expand(p, site, 50); }), "more than 50 points");
   // exactly the cap is fine
-  const Plan q = load_plan(write("cap.yaml",
-                                 "name: q\nexperiments:\n  - name: e\n    kind: train\n    sweep: "
-                                 "{a: [1, 2, 3, 4, 5]}\n    repeats: 2\n"),
-                           kRoot);
+  const Plan q =
+      load_plan(write_hostile("cap.yaml",
+                              "name: q\nexperiments:\n  - name: e\n    kind: train\n    sweep: "
+                              "{a: [1, 2, 3, 4, 5]}\n    repeats: 2\n"),
+                kRoot);
   EXPECT_EQ(expand(q, site, 10).points.size(), 10u);
   EXPECT_HAS(config_error([&] { expand(q, site, 9); }), "more than 9 points");
 }
 
 TEST(Hostile, AFirstWordWithAnEqualsSignIsNotAnAssignment) {
   const SiteConfig s = load_site(
-      write("eq.yaml", "name: s\nnode: {cores: 4}\nlauncher: {kind: local}\ndlscale: PATH=/x/y\n"),
+      write_hostile("eq.yaml",
+                    "name: s\nnode: {cores: 4}\nlauncher: {kind: local}\ndlscale: PATH=/x/y\n"),
       kRoot);
-  const Plan p =
-      load_plan(write("eqp.yaml", "name: p\nexperiments:\n  - {name: a, kind: train}\n"), kRoot);
+  const Plan p = load_plan(
+      write_hostile("eqp.yaml", "name: p\nexperiments:\n  - {name: a, kind: train}\n"), kRoot);
   const Expansion ex = expand(p, s);
   ASSERT_EQ(ex.points.size(), 1u);
   const std::string line =
@@ -245,13 +248,15 @@ TEST(Hostile, AFirstWordWithAnEqualsSignIsNotAnAssignment) {
 
 TEST(Hostile, FreeTextIsQuotedInScripts) {
   const SiteConfig s = load_site(
-      write("q.yaml",
-            kSiteHead + "scheduler: {kind: slurm}\nenvironment: {X: \"$(touch F); `id`; 'q'\"}\n"),
+      write_hostile(
+          "q.yaml",
+          kSiteHead + "scheduler: {kind: slurm}\nenvironment: {X: \"$(touch F); `id`; 'q'\"}\n"),
       kRoot);
-  const Plan p = load_plan(write("qp.yaml",
-                                 "name: p\nexperiments:\n  - name: a\n    kind: train\n    args: "
-                                 "{model: \"$(touch G)\"}\n"),
-                           kRoot);
+  const Plan p =
+      load_plan(write_hostile("qp.yaml",
+                              "name: p\nexperiments:\n  - name: a\n    kind: train\n    args: "
+                              "{model: \"$(touch G)\"}\n"),
+                kRoot);
   const Expansion ex = expand(p, s);
   ASSERT_EQ(ex.points.size(), 1u);
   const std::string script = batch_script(

@@ -91,7 +91,7 @@ std::string stale_reason(const nlohmann::json& h, bool& wait) {
   return why;
 }
 
-std::string describe(const nlohmann::json& h) {
+std::string describe_holder(const nlohmann::json& h) {
   return fmt::format("runner pid {} on host {}, since {}", h.value("pid", 0L), h.value("host", "?"),
                      h.value("since", "?"));
 }
@@ -136,7 +136,7 @@ CampaignLock::CampaignLock(const std::string& dir) : path_(dir + "/runner.lock")
       ::unlink(mine.c_str());
       throw CampaignBusy(
           fmt::format("the campaign {} is being run by {} (lock {}); wait for it, or stop it first",
-                      dir, describe(holder), path_));
+                      dir, describe_holder(holder), path_));
     }
     // take the stale lock aside under a name of our own; if another runner replaced it in the
     // meantime (its token differs), put it back, or give up if that cannot be done
@@ -146,7 +146,7 @@ CampaignLock::CampaignLock(const std::string& dir) : path_(dir + "/runner.lock")
     if (moved.is_object() && moved.value("token", "") == holder.value("token", "")) {
       ::unlink(aside.c_str());
       took_over_ = fmt::format("took over the lock of a runner that is gone ({}: {})",
-                               describe(holder), why);
+                               describe_holder(holder), why);
       continue;
     }
     const bool restored = ::link(aside.c_str(), path_.c_str()) == 0;

@@ -60,7 +60,7 @@ nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Exp
   return m;
 }
 
-std::string describe(const nlohmann::json& p) {
+std::string describe_point(const nlohmann::json& p) {
   std::string a;
   const nlohmann::json assignment = p.contains("assignment") && p["assignment"].is_object()
                                         ? p["assignment"]
@@ -97,14 +97,14 @@ std::string plan_changes(const nlohmann::json& old, const nlohmann::json& now) {
   for (const auto& p : now["points"]) b[json_text(p, "id")] = p;
   std::vector<std::string> removed, added, changed;
   for (const auto& [id, p] : a)
-    if (!b.count(id)) removed.push_back(describe(p));
+    if (!b.count(id)) removed.push_back(describe_point(p));
   for (const auto& [id, p] : b) {
     if (!a.count(id))
-      added.push_back(describe(p));
+      added.push_back(describe_point(p));
     else if (a[id].contains("args") &&
              (a[id]["args"] != p["args"] ||
               json_number(a[id], "time_limit_s") != json_number(p, "time_limit_s")))
-      changed.push_back(describe(p));
+      changed.push_back(describe_point(p));
   }
   std::vector<std::string> what;
   if (json_text(old, "site") != json_text(now, "site"))

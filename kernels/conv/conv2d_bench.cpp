@@ -204,7 +204,7 @@ class ConvCase final : public TensorCase {
   std::unique_ptr<Conv2dCudnn> cudnn_;
 };
 
-Conv2dShape with_mb(std::string_view d, int mb) {
+Conv2dShape conv_with_mb(std::string_view d, int mb) {
   Conv2dShape sh = Conv2dShape::parse(d);
   if (mb > 0) sh.n = mb;
   return sh;
@@ -213,32 +213,32 @@ Conv2dShape with_mb(std::string_view d, int mb) {
 }  // namespace
 
 std::unique_ptr<KernelCase> make_conv2d_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kGemm);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kGemm);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kGemm);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kGemm);
 }
 std::unique_ptr<KernelCase> make_conv2d_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kGemm);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kGemm);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kWinograd);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kWinograd);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kWinograd);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kWinograd);
 }
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kWinograd);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kWinograd);
 }
 
 std::unique_ptr<KernelCase> make_conv2d_direct_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kDirect);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kDirect);
 }
 std::unique_ptr<KernelCase> make_conv2d_direct_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kDirect);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kDirect);
 }
 std::unique_ptr<KernelCase> make_conv2d_direct_bwd_filter_case(std::string_view d, int mb) {
-  return std::make_unique<ConvCase>(with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kDirect);
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kDirect);
 }
 
 }  // namespace dls

@@ -62,7 +62,7 @@ TEST(DirectMicroTile, RowsUnpackedEqualThePackedPanel) {
   }
 }
 
-const char* const kShapes[] = {
+const char* const kDirectShapes[] = {
     "mb1ic3ih9iw11oc7kh3kw3ph1pw1",         // 3 channels, 7 outputs (a partial tile)
     "mb2ic5ih13oc11kh3ph0",                 // pad 0, prime counts
     "mb1ic7ih9iw10oc13kh3ph2",              // pad 2
@@ -103,7 +103,7 @@ void expect_direction(const Conv2dShape& sh, ConvDir dir, const std::vector<doub
 }
 
 TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
-  for (const char* text : kShapes) {
+  for (const char* text : kDirectShapes) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     SCOPED_TRACE(sh.str());
     const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);

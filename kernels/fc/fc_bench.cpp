@@ -78,7 +78,7 @@ class FcCase final : public TensorCase {
   std::vector<float> x_, w_, b_, dy_, out_, db_;
 };
 
-FcShape with_mb(std::string_view d, int mb) {
+FcShape fc_with_mb(std::string_view d, int mb) {
   FcShape sh = FcShape::parse(d);
   if (mb > 0) sh.n = mb;
   return sh;
@@ -87,13 +87,13 @@ FcShape with_mb(std::string_view d, int mb) {
 }  // namespace
 
 std::unique_ptr<KernelCase> make_fc_fwd_case(std::string_view d, int mb) {
-  return std::make_unique<FcCase>(with_mb(d, mb), Dir::kFwd);
+  return std::make_unique<FcCase>(fc_with_mb(d, mb), Dir::kFwd);
 }
 std::unique_ptr<KernelCase> make_fc_bwd_data_case(std::string_view d, int mb) {
-  return std::make_unique<FcCase>(with_mb(d, mb), Dir::kBwdData);
+  return std::make_unique<FcCase>(fc_with_mb(d, mb), Dir::kBwdData);
 }
 std::unique_ptr<KernelCase> make_fc_bwd_weights_case(std::string_view d, int mb) {
-  return std::make_unique<FcCase>(with_mb(d, mb), Dir::kBwdWeights);
+  return std::make_unique<FcCase>(fc_with_mb(d, mb), Dir::kBwdWeights);
 }
 
 }  // namespace dls
