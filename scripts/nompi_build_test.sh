@@ -2,7 +2,7 @@
 # The build without MPI (DLS_WITH_MPI=OFF, CUDA off), which no CTest configuration compiles:
 # builds dlscale in BUILD_DIR (default build-nompi/) and checks that what needs MPI refuses with
 # the reason (exit 2) while a single-process training runs. .ci/run runs it after the tests.
-# A unity build, as scripts/sanitize.sh's (a third of the compile time).
+# A unity build, as scripts/sanitize.sh's (2.5 minutes here against about 8 per file).
 #   scripts/nompi_build_test.sh [BUILD_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

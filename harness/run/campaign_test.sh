@@ -8,8 +8,8 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/campaign_test_lib.sh" "$@" || exit 1
 # the slow points' steps: long enough for the kills below to land while a point runs (a step
-# takes ~1 ms in the release build); scripts/sanitize.sh asks for fewer, each step being several
-# times slower under ASan
+# takes 5 to 30 ms in the release build on 2 cores); scripts/sanitize.sh asks for fewer, each step
+# being several times slower under ASan
 steps=${DLS_FAULTS_STEPS:-1500}
 [[ $steps =~ ^[1-9][0-9]*$ ]] || fail "DLS_FAULTS_STEPS: expected a positive integer, got '$steps'"
 cat > "$tmp/plan.yaml" <<PLAN
