@@ -297,9 +297,11 @@ int sites_main(int argc, char** argv) {
                st.read_bandwidth > 0 ? si(st.read_bandwidth, "B/s") : "unknown",
                st.source.empty() ? "" : " (" + st.source + ")");
   for (const auto& [plan, refs] : s.references)
-    for (const auto& [id, r] : refs)
-      fmt::print("  reference {}.{}: {} {:g} (tolerance {:g}){}\n", plan, id, r.direction, r.value,
-                 r.tolerance, r.source.empty() ? "" : ", " + r.source);
+    for (const auto& [id, list] : refs)
+      for (const auto& r : list)
+        fmt::print("  reference {}.{}{}: {} {:g} (tolerance {:g}){}\n", plan, id,
+                   r.isa.empty() ? "" : " [" + r.isa + "]", r.direction, r.value, r.tolerance,
+                   r.source.empty() ? "" : ", " + r.source);
   return kExitOk;
 }
 

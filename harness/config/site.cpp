@@ -256,11 +256,32 @@ SiteConfig::Reference read_reference(YamlMap m) {
   if (r.direction != ">=" && r.direction != "<=" && r.direction != "~")
     m.fail("direction", fmt::format("'{}': expected >=, <= or ~", r.direction));
   r.source = m.checked("source", "", bad_free_text);
+  r.isa = m.checked("isa", "", bad_name);
   m.done();
   return r;
 }
 
-// references: {PLAN: {CRITERION_ID: reference}}
+// One reference (a mapping) or several (a list, the first that applies to the host wins: each
+// but the last names an isa, or the ones after it could never apply).
+std::vector<SiteConfig::Reference> read_reference_list(const YamlMap& top, const YAML::Node& n,
+                                                       const std::string& where) {
+  const std::string file = top.file();
+  if (!n.IsSequence()) return {read_reference(YamlMap(n, file, where))};
+  std::vector<SiteConfig::Reference> out;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", where, i);
+    YamlMap m(n[i], file, at);
+    if (!out.empty() && out.back().isa.empty())
+      m.fail("isa", fmt::format("never applies: entry {} names no isa, so it applies to every host",
+                                i - 1));
+    out.push_back(read_reference(m));
+  }
+  if (out.empty())
+    top.fail("references", where + ": expected a reference or a list of them, got []");
+  return out;
+}
+
+// references: {PLAN: {CRITERION_ID: reference or [reference, ...]}}
 void read_references(YamlMap& top, SiteConfig& s) {
   const YAML::Node refs = top.node("references");
   if (!refs) return;
@@ -277,8 +298,8 @@ void read_references(YamlMap& top, SiteConfig& s) {
       top.fail("references", fmt::format("{}: expected a mapping criterion id: reference", p));
     for (const auto& crit : plan.second) {
       const std::string id = key(crit.first, "criterion id");
-      s.references[p][id] = read_reference(
-          YamlMap(crit.second, top.file(), fmt::format("site.references.{}.{}", p, id)));
+      s.references[p][id] =
+          read_reference_list(top, crit.second, fmt::format("site.references.{}.{}", p, id));
     }
   }
 }

@@ -63,12 +63,16 @@ struct SiteConfig {
   std::vector<Storage> storage;
   // what a criterion with `bound: site` is judged against (as ReFrame's references): by plan
   // name, then criterion id; direction as the criterion's (">=": at least value x (1 -
-  // tolerance), "<=": at most value x (1 + tolerance), "~": within value x (1 +- tolerance))
+  // tolerance), "<=": at most value x (1 + tolerance), "~": within value x (1 +- tolerance)).
+  // A criterion may have several, one a CPU:
+  // the first whose isa the campaign's host lists (provenance cpu.isa, e.g. avx512f), or that
+  // names none, applies (the VMs behind localhost change CPU).
   struct Reference {
     double value = 0, tolerance = 0;
     std::string direction = ">=", source;
+    std::string isa;  // applies only on a host whose CPU has this ISA extension ("": any host)
   };
-  std::map<std::string, std::map<std::string, Reference>> references;
+  std::map<std::string, std::map<std::string, std::vector<Reference>>> references;
   std::map<std::string, std::string> environment;
   std::vector<std::string> papi_events;
   int max_nodes = 1;

@@ -2,8 +2,10 @@
 #include "harness/verdict/accept.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
+#include <set>
 
 #include "harness/verdict/record_groups.hpp"
 #include "measure/check.hpp"
@@ -48,6 +50,47 @@ int rank_of(const std::string& result) {
                                     : 4;
 }
 
+// The ISA extensions of the CPU that measured point_id (its records' provenance cpu.isa), else
+// of the campaign's first host that says.
+std::set<std::string> host_isa(const Campaign& campaign, const std::string& point_id) {
+  const nlohmann::json* found = nullptr;
+  for (const auto& r : campaign.records) {
+    const nlohmann::json* isa = nullptr;
+    if (r.contains("provenance") && r["provenance"].is_object() &&
+        r["provenance"].contains("cpu") && r["provenance"]["cpu"].is_object() &&
+        r["provenance"]["cpu"].contains("isa") && r["provenance"]["cpu"]["isa"].is_array())
+      isa = &r["provenance"]["cpu"]["isa"];
+    if (!isa) continue;
+    if (!found) found = isa;
+    if (r.value("point_id", "") == point_id) {
+      found = isa;
+      break;
+    }
+  }
+  std::set<std::string> out;
+  if (found)
+    for (const auto& x : *found)
+      if (x.is_string()) out.insert(x.get<std::string>());
+  return out;
+}
+
+// The site's reference for the group: the first that names no isa or one its host has.
+const SiteConfig::Reference* site_reference(const AcceptanceInput& in, const Criterion& c,
+                                            const DerivedValue& v, std::string& why) {
+  const auto p = in.site.references.find(in.plan.name);
+  if (p == in.site.references.end() || !p->second.count(c.id)) {
+    why = fmt::format("site {} has no reference {}.{}", in.site.name, in.plan.name, c.id);
+    return nullptr;
+  }
+  const std::set<std::string> isa = host_isa(in.campaign, v.point_id);
+  for (const auto& r : p->second.at(c.id))
+    if (r.isa.empty() || isa.count(r.isa)) return &r;
+  why = fmt::format("site {} has no reference {}.{} for this host's CPU (isa: {})", in.site.name,
+                    in.plan.name, c.id,
+                    isa.empty() ? "not recorded" : fmt::format("{}", fmt::join(isa, " ")));
+  return nullptr;
+}
+
 // The bound of one group: the plan's number, the site's reference, or the baseline's value.
 bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionValues* base,
                const DerivedValue& v, Bound& out, std::string& why) {
@@ -65,14 +108,11 @@ bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionVal
     out = make_bound(c.direction, c.bound, c.tolerance, "plan");
     return true;
   }
-  const auto p = in.site.references.find(in.plan.name);
-  if (p == in.site.references.end() || !p->second.count(c.id)) {
-    why = fmt::format("site {} has no reference {}.{}", in.site.name, in.plan.name, c.id);
-    return false;
-  }
-  const auto& r = p->second.at(c.id);
-  out = make_bound(r.direction, r.value, r.tolerance,
-                   "site " + in.site.name + (r.source.empty() ? "" : " (" + r.source + ")"));
+  const SiteConfig::Reference* r = site_reference(in, c, v, why);
+  if (!r) return false;
+  out = make_bound(r->direction, r->value, r->tolerance,
+                   "site " + in.site.name + (r->isa.empty() ? "" : " [" + r->isa + "]") +
+                       (r->source.empty() ? "" : " (" + r->source + ")"));
   return true;
 }
 

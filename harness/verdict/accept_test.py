@@ -55,7 +55,7 @@ def load_json(path):
         return json.load(f)
 
 
-def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=()):
+def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=(), isa=None):
     d = os.path.join(TMP, name)
     os.makedirs(d)
     points, lines = [], []
@@ -66,6 +66,8 @@ def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=()):
             m = {k: v[rep] * (scale_2rank if params.get("ranks") == 2 else 1) for k, v in metrics.items()}
             rec = {"schema": "dlscale.record/1", "kind": kind, "benchmark": exp, "params": params, "metrics": m}
             rec.update(status="failed" if i in failed else "ok", point_id=f"id{i}", harness_point=pid)
+            if isa is not None:
+                rec["provenance"] = {"cpu": {"isa": isa}}
             rec["harness_merge"] = {"token": pid, "lines": 1}
             lines.append(json.dumps(rec))
     manifest = {"plan": "p", "site": "testsite", "site_file": os.path.join(TMP, "site.yaml"), "points": points}
@@ -112,6 +114,31 @@ def cross_check(campaign, p, verdicts):
             assert abs(py["value"] - cc["value"]) <= 1e-9 * abs(py["value"]), (c["id"], py, cc)
             hw = cc["ci_high"] - cc["value"]
             assert abs(py["half_width"] - hw) <= 1e-6 * max(1e-12, abs(hw)), (c["id"], py, cc)
+
+
+def per_cpu_references(path):
+    """A criterion's references by CPU: the first whose isa the records' host lists, or that
+    names none; none for this host: NO REFERENCE, saying so; an entry after one without isa, which
+    could never apply, is refused with exit 2."""
+    site = os.path.join(TMP, "site_isa.yaml")
+    wide = {"value": 0.95, "tolerance": 0.1, "direction": ">=", "isa": "avx512f"}
+    narrow = {"value": 0.5, "tolerance": 0.1, "direction": ">="}
+    put(site, yaml.safe_dump({**SITE, "references": {"p_site": {"eff": [wide, narrow]}}}))
+    avx512 = write_campaign("isa512", isa=["avx2", "fma", "avx512f"])
+    avx2 = write_campaign("isa2", isa=["avx2", "fma"])
+    for camp, low, source in ((avx512, 0.855, "site testsite [avx512f]"), (avx2, 0.45, "site testsite")):
+        r, v = accept(camp, path, "--site", site)
+        assert r.returncode == 0 and abs(v[0]["worst"]["low"] - low) < 1e-12, (camp, r.stdout, r.stderr)
+        assert v[0]["worst"]["bound_source"] == source, v[0]["worst"]
+    put(site, yaml.safe_dump({**SITE, "references": {"p_site": {"eff": [wide]}}}))
+    r, v = accept(avx2, path, "--site", site)
+    assert v[0]["result"] == "NO REFERENCE" and "for this host's CPU (isa: avx2 fma)" in v[0]["why"], (r.stdout, v[0])
+    put(site, yaml.safe_dump({**SITE, "references": {"p_site": {"eff": [narrow, wide]}}}))
+    r, _ = accept(avx2, path, "--site", site)
+    assert r.returncode == 2 and "site.references.p_site.eff[1]" in r.stderr and "never applies" in r.stderr, r.stderr
+    put(site, yaml.safe_dump({**SITE, "references": {"p_site": {"eff": []}}}))
+    r, _ = accept(avx2, path, "--site", site)
+    assert r.returncode == 2 and "site.references.p_site.eff: expected a reference" in r.stderr, r.stderr
 
 
 def main():
@@ -177,6 +204,7 @@ def main():
     r, v = accept(camp_two, os.path.join(TMP, "p4.yaml"), "--site", os.path.join(TMP, "site.yaml"))
     assert v[0]["result"] == "PASS" and abs(v[0]["groups"][0]["value"] - 0.95) < 1e-9, (r.stdout, v[0])
     cross_check(camp_two, p4, v)
+    per_cpu_references(path)
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr
