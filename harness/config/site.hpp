@@ -64,9 +64,9 @@ struct SiteConfig {
   // what a criterion with `bound: site` is judged against (as ReFrame's references): by plan
   // name, then criterion id; direction as the criterion's (">=": at least value x (1 -
   // tolerance), "<=": at most value x (1 + tolerance), "~": within value x (1 +- tolerance)).
-  // A criterion may have several, one a CPU:
-  // the first whose isa the campaign's host lists (provenance cpu.isa, e.g. avx512f), or that
-  // names none, applies (the VMs behind localhost change CPU).
+  // A criterion may have several, one a CPU: the first whose isa the host that measured the group
+  // lists (provenance cpu.isa, e.g. avx512f), or that names none, applies (the VMs behind
+  // localhost change CPU).
   struct Reference {
     double value = 0, tolerance = 0;
     std::string direction = ">=", source;

@@ -53,19 +53,13 @@ int rank_of(const std::string& result) {
 // The ISA extensions of the CPU that measured point_id (its records' provenance cpu.isa), else
 // of the campaign's first host that says.
 std::set<std::string> host_isa(const Campaign& campaign, const std::string& point_id) {
+  static const nlohmann::json::json_pointer kIsa("/provenance/cpu/isa");
   const nlohmann::json* found = nullptr;
   for (const auto& r : campaign.records) {
-    const nlohmann::json* isa = nullptr;
-    if (r.contains("provenance") && r["provenance"].is_object() &&
-        r["provenance"].contains("cpu") && r["provenance"]["cpu"].is_object() &&
-        r["provenance"]["cpu"].contains("isa") && r["provenance"]["cpu"]["isa"].is_array())
-      isa = &r["provenance"]["cpu"]["isa"];
-    if (!isa) continue;
-    if (!found) found = isa;
-    if (r.value("point_id", "") == point_id) {
-      found = isa;
-      break;
-    }
+    if (!r.contains(kIsa) || !r.at(kIsa).is_array()) continue;
+    const bool mine = json_text(r, "point_id") == point_id;
+    if (!found || mine) found = &r.at(kIsa);
+    if (mine) break;
   }
   std::set<std::string> out;
   if (found)
