@@ -102,7 +102,7 @@ def _acceptance(acc):
                 "bound": w.get("bound", "-"),
                 "reference": f"{w['reference']:.4g}" if w else "-",
                 "tolerance": f"{w['tolerance']:.0%}" if w else "-",
-                "from": w.get("bound_source", "") or v.get("why", ""),
+                "from": (w.get("bound_source", "") or v.get("why", "")) + (f"; {v['disturbed']}" if v.get("disturbed") else ""),
                 "description": v.get("description", ""),
             }
         )

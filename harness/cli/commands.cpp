@@ -118,6 +118,7 @@ void print_verdicts(const std::vector<Verdict>& verdicts) {
                w ? fmt::format("{:.4g}", w->value.est.value) : "-", interval_text(w),
                w ? bound_text(w->bound) : "-", where_label(v), w ? " / " + w->bound.source : "");
     if (!v.why.empty()) fmt::print("{:<12} {}\n", "", v.why);
+    if (!v.disturbed.empty()) fmt::print("{:<12} {}\n", "", v.disturbed);
   }
 }
 

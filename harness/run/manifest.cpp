@@ -4,11 +4,13 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "harness/run/campaign.hpp"
+#include "harness/run/proc_stat.hpp"
 #include "measure/check.hpp"
 #include "measure/jsonl.hpp"
 #include "measure/peak.hpp"
@@ -17,6 +19,14 @@
 #include "measure/stream.hpp"
 
 namespace dls {
+
+nlohmann::json host_load_json(const HostLoad& h) {
+  return {{"cpus", h.cpus},
+          {"own_cores", h.own_cores},
+          {"other_cores", h.other_cores},
+          {"steal_cores", h.steal_cores}};
+}
+
 namespace {
 
 nlohmann::json point_json(const Point& p) {
@@ -46,10 +56,17 @@ nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Exp
   // does not shrink the node it judges against
   if (site.node.peak_auto) {
     const int cores = int(json_count(m["provenance"]["cpu"], "physical_cores", 1));
+    const HostCpuTime t0 = host_cpu_time();
+    const double own0 = own_cpu_seconds();
+    const auto w0 = std::chrono::steady_clock::now();
     Peak one = measure_peak_sp(1);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    const HostLoad h = host_load(t0, host_cpu_time(), own_cpu_seconds() - own0, wall);
     one.flop_per_s *= std::max(1, cores);
     one.method += fmt::format(", x {} physical cores", cores);
     m["measured_node_peak"] = one;
+    if (h.ok) m["measured_node_peak"]["host"] = host_load_json(h);
   }
   // a site whose memory bandwidth is "auto": this host's, measured once by the STREAM triad on
   // arrays well beyond its last-level cache, one thread per physical core (measure/stream.hpp)

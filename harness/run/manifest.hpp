@@ -6,13 +6,16 @@
 // the old hash is kept in plan_history.
 // A site whose node says peak_flops_sp: auto or memory_bandwidth: auto has this host's values
 // measured when the manifest is made, into measured_node_peak (the FMA peak, measure/peak.hpp)
-// and measured_node_memory_bandwidth (the STREAM triad, measure/stream.hpp).
+// and measured_node_memory_bandwidth (the STREAM triad, measure/stream.hpp); the peak with the
+// host's load while it was measured (`host`, as a point's in points.jsonl).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
+#include "harness/run/proc_stat.hpp"
 
 namespace dls {
 
@@ -20,6 +23,9 @@ namespace dls {
 // ("" when there is nothing to say).
 std::string prepare_manifest(const std::string& dir, const Plan& plan, const SiteConfig& site,
                              const Expansion& ex, bool allow_change);
+
+// {cpus, own_cores, other_cores, steal_cores}: a point's `host` in points.jsonl, the peak's
+nlohmann::json host_load_json(const HostLoad& h);
 
 std::string plan_hash(const SiteConfig& site, const Expansion& ex);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,6 +104,11 @@ std::vector<std::string> environment_with(const std::vector<std::string>& add) {
   return env;
 }
 
+double cpu_seconds(const rusage& ru) {
+  const auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
 std::vector<char*> pointers(std::vector<std::string>& v) {
   std::vector<char*> p;
   for (auto& s : v) p.push_back(s.data());
@@ -188,6 +194,7 @@ PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<s
     if (out >= 0) ::close(out);
     throw Error(fmt::format("cannot open '{}' or /dev/null: {}", err_path, std::strerror(err)));
   }
+  const HostCpuTime cpu0 = host_cpu_time();
   const auto t0 = Clock::now();
   const pid_t pid = ::fork();
   if (pid == 0) exec_point(a.data(), e.data(), in, out, wd.fd());
@@ -199,8 +206,10 @@ PointOutcome run_point(const std::vector<std::string>& argv, const std::vector<s
   Clock::time_point term_at{};
   for (;;) {
     int st = 0;
-    if (::waitpid(pid, &st, WNOHANG) == pid) {
+    rusage ru{};
+    if (::wait4(pid, &st, WNOHANG, &ru) == pid) {
       o.seconds = since(t0);
+      o.host = host_load(cpu0, host_cpu_time(), cpu_seconds(ru), o.seconds);
       if (WIFEXITED(st)) o.exit_code = WEXITSTATUS(st);
       if (WIFSIGNALED(st)) o.signal = WTERMSIG(st);
       break;

@@ -15,12 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "harness/run/proc_stat.hpp"
+
 namespace dls {
 
 struct PointOutcome {
   std::string status;  // ok | check_failed (exit 1) | failed | timeout | interrupted
   int exit_code = -1, signal = 0;
   double seconds = 0;
+  // the harness's host while the point ran (own_cores: the launcher and what it reaped, every
+  // rank of a local launch); on a multi-node launch it speaks of the harness's node only
+  HostLoad host;
 };
 
 class Watchdog {

@@ -90,6 +90,7 @@ void merge_point(const std::string& id, const std::string& part, nlohmann::json 
   for (auto& l : c.lines) {
     l.value["harness_point"] = id;
     l.value["harness_merge"] = tag;
+    if (entry.contains("host")) l.value["harness_host"] = entry["host"];
     rec.append_json(l.value);
     if (pause > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pause));
   }
@@ -169,6 +170,7 @@ void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptio
       {"id", p.id},           {"experiment", p.experiment}, {"assignment", p.assignment},
       {"repeat", p.repeat},   {"status", out.status},       {"exit_code", out.exit_code},
       {"signal", out.signal}, {"seconds", out.seconds}};
+  if (out.host.ok) entry["host"] = host_load_json(out.host);
   if (out.status != "ok") entry["stderr_tail"] = tail_lines(f.err, 20);
   if (out.status == "ok" || out.status == "check_failed") {  // completed: its records count
     merge_point(p.id, f.part, entry, rec, log, say);

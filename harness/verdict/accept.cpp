@@ -110,8 +110,31 @@ bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionVal
   return true;
 }
 
+// The groups measured beside other work, the most disturbed named: a failure may be the
+// neighbours', not the machine's, and a pass may be one too (a peak measured beside a busy
+// neighbour is low, and what is judged against it high).
+std::string disturbance_text(const std::vector<GroupVerdict>& groups) {
+  const GroupVerdict* most = nullptr;
+  int n = 0;
+  for (const auto& g : groups) {
+    if (g.value.host.cores() < kDisturbedCores) continue;
+    ++n;
+    if (!most || g.value.host.cores() > most->value.host.cores()) most = &g;
+  }
+  if (!most) return "";
+  const HostDisturbance& h = most->value.host;
+  const std::string which =
+      most->value.label.empty() ? "group " + most->value.point_id : most->value.label;
+  return fmt::format(
+      "measured beside other work: other processes took {:.2f} and a hypervisor {:.2f} of the "
+      "host's {} CPUs while {} (or what it is judged against) was measured{}; rerun on a quiet "
+      "host before trusting this result",
+      h.other_cores, h.steal_cores, h.cpus, which,
+      n > 1 ? fmt::format(", and {} more such groups", n - 1) : "");
+}
+
 Verdict evaluate(const AcceptanceInput& in, const Criterion& c) {
-  Verdict v{c, {}, "NO DATA", ""};
+  Verdict v{c, {}, "NO DATA", "", ""};
   const CriterionValues values = criterion_values(c, in.plan, in.site, in.campaign);
   CriterionValues base;
   if (in.baseline) base = criterion_values(c, in.plan, in.site, *in.baseline);
@@ -126,6 +149,7 @@ Verdict evaluate(const AcceptanceInput& in, const Criterion& c) {
     v.groups.push_back(g);
   }
   if (const GroupVerdict* w = v.worst()) v.result = w->result;
+  v.disturbed = disturbance_text(v.groups);
   if (!values.why.empty() && rank_of(v.result) > rank_of("NO DATA"))
     v.result = "NO DATA";  // a selected group has no value: the criterion is not judged in full
   return v;
@@ -150,7 +174,9 @@ nlohmann::json group_json(const GroupVerdict& g) {
           {"tolerance", g.bound.tolerance},
           {"bound_source", g.bound.source},
           {"bound", bound_text(g.bound)},
-          {"result", g.result}};
+          {"result", g.result},
+          {"host_other_cores", g.value.host.other_cores},
+          {"host_steal_cores", g.value.host.steal_cores}};
 }
 
 }  // namespace
@@ -245,6 +271,7 @@ nlohmann::json verdicts_json(const std::vector<Verdict>& verdicts) {
                         {"description", c.description},
                         {"result", v.result},
                         {"why", v.why},
+                        {"disturbed", v.disturbed},
                         {"groups", nlohmann::json::array()}};
     for (const auto& g : v.groups) j["groups"].push_back(group_json(g));
     if (const GroupVerdict* w = v.worst()) j["worst"] = group_json(*w);

@@ -23,6 +23,9 @@ namespace dls {
 
 // Exit code of `dlscale accept` when nothing failed but something was inconclusive.
 inline constexpr int kExitInconclusive = 4;
+// Other processes plus steal, in cores on average, from which a group is named as measured
+// beside other work: a quarter of a core, well above /proc/stat's tick noise.
+inline constexpr double kDisturbedCores = 0.25;
 
 struct Bound {
   std::string direction;  // >=, <=, >, <, ~
@@ -41,8 +44,11 @@ struct GroupVerdict {
 struct Verdict {
   Criterion criterion;
   std::vector<GroupVerdict> groups;
-  std::string result;                 // the worst group's; NO DATA when there is no group
-  std::string why;                    // why a group is missing or has no reference
+  std::string result;  // the worst group's; NO DATA when there is no group
+  std::string why;     // why a group is missing or has no reference
+  // a group measured while other work took at least kDisturbedCores of the harness's host:
+  // which, and how much (empty: none); the result stands, with this beside it
+  std::string disturbed;
   const GroupVerdict* worst() const;  // the group the result is from (nullptr: NO DATA)
 };
 

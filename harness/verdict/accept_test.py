@@ -46,6 +46,10 @@ POINTS = [
 ]
 
 
+# the harness's host while a point ran (points.jsonl `host`), quiet but for the tick noise
+QUIET = {"cpus": 2, "own_cores": 1.0, "other_cores": 0.01, "steal_cores": 0.0}
+
+
 def put(path, text):
     pathlib.Path(path).write_text(text)
 
@@ -55,7 +59,7 @@ def load_json(path):
         return json.load(f)
 
 
-def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=(), isa=None):
+def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=(), isa=None, host=None, manifest_extra=None):
     d = os.path.join(TMP, name)
     os.makedirs(d)
     points, lines = [], []
@@ -69,8 +73,10 @@ def write_campaign(name, scale_2rank=1.0, points_table=POINTS, failed=(), isa=No
             if isa is not None:
                 rec["provenance"] = {"cpu": {"isa": isa}}
             rec["harness_merge"] = {"token": pid, "lines": 1}
+            rec["harness_host"] = (host or {}).get((i, rep), QUIET)
             lines.append(json.dumps(rec))
     manifest = {"plan": "p", "site": "testsite", "site_file": os.path.join(TMP, "site.yaml"), "points": points}
+    manifest.update(manifest_extra or {})
     put(os.path.join(d, "manifest.json"), json.dumps(manifest))
     put(os.path.join(d, "records.jsonl"), "\n".join(lines) + "\n")
     return d
@@ -141,6 +147,33 @@ def per_cpu_references(path):
     assert r.returncode == 2 and "site.references.p_site.eff: expected a reference" in r.stderr, r.stderr
 
 
+def disturbed_groups(path):
+    """A group measured beside other work (its records' harness_host, or its base's, or the
+    measured peak's) is named beside its criterion, whatever the result; below a quarter of a core
+    nothing is said. Results are unchanged."""
+    busy = {"cpus": 2, "own_cores": 1.0, "other_cores": 0.9, "steal_cores": 0.05}
+    camp = write_campaign("busy_base", host={(0, 1): busy})  # a repeat of the 1-rank base
+    r, v = accept(camp, path, "--site", os.path.join(TMP, "site.yaml"))
+    assert r.returncode == 0 and [x["result"] for x in v] == ["PASS"] * 4, r.stdout
+    d = v[0]["disturbed"]
+    assert "other processes took 0.90 and a hypervisor 0.05 of the host's 2 CPUs" in d and "group id1" in d, v[0]
+    assert "measured beside other work" in r.stdout, r.stdout
+    assert [x["disturbed"] for x in v[1:]] == ["", "", ""], v
+    quiet = write_campaign("quiet_enough", host={(3, 0): {**busy, "other_cores": 0.2, "steal_cores": 0.0}})
+    steal = write_campaign("steal", host={(3, 2): {**busy, "other_cores": 0.0, "steal_cores": 0.3}})
+    for c, said in ((quiet, False), (steal, True)):
+        _, v = accept(c, path, "--site", os.path.join(TMP, "site.yaml"))
+        assert bool(v[2]["disturbed"]) == said and not v[0]["disturbed"], (c, v[2])
+    # the peak `auto` measured beside a busy neighbour: the GEMM judged against it is named
+    site = os.path.join(TMP, "site_auto.yaml")
+    put(site, yaml.safe_dump({**SITE, "node": {"cores": 2, "peak_flops_sp": "auto"}}))
+    peak = {"measured_node_peak": {"flop_per_s": 100e9, "source": "measured", "host": busy}}
+    camp = write_campaign("busy_peak", manifest_extra=peak)
+    _, v = accept(camp, path, "--site", site)
+    assert v[2]["result"] == "PASS" and abs(v[2]["worst"]["value"] - 80) < 1e-9, v[2]
+    assert "group id3" in v[2]["disturbed"] and not v[0]["disturbed"], v
+
+
 def main():
     put(os.path.join(TMP, "site.yaml"), yaml.safe_dump(SITE))
     camp = write_campaign("c")
@@ -205,6 +238,7 @@ def main():
     assert v[0]["result"] == "PASS" and abs(v[0]["groups"][0]["value"] - 0.95) < 1e-9, (r.stdout, v[0])
     cross_check(camp_two, p4, v)
     per_cpu_references(path)
+    disturbed_groups(path)
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr

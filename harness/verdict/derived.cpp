@@ -44,16 +44,19 @@ int node_cores(const Context& x) {
 }
 
 // The node's peak: the site's, or ("auto") the one `dlscale run` measured on its host.
-double node_peak(const Context& x) {
+double node_peak(const Context& x, HostDisturbance& host) {
   if (x.site.node.peak_flops_sp > 0) return x.site.node.peak_flops_sp;
   const auto& m = x.campaign.manifest;
-  return m.contains("measured_node_peak") ? json_number(m["measured_node_peak"], "flop_per_s") : 0;
+  if (!m.contains("measured_node_peak")) return 0;
+  if (m["measured_node_peak"].contains("host"))
+    add_disturbance(host, m["measured_node_peak"]["host"]);
+  return json_number(m["measured_node_peak"], "flop_per_s");
 }
 
 // pct_of_peak: FLOP/s per node against the node's peak times the share of the node used.
 Estimate pct_of_peak(const Context& x, const RecordGroup& g, DerivedValue& out, std::string& why) {
   const int cores = node_cores(x);
-  const double peak = node_peak(x);
+  const double peak = node_peak(x, out.host);
   if (peak <= 0 || cores <= 0) {
     why = peak <= 0 ? "the site declares no node.peak_flops_sp (and the campaign measured none)"
                     : "the site's cores are unknown";
@@ -124,6 +127,7 @@ const RecordGroup* base_of(const Context& x, const RecordGroup& g, DerivedValue&
     if (!why.empty()) return nullptr;
   }
   out.note = fmt::format("base: {} rank(s)", ranks_of(*b));
+  add_disturbance(out.host, *b);
   return b;
 }
 
@@ -158,6 +162,7 @@ Estimate speedup(const Context& x, const RecordGroup& g, DerivedValue& out, std:
   if (!r) return why = "no reference variant with the same parameters", Estimate{};
   const std::string m = rate_metric(g.kind());
   out.note = fmt::format("{} against {}", m, selection_text(x.c.against));
+  add_disturbance(out.host, *r);
   return quotient(g.metric(m), r->metric(m));  // n: the judged group's (quotient keeps a's)
 }
 
@@ -207,8 +212,9 @@ CriterionValues criterion_values(const Criterion& c, const Plan& plan, const Sit
   const auto groups = selected(c, all, out.why);
   const auto labels = distinguishing_labels(groups);
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    DerivedValue v{groups[i]->point_id, labels[i], "", {}};
+    DerivedValue v{groups[i]->point_id, labels[i], "", {}, {}};
     std::string why;
+    add_disturbance(v.host, *groups[i]);
     v.est = value_of(x, *groups[i], v, why);
     if (v.est.n > 0 && std::isfinite(v.est.value))
       out.values.push_back(v);

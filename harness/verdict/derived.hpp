@@ -16,6 +16,7 @@
 #include "harness/config/site.hpp"
 #include "harness/run/campaign.hpp"
 #include "harness/verdict/estimate.hpp"
+#include "harness/verdict/record_groups.hpp"
 
 namespace dls {
 
@@ -24,6 +25,7 @@ struct DerivedValue {
   std::string label;  // the parameters that tell this group from the criterion's others
   std::string note;   // what it was computed against (base scale, reference variant, ...)
   Estimate est;
+  HostDisturbance host;  // the most load beside it, over its group and its base or reference
 };
 
 struct CriterionValues {

@@ -26,6 +26,17 @@ struct RecordGroup {
   int axis(const std::string& name, int dflt) const;  // the point's launcher axis
 };
 
+// The most that other processes and a hypervisor took of the harness's host while any of a
+// group's repeats ran (the records' `harness_host`, docs/harness_formats.md), or while what it
+// is judged against was measured (the manifest's measured peak), in cores.
+struct HostDisturbance {
+  double other_cores = 0, steal_cores = 0;
+  int cpus = 0;
+  double cores() const { return other_cores + steal_cores; }
+};
+void add_disturbance(HostDisturbance& d, const RecordGroup& g);
+void add_disturbance(HostDisturbance& d, const nlohmann::json& host);  // {other_cores, ...}
+
 // The groups of ok records of `experiment` in campaign order: the same point_id and the same
 // axis values (every repeat of a point).
 std::vector<RecordGroup> experiment_groups(const Campaign& campaign, const std::string& experiment);

@@ -68,11 +68,12 @@ std::string acceptance_section(const std::vector<Verdict>& vs) {
       "bound | from |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& v : vs) {
     const GroupVerdict* w = v.worst();
-    md +=
-        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", v.result, v.criterion.id,
-                    v.criterion.experiment, v.criterion.judged(), where_label(v),
-                    w ? fmt::format("{:.4g} (n {})", w->value.est.value, w->value.est.n) : "-",
-                    interval_text(w), w ? bound_text(w->bound) : "-", w ? w->bound.source : v.why);
+    md += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", v.result, v.criterion.id,
+        v.criterion.experiment, v.criterion.judged(), where_label(v),
+        w ? fmt::format("{:.4g} (n {})", w->value.est.value, w->value.est.n) : "-",
+        interval_text(w), w ? bound_text(w->bound) : "-",
+        (w ? w->bound.source : v.why) + (v.disturbed.empty() ? "" : "; **" + v.disturbed + "**"));
   }
   return md + fmt::format("\nVerdict: {}\n", verdict_word(acceptance_exit_code(vs)));
 }
