@@ -52,6 +52,11 @@ class Fabric:
             return intra
         nd = max(1, distance // self.ranks_per_node)
         inter = self._inter_levels()
+        if not inter:
+            raise ValueError(
+                f"ranks {distance} apart are on different nodes ({self.ranks_per_node} a node), but the site's "
+                "network.levels have no level between nodes: a projection beyond one node needs one"
+            )
         for lv in inter:
             if lv.nodes == 0 or lv.nodes > nd:
                 return lv

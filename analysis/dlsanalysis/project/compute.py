@@ -4,7 +4,8 @@ Batch: per-image times of each part (forward and backward, compute- and memory-b
 taken at the measured batch, interpolated linearly in log2(batch) between two measured
 batches, and held at the nearest measured one outside them (stated in the note: a batch
 smaller than any measured may run slower per image than this says). The update does not
-depend on the batch; the input phase does.
+depend on the batch: it is the median over the measured batches (one noisy record does not set
+it); the input phase does depend on it.
 
 Carrying over (the weakest assumption of the model, most of all for GPUs): a compute-bound
 time is multiplied by (calibration peak a rank) / (site peak a rank), a memory-bound time by
@@ -15,6 +16,7 @@ compute factor (0.5: the site reaches twice the calibration's fraction of peak).
 """
 
 import math
+import statistics
 from dataclasses import dataclass, field
 
 PARTS = ("forward", "backward")
@@ -86,8 +88,7 @@ def rank_compute(profiles, batch, carry, sensitivity=1.0):
         out[part] = total
     inp, note = _per_image(profiles, batch, lambda p: p.input)
     out["input"] = inp * batch * carry.memory
-    nearest = min(profiles, key=lambda p: abs(math.log2(p.batch) - math.log2(batch)))
-    out["update"] = nearest.update * carry.memory
+    out["update"] = statistics.median(p.update for p in profiles) * carry.memory
     out["memory_bound"] += out["update"]
     out["note"] = "; ".join(sorted(n for n in notes if n))
     return out

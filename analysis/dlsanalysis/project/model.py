@@ -5,6 +5,8 @@ speed-up, learning speed-up where epochs to the target are given).
     step = forward + backward + update + exposed communication + exposed input
     throughput = workers x batch a rank / step
     efficiency(P) = throughput(P) / (throughput(base) x workers(P) / workers(base))
+        (`efficiency_over: ranks`: x ranks(P) / ranks(base), every rank counted, a parameter
+        server's too, where the published metric divides by processes, as seed 001's does)
     epoch time = ceil(images / global batch) x step;  per-epoch speed-up = epoch(base) / epoch(P)
     learning speed-up = per-epoch speed-up x epochs(base) / epochs(P)   (epochs from the spec)
 
@@ -23,6 +25,7 @@ from .compute import rank_compute
 from .schemes import Scheme, exchange
 
 UNITS = ("ranks", "nodes", "gpus", "processes")
+EFFICIENCY_OVER = ("workers", "ranks")
 
 
 class SpecError(ValueError):
@@ -49,6 +52,7 @@ class Spec:
     width: float = 1.0  # their width multiplier (1: the network as published)
     epochs: dict = field(default_factory=dict)  # {scale: epochs to the target}
     epochs_source: str = ""
+    efficiency_over: str = "workers"  # EFFICIENCY_OVER: what the ideal speed-up counts
 
     def ranks(self, x, site):
         if self.unit == "nodes":
@@ -97,10 +101,10 @@ def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0):
     return row
 
 
-def _relative(rows, base_x):
+def _relative(rows, base_x, over="workers"):
     base = next(r for r in rows if r["x"] == base_x)
     for r in rows:
-        ideal = r["workers"] / base["workers"]
+        ideal = r[over] / base[over]
         r["speedup"] = r["images_per_s"] / base["images_per_s"]
         r["efficiency"] = r["speedup"] / ideal
         if r["epoch_time_s"]:
@@ -124,4 +128,4 @@ def project_rows(spec, site, profiles, carry, fits, sensitivity=1.0):
     base = int(spec.base or min(spec.scales))
     scales = sorted({int(x) for x in spec.scales} | {base})
     rows = [step_at(spec, x, site, profiles, carry, fits, sensitivity) for x in scales]
-    return _learning(_relative(rows, base), spec, base)
+    return _learning(_relative(rows, base, spec.efficiency_over), spec, base)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
-from .model import UNITS, Spec, SpecError, project_rows
+from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, project_rows
 from .schemes import SCHEMES, Scheme
 from .site import load_site, site_path
 
@@ -107,6 +107,8 @@ def project(spec, calibration, site_name, root):
         raise SpecError(f"unit '{spec.unit}': expected one of {', '.join(UNITS)}")
     if spec.scheme.name not in SCHEMES:
         raise SpecError(f"scheme '{spec.scheme.name}': expected one of {', '.join(SCHEMES)}")
+    if spec.efficiency_over not in EFFICIENCY_OVER:
+        raise SpecError(f"efficiency_over '{spec.efficiency_over}': expected one of {', '.join(EFFICIENCY_OVER)}")
     cal = calibration if isinstance(calibration, Calibration) else load_calibration(calibration)
     cal_site = load_site(cal.site or "localhost", root, cal.manifest)
     target = load_site(site_name, root)
@@ -137,6 +139,8 @@ def project(spec, calibration, site_name, root):
             r[f"efficiency_compute_x{k:g}"] = a["efficiency"]
     assumptions = notes + [carry.describe(), f"communication: {rows[-1]['comm_how']}"]
     assumptions += sorted({r["compute_note"] for r in rows if r["compute_note"]})
+    if spec.efficiency_over == "ranks" and rows[-1]["ranks"] != rows[-1]["workers"]:
+        assumptions.append("efficiency over ranks: the ideal speed-up counts every rank, the servers' too")
     if not same:
         assumptions.append("the calibration's allreduce fits are not used: the site's levels give every exchange")
     return Projection(spec, site, cal.path, rows, _inputs(spec, site, profs, carry, rates), assumptions, bands)
@@ -170,6 +174,7 @@ def spec_from(d, where):
         "image_w",
         "channels",
         "width",
+        "efficiency_over",
     }
     extra = set(d) - known
     if extra:
@@ -213,6 +218,7 @@ def spec_from(d, where):
         width=float(d.get("width", 1.0)),
         epochs=dict(d.get("epochs") or {}),
         epochs_source=str(d.get("epochs_source", "")),
+        efficiency_over=str(d.get("efficiency_over", "workers")),
     )
 
 
