@@ -199,6 +199,10 @@ def test_command_line_errors_exit_2_with_the_option(tmp_path):
     assert r.returncode == 2 and "nowhere.yaml" in r.stderr
     r = cli("--site", "summit", "--model", "vgg16", "--nodes", "1,2", "--campaign", CHECK)
     assert r.returncode == 2 and "no one-rank training record of model 'vgg16'" in r.stderr
+    r = cli("--site", "localhost", "--model", "cifar10_quick", "--scheme", "easgd", "--ranks", "2,8", "--campaign", CHECK)
+    assert r.returncode == 2 and "network.levels have no level between nodes" in r.stderr, r.stderr
+    r = cli("--site", "summit", "--model", "cifar10_quick", "--nodes", "1,2", "--efficiency-over", "servers")
+    assert r.returncode == 2 and "--efficiency-over" in r.stderr, r.stderr
     r = cli("--site", "summit", "--model", "cifar10_quick", "--nodes", "1,16", "--campaign", CHECK, "--out", str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert {"projection.json", "projection.jsonl", "projection.csv", "projection.md", "projection.png", "alpha_beta.csv"} <= set(

@@ -40,6 +40,12 @@ def add_parser(sub):
     p.add_argument("--period", type=int, default=0, help="localsgd: steps between averagings (0: once an epoch)")
     p.add_argument("--tau", type=int, default=1, help="easgd: steps between exchanges")
     p.add_argument("--servers", type=int, default=1, help="easgd/ps-sync: parameter-server ranks")
+    p.add_argument(
+        "--efficiency-over",
+        default="workers",
+        choices=("workers", "ranks"),
+        help="what the ideal speed-up counts: the workers (default), or every rank, the servers too",
+    )
     p.add_argument("--images-per-epoch", type=int, default=0, help="for per-epoch speed-up (default: none)")
     p.add_argument("--sample-bytes", type=float, default=0, help="bytes a sample as read (default: decoded pixels)")
     p.add_argument("--input", default="storage", choices=("storage", "cached"))
@@ -68,6 +74,7 @@ def _request(a):
         period=a.period,
         tau=a.tau,
         servers=a.servers,
+        efficiency_over=a.efficiency_over,
         images_per_epoch=a.images_per_epoch,
         sample_bytes=a.sample_bytes,
         input=a.input,
