@@ -32,7 +32,8 @@ MEASURED = re.compile(
     r"model_bytes)$)"
 )
 # subtrees decided by timing or by the host: presence only
-OPAQUE = {"allreduce", "allreduce_auto_times_s", "allreduce_bands", "placement", "token", "merge"}
+# (harness_host, a point's host: the load beside it on the host that ran it)
+OPAQUE = {"allreduce", "allreduce_auto_times_s", "allreduce_bands", "placement", "token", "merge", "harness_host", "host"}
 # where and with what the campaign ran, and what the host lets PAPI or Linux count: not stored
 DROPPED = {
     "provenance",
