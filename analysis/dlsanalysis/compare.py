@@ -31,7 +31,13 @@ verdict is marked "(single)". The threshold is --effect (5 %), or with --auto-th
 from the baseline's own spread: max(--floor (1 %), 3 x the coefficient of variation of A's
 repeats), three standard deviations of one baseline run; with a single baseline sample nothing
 can be learned and --effect is used (threshold_from says so). The provenance of the two
-campaigns (compiler, MPI, BLAS, libraries, environment) is compared key by key."""
+campaigns (compiler, MPI, BLAS, libraries, environment) is compared key by key.
+
+Beside other work. Where the records carry the load that other processes and a hypervisor put
+on the harness's host while their point ran (harness_host), each row gets the most of it over
+its repeats on each side (`beside_a`, `beside_b`, in cores; NaN where not recorded) and
+`disturbed`: "A", "B" or "A and B" where it reached DISTURBED_CORES, as `dlscale accept` says: a
+regression measured beside a busy neighbour may be the neighbour's. The verdict is not changed."""
 
 import json
 import math
@@ -48,6 +54,7 @@ HEADLINE = {
     "kernel": ["gflop_per_s", "time_s"],
     "collective": ["busbw_bytes_per_s", "time_s"],
 }
+DISTURBED_CORES = 0.25  # harness/verdict/accept.hpp's kDisturbedCores
 AUTO_K = 3.0  # the auto threshold is AUTO_K x the baseline's coefficient of variation
 COLUMNS = ["point_id", "kind", "benchmark", "metric", "better", "value"]
 SAMPLE_SOURCES = [derived_samples]  # functions campaign frame -> extra sample rows (COLUMNS)
@@ -215,6 +222,30 @@ def compare_frames(a, b, effect=0.05, alpha=0.01, metrics=HEADLINE, directions=N
     if not t.empty:
         labels = point_labels(a)
         t.insert(3, "label", [labels.get(p, b_) for p, b_ in zip(t["point_id"], t["benchmark"], strict=True)])
+        mark_disturbed(t, a, b)
+    return t
+
+
+def host_load(df):
+    """{point_id: the most cores that other processes and steal took beside any of its records}."""
+    cols = ["harness_host.other_cores", "harness_host.steal_cores"]
+    if df.empty or not any(c in df for c in cols):
+        return {}
+    load = sum(pd.to_numeric(df[c], errors="coerce").fillna(0.0) if c in df else 0.0 for c in cols)
+    known = df[[c for c in cols if c in df]].notna().any(axis=1)
+    return load[known].groupby(df.loc[known, "point_id"]).max().to_dict()
+
+
+def mark_disturbed(t, a, b):
+    """beside_a, beside_b and disturbed columns of a compare table (module doc)."""
+    la, lb = host_load(a), host_load(b)
+    t["beside_a"] = [la.get(p, math.nan) for p in t["point_id"]]
+    t["beside_b"] = [lb.get(p, math.nan) for p in t["point_id"]]
+    sides = [
+        [s for s, x in (("A", xa), ("B", xb)) if x >= DISTURBED_CORES]
+        for xa, xb in zip(t["beside_a"], t["beside_b"], strict=True)
+    ]
+    t["disturbed"] = [" and ".join(s) for s in sides]
     return t
 
 

@@ -77,6 +77,31 @@ def test_a_slower_time_is_regressed_and_a_higher_rate_improved(tmp_path):
     assert by(t, "p0", "time_s")["label"] == "gemm point=p0"
 
 
+def test_a_point_measured_beside_other_work_is_marked_not_rejudged(tmp_path, capsys):
+    """B's p0 ran while other processes took 0.9 cores and steal 0.1 (one repeat of seven), p1 beside
+    0.2 (under the 0.25 of dlscale accept): p0's regression stands and is marked B; A recorded no
+    load, so its side is unknown (NaN)."""
+    a = kernels(tmp_path / "a.jsonl", [("p0", 1.0), ("p1", 2.0)])
+    b = kernels(tmp_path / "b.jsonl", [("p0", 1.2), ("p1", 2.0)])
+    recs = [json.loads(line) for line in (tmp_path / "b.jsonl").read_text().splitlines()]
+    for i, r in enumerate(recs):
+        busy = r["point_id"] == "p0" and i == 3
+        r["harness_host"] = {
+            "cpus": 2,
+            "own_cores": 1.0,
+            "other_cores": 0.9 if busy else 0.2,
+            "steal_cores": 0.1 if busy else 0.0,
+        }
+    write(tmp_path / "b.jsonl", recs)
+    t = compare_frames(load_records(a), load_records(b))
+    p0, p1 = by(t, "p0", "time_s"), by(t, "p1", "time_s")
+    assert p0["verdict"] == "regressed" and p0["disturbed"] == "B" and p0["beside_b"] == pytest.approx(1.0)
+    assert p1["disturbed"] == "" and p1["beside_b"] == pytest.approx(0.2) and p0["beside_a"] != p0["beside_a"]
+    assert main(["compare", a, b, "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"gemm point=p0 +time_s .* regressed  measured beside other work on B", out), out
+
+
 def test_a_metric_of_unknown_direction_is_changed_until_given_one(tmp_path, capsys):
     a = kernels(tmp_path / "a.jsonl", [("p0", 1.0), ("p1", 1.0)])
     b = kernels(tmp_path / "b.jsonl", [("p0", 1.3), ("p1", 1.0)])
