@@ -54,7 +54,7 @@ HEADLINE = {
     "kernel": ["gflop_per_s", "time_s"],
     "collective": ["busbw_bytes_per_s", "time_s"],
 }
-DISTURBED_CORES = 0.25  # harness/verdict/accept.hpp's kDisturbedCores
+DISTURBED_CORES = 0.25  # harness/run/proc_stat.hpp's kDisturbedCores
 AUTO_K = 3.0  # the auto threshold is AUTO_K x the baseline's coefficient of variation
 COLUMNS = ["point_id", "kind", "benchmark", "metric", "better", "value"]
 SAMPLE_SOURCES = [derived_samples]  # functions campaign frame -> extra sample rows (COLUMNS)

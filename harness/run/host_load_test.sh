@@ -3,8 +3,9 @@
 # `auto`) run while two busy loops take the host's CPUs. Its points.jsonl entry, every record
 # (harness_host) and the manifest's measured peak must see at least half a core of other work,
 # the point its own CPU time, and acceptance.json must name the criterion as measured beside
-# other work (docs/derived_metrics.md). A quiet host cannot be asserted here (ctest runs tests
-# side by side), so the check is one-sided: a load that is there must be seen.
+# other work (docs/derived_metrics.md), and dlscale run must have warned of the busy host before
+# its first point. A quiet host cannot be asserted here (ctest runs tests side by side), so the
+# check is one-sided: a load that is there must be seen.
 # usage: host_load_test.sh DLSCALE
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/campaign_test_lib.sh" "$@" || exit 1
@@ -41,4 +42,9 @@ acc = json.load(open(f"{camp}/acceptance.json"))
 assert acc[0]["disturbed"].startswith("measured beside other work"), acc[0]
 PY
 grep -q "measured beside other work" "$tmp/run.txt" || { cat "$tmp/run.txt"; fail "dlscale run did not say so"; }
+# and it warned before the first point, naming a busy process, in its output and runner.log
+for f in "$tmp/run.txt" "$tmp/camp/runner.log"; do
+  grep -Eq "WARNING: the host is busy: .* other processes took [0-9.]+ .*busiest: " "$f" ||
+    { cat "$f"; fail "$f: no busy-host warning"; }
+done
 echo "host_load: ok"

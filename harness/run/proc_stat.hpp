@@ -55,6 +55,11 @@ inline HostCpuTime host_cpu_time() {
   return t;
 }
 
+// Other processes plus steal, in cores on average, from which a measurement is said to be taken
+// beside other work (dlscale accept and compare, the busy-host warning of dlscale run): a quarter
+// of a core, well above /proc/stat's tick noise.
+inline constexpr double kDisturbedCores = 0.25;
+
 // What else ran on the host while something did (a point, the peak's measurement), in cores on
 // average over its wall time: `own_cores` its own CPU time, `other_cores` the host's busy time
 // less that, `steal_cores` the time a hypervisor gave the host's CPUs to someone else. ok false

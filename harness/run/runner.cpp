@@ -14,6 +14,7 @@
 
 #include "harness/run/campaign.hpp"
 #include "harness/run/campaign_lock.hpp"
+#include "harness/run/host_check.hpp"
 #include "harness/run/launcher.hpp"
 #include "harness/run/manifest.hpp"
 #include "harness/run/point_process.hpp"
@@ -218,6 +219,7 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   CampaignLock lock(sum.campaign);
   RunnerLog say(sum.campaign);
   say.say(lock.took_over());
+  say.say(busy_host_warning(0.5, kDisturbedCores));
   const Watchdog wd;
   lock.set_watchdog(
       wd.pid());  // a takeover waits for it: it may still be stopping this runner's point

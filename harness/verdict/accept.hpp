@@ -17,15 +17,13 @@
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
 #include "harness/run/campaign.hpp"
+#include "harness/run/proc_stat.hpp"
 #include "harness/verdict/derived.hpp"
 
 namespace dls {
 
 // Exit code of `dlscale accept` when nothing failed but something was inconclusive.
 inline constexpr int kExitInconclusive = 4;
-// Other processes plus steal, in cores on average, from which a group is named as measured
-// beside other work: a quarter of a core, well above /proc/stat's tick noise.
-inline constexpr double kDisturbedCores = 0.25;
 
 struct Bound {
   std::string direction;  // >=, <=, >, <, ~
