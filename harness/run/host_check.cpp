@@ -39,6 +39,9 @@ std::map<long, ProcCpu> process_cpu() {
     std::ifstream comm(std::string("/proc/") + e->d_name + "/comm");
     std::string name;
     std::getline(comm, name);
+    // any process may name itself with any bytes (prctl): none reaches the terminal as a control
+    for (char& c : name)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     out[pid] = {name, (std::atof(f[11].c_str()) + std::atof(f[12].c_str())) / hz};
   }
   ::closedir(d);

@@ -20,10 +20,13 @@ acceptance:
   - {id: gemm_any, experiment: gemm, derived: pct_of_peak, bound: 1}
 PLAN
 loops=()
-for _ in 1 2; do
-  (while :; do :; done) &
-  loops+=($!)
-done
+(while :; do :; done) &
+loops+=($!)
+# the other loop names itself with an escape byte (prctl), which the warning must not pass on
+python3 -c 'import ctypes
+ctypes.CDLL(None).prctl(15, b"busy\x1b[31m", 0, 0, 0)
+while True: pass' &
+loops+=($!)
 trap 'set +e; kill -9 "${loops[@]}"; wait "${loops[@]}" 2> /dev/null; cleanup' EXIT
 "$dlscale" run --no-progress --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/camp" > "$tmp/run.txt" 2>&1 ||
   { cat "$tmp/run.txt"; fail "the campaign failed"; }
@@ -46,5 +49,6 @@ grep -q "measured beside other work" "$tmp/run.txt" || { cat "$tmp/run.txt"; fai
 for f in "$tmp/run.txt" "$tmp/camp/runner.log"; do
   grep -Eq "WARNING: the host is busy: .* other processes took [0-9.]+ .*busiest: " "$f" ||
     { cat "$f"; fail "$f: no busy-host warning"; }
+  ! grep -q $'\x1b' "$f" || fail "$f: a process name's escape byte reached the output"
 done
 echo "host_load: ok"
