@@ -29,6 +29,7 @@ import sys
 
 from .compare import (
     AUTO_K,
+    DISTURBED_CORES,
     HEADLINE,
     check_metrics,
     compare_frames,
@@ -141,6 +142,8 @@ def history_main(a):
         print(f"## {metric} ({g['better'].iloc[0] or 'direction unknown'}): {label}")
         for _, r in g.iterrows():
             vs = f"{r['ratio'] - 1:+.1%} vs {r['vs']}: {r['verdict']}" if r["vs"] else ""
+            if r["beside"] >= DISTURBED_CORES:
+                vs += f"  measured beside other work ({r['beside']:.2f} cores)"
             print(f"{' *' if r['change'] else '  '} {r['campaign']:<32} {r['mean']:<12.4g} n {r['n']:<3} {vs}")
     out = a.out or (os.path.join(paths[-1], "analysis") if os.path.isdir(paths[-1]) else os.getcwd())
     camps = [

@@ -9,8 +9,10 @@ Table. One row per (point, metric, campaign): the campaign's mean and count of r
 from the second campaign on, the change against the previous campaign holding that point and
 the verdict of compare_samples between the two (the same judge, thresholds and test as
 `compare`); "change" holds it where it is "improved" or "regressed" (or "changed" for a metric
-of unknown direction), else is empty. Default metric: each kind's headline (images_per_s,
-gflop_per_s, busbw_bytes_per_s)."""
+of unknown direction), else is empty; "beside" the most cores that other processes and a
+hypervisor took of the harness's host while the point's repeats ran in that campaign (NaN where
+not recorded), marked in the printout from DISTURBED_CORES, as `compare` does. Default metric:
+each kind's headline (images_per_s, gflop_per_s, busbw_bytes_per_s)."""
 
 import json
 import os
@@ -21,7 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .compare import campaign_samples, compare_samples, point_labels  # noqa: E402
+from .compare import campaign_samples, compare_samples, host_load, point_labels  # noqa: E402
 from .records import read_jsonl  # noqa: E402
 
 DEFAULT = {"train": ["images_per_s"], "kernel": ["gflop_per_s"], "collective": ["busbw_bytes_per_s"]}
@@ -62,11 +64,11 @@ def history_table(frames, names, metrics=DEFAULT, directions=None, **judge):
     rows, labels, prev = [], {}, {}
     for i, (df, name) in enumerate(zip(frames, names, strict=True)):
         labels = point_labels(df) | labels
-        s = campaign_samples(df, metrics, directions)
+        s, beside = campaign_samples(df, metrics, directions), host_load(df)
         for (pid, metric), g in s.groupby(["point_id", "metric"], sort=True) if not s.empty else ():
             row = {"point_id": pid, "label": labels.get(pid, g["benchmark"].iloc[0]), "metric": metric}
             row |= {"better": g["better"].iloc[0], "campaign": name, "order": i, "n": len(g), "mean": g["value"].mean()}
-            row |= {"vs": "", "ratio": float("nan"), "verdict": "", "change": ""}
+            row |= {"vs": "", "ratio": float("nan"), "verdict": "", "change": "", "beside": beside.get(pid, float("nan"))}
             if (pid, metric) in prev:
                 vs, before = prev[(pid, metric)]
                 j = compare_samples(before, g, **judge)

@@ -230,7 +230,18 @@ def test_history_orders_campaigns_by_time_and_marks_the_change(tmp_path, capsys)
     assert j["ordered_by"] == "time" and [c["name"] for c in j["campaigns"]] == ["c1", "c2", "c3"] and j["changes"] == 1
     png = (tmp_path / "h" / "history.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
-    assert re.search(r"\n \* c2 .*-20\.\d% vs c1: regressed\n", capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert re.search(r"\n \* c2 .*-20\.\d% vs c1: regressed\n", out) and "beside other work" not in out
+    # c2's p0 measured beside 0.8 cores of other work: the change stands and is marked
+    recs = [json.loads(line) for line in (tmp_path / "c2" / "records.jsonl").read_text().splitlines()]
+    for r in recs:
+        r["harness_host"] = {"cpus": 2, "own_cores": 1, "other_cores": 0.8 if r["point_id"] == "p0" else 0.0, "steal_cores": 0}
+    write(tmp_path / "c2" / "records.jsonl", recs)
+    assert main(["history", *dirs, "--out", str(tmp_path / "h")]) == 0
+    t = pd.read_csv(tmp_path / "h" / "history.csv")
+    assert t[(t["point_id"] == "p0") & (t["campaign"] == "c2")]["beside"].tolist() == [0.8]
+    assert t[(t["point_id"] == "p1") & (t["campaign"] == "c2")]["beside"].tolist() == [0.0]
+    assert re.search(r"\n \* c2 .*vs c1: regressed  measured beside other work \(0\.80 cores\)\n", capsys.readouterr().out)
 
 
 def test_history_without_times_keeps_the_order_given(tmp_path, capsys):
