@@ -85,16 +85,22 @@ const SiteConfig::Reference* site_reference(const AcceptanceInput& in, const Cri
   return nullptr;
 }
 
+// The baseline's value of the same group, nullptr when it has none.
+const DerivedValue* baseline_value(const CriterionValues& base, const DerivedValue& v) {
+  for (const auto& b : base.values)
+    if (b.point_id == v.point_id) return &b;
+  return nullptr;
+}
+
 // The bound of one group: the plan's number, the site's reference, or the baseline's value.
 bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionValues* base,
                const DerivedValue& v, Bound& out, std::string& why) {
   if (base) {
-    for (const auto& b : base->values)
-      if (b.point_id == v.point_id) {
-        out = make_bound(reference_direction(c), b.est.value, reference_tolerance(c, b.est),
-                         "baseline " + in.baseline->dir);
-        return true;
-      }
+    if (const DerivedValue* b = baseline_value(*base, v)) {
+      out = make_bound(reference_direction(c), b->est.value, reference_tolerance(c, b->est),
+                       "baseline " + in.baseline->dir);
+      return true;
+    }
     why = "the baseline has no value for " + (v.label.empty() ? v.point_id : v.label);
     return false;
   }
@@ -141,6 +147,9 @@ Verdict evaluate(const AcceptanceInput& in, const Criterion& c) {
   v.why = values.why;
   for (const auto& x : values.values) {
     GroupVerdict g{x, {}, "NO REFERENCE"};
+    // a baseline measured beside other work is what the group is judged against
+    if (const DerivedValue* b = in.baseline ? baseline_value(base, x) : nullptr)
+      if (b->host.cores() > g.value.host.cores()) g.value.host = b->host;
     std::string why;
     if (bound_for(in, c, in.baseline ? &base : nullptr, x, g.bound, why))
       g.result = judge(x.est, g.bound);

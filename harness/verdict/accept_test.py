@@ -172,6 +172,13 @@ def disturbed_groups(path):
     _, v = accept(camp, path, "--site", site)
     assert v[2]["result"] == "PASS" and abs(v[2]["worst"]["value"] - 80) < 1e-9, v[2]
     assert "group id3" in v[2]["disturbed"] and not v[0]["disturbed"], v
+    # a baseline measured beside other work is what --baseline judges against: named too
+    quiet_now = write_campaign("quiet_now")
+    busy_then = write_campaign("busy_then", host={(1, 0): busy})
+    _, v = accept(quiet_now, path, "--site", os.path.join(TMP, "site.yaml"), "--baseline", busy_then)
+    assert v[0]["result"] == "PASS" and "group id1" in v[0]["disturbed"], v[0]
+    _, v = accept(busy_then, path, "--site", os.path.join(TMP, "site.yaml"), "--baseline", quiet_now)
+    assert "group id1" in v[0]["disturbed"] and not v[1]["disturbed"], v
 
 
 def main():
