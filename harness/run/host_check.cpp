@@ -52,12 +52,10 @@ std::map<long, ProcCpu> process_cpu() {
 
 std::string busy_host_warning(double window_s, double threshold_cores) {
   const auto before = process_cpu();
-  const HostCpuTime t0 = host_cpu_time();
-  const double own0 = own_cpu_seconds();
-  const auto w0 = std::chrono::steady_clock::now();
+  const OwnLoadSpan span;
   std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-  const HostLoad h = host_load(t0, host_cpu_time(), own_cpu_seconds() - own0, wall);
+  const double wall = span.seconds();
+  const HostLoad h = span.load();
   if (!h.ok || h.other_cores + h.steal_cores < threshold_cores) return "";
   std::vector<std::pair<double, std::string>> busiest;
   for (const auto& [pid, p] : process_cpu()) {
@@ -72,8 +70,8 @@ std::string busy_host_warning(double window_s, double threshold_cores) {
     top += (i ? ", " : "") + busiest[i].second;
   return fmt::format(
       "WARNING: the host is busy: over {:.1f} s other processes took {:.2f} and a hypervisor "
-      "{:.2f} "
-      "of its {} CPUs{}; what this campaign measures now is measured beside them (each point "
+      "{:.2f} of its {} CPUs{}; what this campaign measures now is measured beside them (each "
+      "point "
       "records its own load, and dlscale accept names the criteria it touched)",
       wall, h.other_cores, h.steal_cores, h.cpus, top.empty() ? "" : " (busiest: " + top + ")");
 }

@@ -4,7 +4,6 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -56,13 +55,9 @@ nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Exp
   // does not shrink the node it judges against
   if (site.node.peak_auto) {
     const int cores = int(json_count(m["provenance"]["cpu"], "physical_cores", 1));
-    const HostCpuTime t0 = host_cpu_time();
-    const double own0 = own_cpu_seconds();
-    const auto w0 = std::chrono::steady_clock::now();
+    const OwnLoadSpan span;
     Peak one = measure_peak_sp(1);
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    const HostLoad h = host_load(t0, host_cpu_time(), own_cpu_seconds() - own0, wall);
+    const HostLoad h = span.load();
     one.flop_per_s *= std::max(1, cores);
     one.method += fmt::format(", x {} physical cores", cores);
     m["measured_node_peak"] = one;

@@ -104,11 +104,6 @@ std::vector<std::string> environment_with(const std::vector<std::string>& add) {
   return env;
 }
 
-double cpu_seconds(const rusage& ru) {
-  const auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
-}
-
 std::vector<char*> pointers(std::vector<std::string>& v) {
   std::vector<char*> p;
   for (auto& s : v) p.push_back(s.data());

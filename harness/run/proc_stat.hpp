@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -70,12 +71,17 @@ struct HostLoad {
   double own_cores = 0, other_cores = 0, steal_cores = 0;
 };
 
+// User plus system time of a rusage, in seconds.
+inline double cpu_seconds(const rusage& ru) {
+  const auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
+  return sec(ru.ru_utime) + sec(ru.ru_stime);
+}
+
 // This process's CPU time so far (every thread of it), in seconds.
 inline double own_cpu_seconds() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
-  const auto sec = [](const timeval& t) { return double(t.tv_sec) + 1e-6 * double(t.tv_usec); };
-  return sec(ru.ru_utime) + sec(ru.ru_stime);
+  return cpu_seconds(ru);
 }
 
 inline HostLoad host_load(const HostCpuTime& t0, const HostCpuTime& t1, double own_cpu_s,
@@ -89,5 +95,23 @@ inline HostLoad host_load(const HostCpuTime& t0, const HostCpuTime& t1, double o
   h.steal_cores = std::max(0.0, (t1.steal_s - t0.steal_s) / wall_s);
   return h;
 }
+
+// The host's load over a span of this process's own work (the measured peak, the busy-host
+// look of dlscale run): made at its start, load() at its end.
+class OwnLoadSpan {
+ public:
+  OwnLoadSpan() : t0_(host_cpu_time()), own0_(own_cpu_seconds()), w0_(Clock::now()) {}
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - w0_).count(); }
+  HostLoad load() const {
+    const double wall = seconds();
+    return host_load(t0_, host_cpu_time(), own_cpu_seconds() - own0_, wall);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  HostCpuTime t0_;
+  double own0_;
+  Clock::time_point w0_;
+};
 
 }  // namespace dls

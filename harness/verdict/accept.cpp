@@ -93,11 +93,12 @@ const DerivedValue* baseline_value(const CriterionValues& base, const DerivedVal
 }
 
 // The bound of one group: the plan's number, the site's reference, or the baseline's value.
-bool bound_for(const AcceptanceInput& in, const Criterion& c, const CriterionValues* base,
+// With --baseline, `base` is the baseline's value of the group (nullptr: it has none).
+bool bound_for(const AcceptanceInput& in, const Criterion& c, const DerivedValue* base,
                const DerivedValue& v, Bound& out, std::string& why) {
-  if (base) {
-    if (const DerivedValue* b = baseline_value(*base, v)) {
-      out = make_bound(reference_direction(c), b->est.value, reference_tolerance(c, b->est),
+  if (in.baseline) {
+    if (base) {
+      out = make_bound(reference_direction(c), base->est.value, reference_tolerance(c, base->est),
                        "baseline " + in.baseline->dir);
       return true;
     }
@@ -147,11 +148,11 @@ Verdict evaluate(const AcceptanceInput& in, const Criterion& c) {
   v.why = values.why;
   for (const auto& x : values.values) {
     GroupVerdict g{x, {}, "NO REFERENCE"};
+    const DerivedValue* b = in.baseline ? baseline_value(base, x) : nullptr;
     // a baseline measured beside other work is what the group is judged against
-    if (const DerivedValue* b = in.baseline ? baseline_value(base, x) : nullptr)
-      if (b->host.cores() > g.value.host.cores()) g.value.host = b->host;
+    if (b) add_disturbance(g.value.host, b->host);
     std::string why;
-    if (bound_for(in, c, in.baseline ? &base : nullptr, x, g.bound, why))
+    if (bound_for(in, c, b, x, g.bound, why))
       g.result = judge(x.est, g.bound);
     else if (v.why.empty())
       v.why = why;

@@ -53,14 +53,15 @@ int planned_ranks(const ManifestPoint& p) {
   return assignment_axis(p, "nodes", 1) * assignment_axis(p, "ranks_per_node", 1);
 }
 
+void add_disturbance(HostDisturbance& d, const HostDisturbance& seen) {
+  if (seen.cores() > d.cores()) d = seen;
+}
+
 void add_disturbance(HostDisturbance& d, const nlohmann::json& host) {
   if (!host.is_object()) return;
-  const auto num = [&](const char* k) {
-    const auto v = host.find(k);
-    return v != host.end() && v->is_number() ? v->get<double>() : 0.0;
-  };
-  if (num("other_cores") + num("steal_cores") <= d.cores()) return;
-  d.other_cores = num("other_cores"), d.steal_cores = num("steal_cores"), d.cpus = int(num("cpus"));
+  add_disturbance(
+      d, HostDisturbance{json_number(host, "other_cores"), json_number(host, "steal_cores"),
+                         int(json_number(host, "cpus"))});
 }
 
 void add_disturbance(HostDisturbance& d, const RecordGroup& g) {

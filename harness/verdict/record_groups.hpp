@@ -34,6 +34,8 @@ struct HostDisturbance {
   int cpus = 0;
   double cores() const { return other_cores + steal_cores; }
 };
+// d becomes what was seen where that is more (one rule for every source below)
+void add_disturbance(HostDisturbance& d, const HostDisturbance& seen);
 void add_disturbance(HostDisturbance& d, const RecordGroup& g);
 void add_disturbance(HostDisturbance& d, const nlohmann::json& host);  // {other_cores, ...}
 
