@@ -50,6 +50,13 @@ def add_parser(sub):
     p.add_argument("--sample-bytes", type=float, default=0, help="bytes a sample as read (default: decoded pixels)")
     p.add_argument("--input", default="storage", choices=("storage", "cached"))
     p.add_argument("--backend", default="", help="the calibration records' backend (default: openblas, else any)")
+    p.add_argument(
+        "--sync-floor-s", type=float, help="seconds every exchange across nodes takes at least (with --sync-floor-source)"
+    )
+    p.add_argument(
+        "--sync-floor-at", type=int, help="fit that floor: an exchange period's communication equals its compute at this scale"
+    )
+    p.add_argument("--sync-floor-source", help="where the floor's number comes from (named in every output)")
     p.add_argument("--spec", help="a projection file (YAML: projections: [{name, site, model, ...}]) instead")
     p.add_argument("--out", help="output folder (default results/projections/SITE_MODEL_SCHEME)")
 
@@ -82,6 +89,9 @@ def _request(a):
     )
     if a.overlap is not None:
         d["overlap"] = a.overlap
+    for k in ("sync_floor_s", "sync_floor_at", "sync_floor_source"):
+        if getattr(a, k) is not None:
+            d[k] = getattr(a, k)
     return d
 
 

@@ -3,6 +3,8 @@ input, and what follows from it (throughput, weak or strong scaling efficiency, 
 speed-up, learning speed-up where epochs to the target are given).
 
     step = forward + backward + update + exposed communication + exposed input
+        (each exchange across nodes at least the request's sync floor, where it gives one:
+        sync_floor.py)
     throughput = workers x batch a rank / step
     efficiency(P) = throughput(P) / (throughput(base) x workers(P) / workers(base))
         (`efficiency_over: ranks`: x ranks(P) / ranks(base), every rank counted, a parameter
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from .comm import Fabric
 from .compute import rank_compute
 from .schemes import Scheme, exchange
+from .sync_floor import SyncFloor, apply, period_steps
 
 UNITS = ("ranks", "nodes", "gpus", "processes")
 EFFICIENCY_OVER = ("workers", "ranks")
@@ -53,6 +56,7 @@ class Spec:
     epochs: dict = field(default_factory=dict)  # {scale: epochs to the target}
     epochs_source: str = ""
     efficiency_over: str = "workers"  # EFFICIENCY_OVER: what the ideal speed-up counts
+    sync_floor: SyncFloor = field(default_factory=SyncFloor)  # sync_floor.py
 
     def ranks(self, x, site):
         if self.unit == "nodes":
@@ -78,8 +82,9 @@ def _input_exposed(spec, site, global_batch, rest_s, measured_input):
     return measured_input + max(0.0, read - rest_s), read
 
 
-def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0):
-    """One scale's row: every term of the step (seconds) and the rates."""
+def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0, floor_s=0.0):
+    """One scale's row: every term of the step (seconds) and the rates; each exchange across
+    nodes takes at least floor_s (sync_floor.py)."""
     p = spec.ranks(x, site)
     w, b = spec.scheme.workers(p), _batch(spec, x, site)
     c = rank_compute(profiles, b, carry, sensitivity)
@@ -89,15 +94,17 @@ def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0):
     fab = Fabric(
         site.levels, min(site.ranks_per_node, p), 3.0 / site.rank_memory_bandwidth if site.rank_memory_bandwidth > 0 else 0.0
     )
-    ex = exchange(spec.scheme, fab, fits, n, p, c["backward"], steps)
+    nodes = math.ceil(p / site.ranks_per_node)
+    ex = apply(floor_s, spec.scheme, exchange(spec.scheme, fab, fits, n, p, c["backward"], steps), nodes)
     compute = c["forward"] + c["backward"] + c["update"]
     inp, read = _input_exposed(spec, site, gb, compute + ex["exposed_s"], c["input"])
     step = compute + ex["exposed_s"] + inp
-    row = dict(x=x, ranks=p, workers=w, nodes=math.ceil(p / site.ranks_per_node), batch_per_rank=b, global_batch=gb)
+    row = dict(x=x, ranks=p, workers=w, nodes=nodes, batch_per_rank=b, global_batch=gb)
     row.update(forward_s=c["forward"], backward_s=c["backward"], update_s=c["update"], compute_bound_s=c["compute_bound"])
     row.update(memory_bound_s=c["memory_bound"], comm_s=ex["comm_s"], comm_exposed_s=ex["exposed_s"], input_s=inp)
     row.update(storage_read_s=read, step_s=step, images_per_s=gb / step, steps_per_epoch=steps, comm_how=ex["how"])
     row.update(compute_note=c["note"], epoch_time_s=steps * step if steps else 0.0)
+    row.update(period_steps=period_steps(spec.scheme, ex), sync_floor_extra_s=ex["sync_floor_extra_s"])
     return row
 
 
@@ -122,10 +129,10 @@ def _learning(rows, spec, base_x):
     return rows
 
 
-def project_rows(spec, site, profiles, carry, fits, sensitivity=1.0):
+def project_rows(spec, site, profiles, carry, fits, sensitivity=1.0, floor_s=0.0):
     if not profiles:
         raise SpecError(f"model {spec.model}: the calibration campaign has no one-rank training record of it")
     base = int(spec.base or min(spec.scales))
     scales = sorted({int(x) for x in spec.scales} | {base})
-    rows = [step_at(spec, x, site, profiles, carry, fits, sensitivity) for x in scales]
+    rows = [step_at(spec, x, site, profiles, carry, fits, sensitivity, floor_s) for x in scales]
     return _learning(_relative(rows, base, spec.efficiency_over), spec, base)

@@ -23,6 +23,7 @@ TABLE_COLUMNS = [
     "update_s",
     "comm_s",
     "comm_exposed_s",
+    "sync_floor_extra_s",
     "input_s",
     "step_s",
     "images_per_s",
@@ -48,6 +49,7 @@ def _clean(v):
 def spec_dict(spec):
     d = dict(spec.__dict__)
     d["scheme"] = dict(spec.scheme.__dict__)
+    d["sync_floor"] = dict(spec.sync_floor.__dict__)
     return d
 
 
@@ -102,6 +104,7 @@ def records(p):
 def table(p):
     t = pd.DataFrame(p.rows)
     cols = [c for c in TABLE_COLUMNS if c in t and not (c == "x" and p.spec.unit == "ranks")]
+    cols = [c for c in cols if c != "sync_floor_extra_s" or t[c].any()]  # only where a floor was given
     return t[cols].rename(columns={"x": p.spec.unit})
 
 

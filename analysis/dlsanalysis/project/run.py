@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, replace
 
 from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
-from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, project_rows
+from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, project_rows, step_at
 from .schemes import SCHEMES, Scheme
 from .site import load_site, site_path
+from .sync_floor import fitted_seconds, floor_from
 
 SENSITIVITY = (0.5, 2.0)
 
@@ -27,6 +28,7 @@ class Projection:
     inputs: list = field(default_factory=list)
     assumptions: list = field(default_factory=list)
     alpha_beta: object = None
+    sync_floor_s: float = 0.0  # sync_floor.py: as given or fitted, 0 without one
 
 
 def pick_profiles(all_profiles, backend, image, image_w=0, channels=0, width=1.0):
@@ -52,7 +54,7 @@ def _same_site(site, cal):
     return bool(cal.site) and site.name == cal.site
 
 
-def _inputs(spec, site, profs, carry, cal_rates):
+def _inputs(spec, site, profs, carry, cal_rates, floor_s):
     ins = [
         dict(
             name="profiles",
@@ -95,7 +97,20 @@ def _inputs(spec, site, profs, carry, cal_rates):
         ins.append(dict(name="epochs_to_target", value=dict(spec.epochs), source=spec.epochs_source or "the request"))
     if spec.sample_bytes:
         ins.append(dict(name="sample_bytes", value=spec.sample_bytes, source="the request"))
+    if spec.sync_floor.given():
+        ins.append(dict(name="sync_floor_s", value=floor_s, source=spec.sync_floor.describe(floor_s)))
     return ins
+
+
+def _floor_seconds(spec, site, profs, carry, fits):
+    """The sync floor's seconds: as given, or fitted at its scale (sync_floor.py); 0 without one."""
+    f = spec.sync_floor
+    if not f.at:
+        return f.seconds
+    row = step_at(spec, f.at, site, profs, carry, fits)
+    if row["nodes"] <= 1 or row["ranks"] <= 1:
+        raise SpecError(f"sync_floor_at {f.at}: one node at that scale, where the floor does not apply")
+    return fitted_seconds(row)
 
 
 def project(spec, calibration, site_name, root):
@@ -132,9 +147,10 @@ def project(spec, calibration, site_name, root):
     fits = bands if same else None
     if not spec.sample_bytes:
         spec.sample_bytes = profs[0].sample_bytes
-    rows = project_rows(spec, site, profs, carry, fits)
-    for k in SENSITIVITY:
-        alt = project_rows(spec, site, profs, carry, fits, sensitivity=k)
+    floor_s = _floor_seconds(spec, site, profs, carry, fits)
+    rows = project_rows(spec, site, profs, carry, fits, floor_s=floor_s)
+    for k in SENSITIVITY:  # the floor stays as fitted: a fixed cost, not the compute's
+        alt = project_rows(spec, site, profs, carry, fits, sensitivity=k, floor_s=floor_s)
         for r, a in zip(rows, alt, strict=True):
             r[f"efficiency_compute_x{k:g}"] = a["efficiency"]
     assumptions = notes + [carry.describe(), f"communication: {rows[-1]['comm_how']}"]
@@ -143,7 +159,10 @@ def project(spec, calibration, site_name, root):
         assumptions.append("efficiency over ranks: the ideal speed-up counts every rank, the servers' too")
     if not same:
         assumptions.append("the calibration's allreduce fits are not used: the site's levels give every exchange")
-    return Projection(spec, site, cal.path, rows, _inputs(spec, site, profs, carry, rates), assumptions, bands)
+    if spec.sync_floor.given():
+        assumptions.append(spec.sync_floor.describe(floor_s))
+    ins = _inputs(spec, site, profs, carry, rates, floor_s)
+    return Projection(spec, site, cal.path, rows, ins, assumptions, bands, floor_s)
 
 
 def spec_from(d, where):
@@ -175,6 +194,9 @@ def spec_from(d, where):
         "channels",
         "width",
         "efficiency_over",
+        "sync_floor_s",
+        "sync_floor_at",
+        "sync_floor_source",
     }
     extra = set(d) - known
     if extra:
@@ -219,6 +241,7 @@ def spec_from(d, where):
         epochs=dict(d.get("epochs") or {}),
         epochs_source=str(d.get("epochs_source", "")),
         efficiency_over=str(d.get("efficiency_over", "workers")),
+        sync_floor=floor_from(d, where, SpecError),
     )
 
 

@@ -14,6 +14,7 @@ import glob
 import math
 import os
 import sys
+from dataclasses import replace
 
 import yaml
 
@@ -21,6 +22,7 @@ from .calibration import load_calibration, profiles
 from .cli import DEFAULT_CALIBRATION, ROOT, requests
 from .model import SpecError
 from .run import pick_profiles, project, spec_from
+from .sync_floor import SyncFloor
 
 METRIC_COLUMN = {
     "weak_scaling_efficiency": "efficiency",
@@ -65,6 +67,15 @@ def _value(row, column):
     return math.nan if v is None else float(v)
 
 
+def _without_floor(spec, cal, site, root, column):
+    """{x: value} of the same projection without its sync floor (sync_floor.py), which a note
+    gives beside the value with it; {} where the request has none."""
+    if not spec.sync_floor.given():
+        return {}
+    p = project(replace(spec, sync_floor=SyncFloor()), cal, site, root)
+    return {int(r["x"]): _value(r, column) for r in p.rows}
+
+
 def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
     """([{figure, metric, model, condition, x, value, note}], [(name, Projection, request)])."""
     values, done = [], []
@@ -82,15 +93,18 @@ def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
                 mine = _has_model(own, spec)
                 if not mine and shipped is None:
                     shipped = load_calibration(calibration)
+                col = METRIC_COLUMN.get(it["metric"], "efficiency")
                 p = project(spec, own if mine else shipped, site, root)
+                bare = _without_floor(spec, own if mine else shipped, site, root, col)
             except (ValueError, OSError) as e:
                 print(f"dlsanalysis reproduce: projection {where}: {e}", file=sys.stderr)
                 continue
             done.append((name, p, it))
-            col = METRIC_COLUMN.get(it["metric"], "efficiency")
             by = "this campaign" if mine else f"the shipped calibration ({os.path.relpath(calibration, root)})"
             for r in p.rows:
                 note = f"projected on {p.site.name} from {by}, {p.spec.scheme.name}; {it.get('why', '')}".rstrip("; ")
+                if bare:
+                    note += f"; {spec.sync_floor.describe(p.sync_floor_s)}; without it: {bare[int(r['x'])]:.3g}"
                 values.append(
                     dict(
                         figure=it["figure"],
