@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <set>
 
 #include "kernels/bench/op_table.hpp"
 #include "kernels/common/descriptor.hpp"
@@ -30,6 +32,23 @@ Line split_line(const std::string& text, const std::string& source) {
   if (text.find_first_of(" \t", rest) != std::string::npos)
     throw ConfigError(fmt::format("{}: '{}': expected '[op] descriptor'", source, text));
   return {text.substr(0, sp), text.substr(rest), source};
+}
+
+// A case named twice (a backend, batch or thread count repeated, or a shape listed twice) is
+// timed once, at its first place, with a note: the benchmark and its record are keyed by the
+// case's name, and a second case of one name was left untimed.
+void drop_repeats(std::vector<CaseEntry>& cases) {
+  std::set<std::string> seen;
+  std::vector<CaseEntry> kept;
+  for (auto& e : cases) {
+    if (seen.insert(e.name()).second) {
+      kept.push_back(std::move(e));
+      continue;
+    }
+    std::fprintf(stderr, "dlscale kernels: %s (%s) is given twice: timed once\n", e.name().c_str(),
+                 e.source.c_str());
+  }
+  cases = std::move(kept);
 }
 
 }  // namespace
@@ -96,6 +115,7 @@ std::vector<CaseEntry> build_cases(const CaseRequest& req) {
   }
   if (out.empty())
     throw ConfigError("no cases left: --op matched none of the ops in the shape files");
+  drop_repeats(out);
   return out;
 }
 

@@ -74,6 +74,20 @@ for r in recs:
     assert abs(m["gflop_per_s"] - m["flop"] / m["time_s"] * 1e-9) < 1e-6 * m["gflop_per_s"]
 PY
 
+# a case given twice (the backend and a batch repeated) is timed once, with a note: before, both
+# shared one benchmark name and neither was timed
+"$DLS" kernels --op gemm --shape 16x16x16 --backend openblas --backend openblas --mb 0,16 --threads 1 \
+  --peak-gflops 10 --benchmark_min_time=0.01 --out "$TMP/twice.jsonl" >/dev/null 2>"$TMP/stderr" \
+  || bad "repeated case run failed: $(cat "$TMP/stderr")"
+grep -q "is given twice: timed once" "$TMP/stderr" && ok || bad "no note on a repeated case: $(cat "$TMP/stderr")"
+python3 - "$TMP/twice.jsonl" <<'PY' && ok || bad "a repeated case's record"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 1, len(recs)
+assert recs[0]["status"] == "ok" and recs[0]["metrics"]["time_s"] > 0, recs[0]
+assert recs[0]["check"]["status"] == "passed", recs[0]["check"]
+PY
+
 # SIGINT in the middle of a run: the records written so far all parse, none is torn.
 "$DLS" kernels --op gemm --shape 600x600x600 --shape 601x600x600 --shape 602x600x600 \
   --shape 603x600x600 --shape 604x600x600 --shape 605x600x600 --threads 1 --peak-gflops 10 \
