@@ -90,7 +90,8 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def _record_key(r: dict) -> str:
-    return f"{r.get('kind')}/{r.get('benchmark')}/{r.get('point_id')}"
+    # the harness point (its id holds the repeat) tells a plan's repeats of one case apart
+    return f"{r.get('kind')}/{r.get('benchmark')}/{r.get('point_id')}/{r.get('harness_point', '')}"
 
 
 def _point_key(p: dict) -> str:

@@ -74,7 +74,7 @@ def test_a_missing_record_or_metric_is_found(campaign):
     del train_record(recs)["metrics"]["phase_s"]["sync"]
     rewrite(campaign, recs[1:])
     found = golden.compare(STORED, campaign)
-    key = f"record {gone['kind']}/{gone['benchmark']}/{gone['point_id']}: missing"
+    key = f"record {gone['kind']}/{gone['benchmark']}/{gone['point_id']}/{gone['harness_point']}: missing"
     assert key in found and any(f.endswith("phase_s.sync: missing") for f in found), found
 
 
@@ -95,3 +95,14 @@ def test_table_columns_and_row_keys_are_compared(campaign):
     found = golden.compare(STORED, campaign)
     assert any(f.startswith("table scaling.csv: row keys") for f in found), found
     assert any(f.startswith("table busbw.csv: columns") for f in found), found
+
+
+def test_repeats_are_told_apart_and_a_record_written_twice_is_found(campaign):
+    """The smoke plan times its kernels 5 times: the repeats share a point_id and differ by their
+    harness point; a record appended twice (one harness point) is still found."""
+    recs = records(campaign)
+    gemm = [r for r in recs if r["benchmark"] == "gemm" and r["point_id"] == recs[0]["point_id"]]
+    assert len({r["harness_point"] for r in gemm}) == len(gemm) >= 2
+    rewrite(campaign, [*recs, gemm[0]])
+    found = golden.compare(STORED, campaign)
+    assert f"record: kernel/gemm/{gemm[0]['point_id']}/{gemm[0]['harness_point']} appears twice" in found, found
