@@ -23,7 +23,10 @@ Projections: reproduce_table(..., projected=P) takes the value of a row whose pu
 above the largest measured scale of a (model, variant) from P instead: a callable
 P(row, model, points) -> (value, note) or None (points: the measured Points of that model and
 variant), or a frame with columns metric, model (ours), x, value and optionally note. The
-`source` column says "measured" or "projected"; without P it is always "measured".
+`source` column says "measured" or "projected"; without P it is always "measured". A projected
+value that is not reproduced names the term the model lacks there: P may return (value, note,
+lacks) (a frame: a `lacks` column), from the projection file's `lacks:`; where none is given the
+note says that it is not named.
 
 Verdict of a judged row: the published value is a point v (with `value_high` a range [v, vh]);
 "reproduced" when the measurement is within the relative tolerance of it (inside the widened
@@ -89,18 +92,29 @@ def judge(row, measured, tolerance):
     return abs(measured - lo) <= tolerance * abs(lo)
 
 
+def _text(v):
+    return "" if v is None or v != v else str(v)
+
+
 def _projection(projected, row, model, points):
-    """(value, note) of the projection at the row's scale, or None (see the module doc)."""
+    """(value, note, lacks) of the projection at the row's scale, or None (see the module doc)."""
     if projected is None:
         return None
     if callable(projected):
-        return projected(row, model, points)
+        got = projected(row, model, points)
+        return None if got is None else (got[0], _text(got[1]), _text(got[2]) if len(got) > 2 else "")
     p = projected
     m = p[(p["metric"] == row["metric"]) & (p["model"] == model) & (p["x"].map(_num) == _num(row["x"]))]
     if m.empty:
         return None
-    note = m["note"].iloc[0] if "note" in m else ""
-    return float(m["value"].iloc[0]), "" if note != note else str(note)
+    note, lacks = (_text(m[k].iloc[0]) if k in m else "" for k in ("note", "lacks"))
+    return float(m["value"].iloc[0]), note, lacks
+
+
+def _lacking(note, lacks):
+    """A missed projection's note with the term the model lacks (module doc)."""
+    said = f"the model lacks: {lacks}" if lacks else "the term the model lacks is not named: its projection file has no `lacks:`"
+    return "; ".join(x for x in (note, said) if x)
 
 
 def _ranks(n):
@@ -108,18 +122,18 @@ def _ranks(n):
 
 
 def _at_scale(row, points, model, scale_tolerance, projected):
-    """(value, at, source, note) at the published scale: the nearest measured one within the
+    """(value, at, source, note, lacks) at the published scale: the nearest measured one within the
     tolerance, or the projection above the largest; Unjudged otherwise."""
     want, x = _num(row["x"]), f"{row['x']} {row['x_name']}"
     near = min(points, key=lambda p: (abs(p.scale - want), -p.scale))
     if abs(near.scale - want) <= scale_tolerance * want:
         at = _ranks(near.scale) + ("" if near.scale == want else f" for {x}, within {scale_tolerance:.0%}")
-        return near.value, at, "measured", near.note
+        return near.value, at, "measured", near.note, ""
     top = max(points, key=lambda p: p.scale)
     if want > top.scale:
         proj = _projection(projected, row, model, points)
         if proj is not None:
-            return proj[0], x, "projected", proj[1]
+            return proj[0], x, "projected", proj[1], proj[2]
         raise Unjudged(f"scale not reached ({top.scale} of {x})", top.note, top)
     raise Unjudged(f"scale not measured (nearest {near.scale} of {x})", near.note, near)
 
@@ -138,18 +152,20 @@ def _decide(row, who, model, points, tol, scale_tol, projected):
         proj = _projection(projected, row, model, points)
         if proj is None:
             return [_unjudged(who, Unjudged("no data", "not trained in this campaign, and not projected"))]
-        found = [(proj[0], f"{row['x']} {row['x_name']}", "projected", proj[1])]
+        found = [(proj[0], f"{row['x']} {row['x_name']}", "projected", proj[1], proj[2])]
     elif at_scale and scaled:
         try:
             found = [_at_scale(row, scaled, model, scale_tol, projected)]
         except Unjudged as u:
             return [_unjudged(who, u)]
     else:
-        found = [(p.value, "" if p.scale is None else f"{p.scale}", "measured", p.note) for p in points]
+        found = [(p.value, "" if p.scale is None else f"{p.scale}", "measured", p.note, "") for p in points]
     out = []
-    for value, at, source, note in found:
+    for value, at, source, note, lacks in found:
         ok = judge(row, value, tol)
         verdict = "reproduced" if ok else "not reproduced"
+        if source == "projected" and not ok:
+            note = _lacking(note, lacks)
         out.append(dict(who=who, state="judged", ok=ok, value=value, at=at, source=source, note=note, verdict=verdict))
     return out
 

@@ -2,18 +2,21 @@
 failed before the fix), the projection hook, and every published row mapped to a measure or a
 reason."""
 
+import glob
 import io
 import os
 
 import pandas as pd
 import pytest
+import yaml
 
 from dlsanalysis.records import flatten
 from dlsanalysis.reproduce import figure_verdicts, load_published, reproduce_campaign
 from dlsanalysis.reproduce_measures import mapping
 
 HEADER = "seed,system,site,figure,model,metric,x_name,x,value,value_high,unit,condition\n"
-PUBLISHED_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "results", "published")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+PUBLISHED_DIR = os.path.join(ROOT, "results", "published")
 PHASES = {p: 0.0 for p in ("input", "forward", "backward", "update", "sync")}
 
 
@@ -205,6 +208,37 @@ def test_projection_fills_rows_above_the_largest_measured_scale():
     assert t["source"].iloc[1] == "projected" and t["verdict"].iloc[1] == "not reproduced"
 
 
+def test_a_missed_projection_names_the_term_the_model_lacks():
+    recs = [rec("cifar10_full", 1, 100.0), rec("cifar10_full", 2, 160.0)]
+    rows = (
+        "S,sys,site,Fig. 3,ConvNet-CIFAR10,weak_scaling_efficiency,nodes,64,0.80,,fraction,\n"
+        "S,sys,site,Fig. 3,ConvNet-CIFAR10,weak_scaling_efficiency,nodes,512,0.80,,fraction,\n"
+    )
+    values = {64: 0.79, 512: 0.95}
+
+    def project(row, model, points):
+        return values[int(row["x"])], "alpha-beta", "stragglers"
+
+    t, _ = run(recs, rows, {"e": "weak"}, projected=project)
+    assert t["verdict"].tolist() == ["reproduced", "not reproduced"]
+    assert "lacks" not in t["note"].iloc[0] and "the model lacks: stragglers" in t["note"].iloc[1], t["note"].tolist()
+    t, _ = run(recs, rows, {"e": "weak"}, projected=lambda row, model, points: (values[int(row["x"])], "alpha-beta"))
+    assert "the term the model lacks is not named" in t["note"].iloc[1], t["note"].iloc[1]
+    frame = pd.DataFrame({"metric": ["weak_scaling_efficiency"], "model": ["cifar10_full"], "x": ["512"], "value": [0.5]})
+    t, _ = run(recs, rows, {"e": "weak"}, projected=frame.assign(lacks=["occupancy"]))
+    assert "the model lacks: occupancy" in t["note"].iloc[1], t["note"].iloc[1]
+
+
+def test_every_shipped_projection_names_what_the_model_lacks():
+    paths = glob.glob(os.path.join(ROOT, "harness", "projections", "*.yaml"))
+    assert paths
+    for path in paths:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        for it in doc["projections"]:
+            assert str(it.get("lacks", "")).strip(), (path, it["name"])
+
+
 def test_a_model_not_trained_is_judged_by_its_projection_alone():
     recs = [rec("cifar10_full", 1, 100.0), rec("cifar10_full", 2, 160.0)]
     rows = "S,sys,site,Fig. 3,ConvNet-CIFAR10;CaffeNet,weak_scaling_efficiency,nodes,512,0.80,,fraction,\n"
@@ -214,7 +248,7 @@ def test_a_model_not_trained_is_judged_by_its_projection_alone():
 
     t, figs = run(recs, rows, {"e": "weak"}, projected=project)
     assert t["source"].iloc[0] == "projected" and t["verdict"].iloc[0] == "not reproduced"
-    assert "caffenet: 0.5 at 512 nodes not reproduced (cn)" in t["note"].iloc[0], t["note"].iloc[0]
+    assert "caffenet: 0.5 at 512 nodes not reproduced (cn; the term the model lacks is not named" in t["note"].iloc[0]
     assert "cifar10_full: 0.81 at 512 nodes reproduced (cf)" in t["note"].iloc[0]
     t, _ = run(recs, rows, {"e": "weak"}, projected=lambda row, model, points: None)
     assert t["verdict"].iloc[0] == "scale not reached (2 of 512 nodes)" and "CaffeNet (caffenet)" in t["note"].iloc[0]

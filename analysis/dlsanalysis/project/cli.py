@@ -96,7 +96,7 @@ def _request(a):
 
 
 # the keys of a projection file's entry that are not part of the request (run.spec_from)
-ENTRY_KEYS = ("name", "site", "figure", "metric", "condition", "why")
+ENTRY_KEYS = ("name", "site", "figure", "metric", "condition", "why", "lacks")
 
 
 def load_specs(path):

@@ -3,7 +3,8 @@
 harness/projections/*.yaml: `seed:` (the seed file) and `projections:`, each a request
 (run.spec_from's keys) with a `name`, the `site` (the seed's machine), the published `figure`
 and `metric`, our `model`, optionally a `condition` (text of the published row's condition it
-applies to, e.g. "tau=4") and `why` (where each assumed number comes from). Each is calibrated on
+applies to, e.g. "tau=4"), `why` (where each assumed number comes from) and `lacks` (the term
+the model lacks for this figure, which a row the projection misses names). Each is calibrated on
 the campaign being reproduced when it holds one-rank training records of the model at the
 requested image size, else on the shipped calibration (results/calibration/localhost), and the
 note says which. A request that cannot be projected (no calibration of the model anywhere) gives
@@ -114,6 +115,7 @@ def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
                         x=int(r["x"]),
                         value=_value(r, col),
                         note=note,
+                        lacks=str(it.get("lacks", "")).strip(),
                     )
                 )
     return values, done
@@ -168,13 +170,13 @@ def seed_projections(seed, campaign, out, published=None):
 
 
 def lookup(values):
-    """The reproduce hook: (row, our model, points) -> (value, note) or None."""
+    """The reproduce hook: (row, our model, points) -> (value, note, lacks) or None."""
 
     def find(row, model, points):
         for v in values:
             same = v["figure"] == row["figure"] and v["metric"] == row["metric"] and v["model"] == model
             if same and v["x"] == int(float(row["x"])) and v["condition"] in str(row["condition"]):
-                return v["value"], v["note"]
+                return v["value"], v["note"], v["lacks"]
         return None
 
     return find
