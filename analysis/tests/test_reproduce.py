@@ -236,7 +236,7 @@ def test_every_shipped_projection_names_what_the_model_lacks():
         with open(path) as f:
             doc = yaml.safe_load(f)
         for it in doc["projections"]:
-            assert str(it.get("lacks", "")).strip(), (path, it["name"])
+            assert isinstance(it.get("lacks"), str) and it["lacks"].strip(), (path, it["name"])
 
 
 def test_a_model_not_trained_is_judged_by_its_projection_alone():

@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from dlsanalysis.project import schemes
+from dlsanalysis.project import comm, schemes
 from dlsanalysis.project.model import SpecError
 from dlsanalysis.project.run import project, spec_from
+from dlsanalysis.project.site import Level
 from dlsanalysis.project.sync_floor import apply
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,15 +21,26 @@ SRC = "a test's number"
 
 
 def test_the_floor_is_spread_over_the_period_and_charged_only_across_nodes():
-    s = schemes.Scheme("localsgd", period=4)
     ex = {"comm_s": 0.01, "exposed_s": 0.01, "period_steps": 4}  # an exchange of 0.04 s every 4 steps
-    low = apply(0.1, s, ex, nodes=2)
+    low = apply(0.1, ex, nodes=2)
     assert low["exposed_s"] == pytest.approx(0.1 / 4) and low["comm_s"] == pytest.approx(0.1 / 4)
     assert low["sync_floor_extra_s"] == pytest.approx((0.1 - 0.04) / 4)
-    assert apply(0.02, s, ex, nodes=2)["exposed_s"] == 0.01  # the exchange is longer than the floor
-    assert apply(0.1, s, ex, nodes=1)["exposed_s"] == 0.01  # inside a node
-    ssgd = apply(0.1, schemes.Scheme("ssgd"), {"comm_s": 0.03, "exposed_s": 0.01}, nodes=4)
+    assert apply(0.02, ex, nodes=2)["exposed_s"] == 0.01  # the exchange is longer than the floor
+    assert apply(0.1, ex, nodes=1)["exposed_s"] == 0.01  # inside a node
+    ssgd = apply(0.1, {"comm_s": 0.03, "exposed_s": 0.01, "period_steps": 1}, nodes=4)
     assert ssgd["exposed_s"] == pytest.approx(0.01 + 0.07)  # every step, on top of what overlap left
+
+
+def test_every_scheme_says_its_period():
+    fab = comm.Fabric([Level("net", "x", 0, 1e-6, 1e9)], 1, 0.0)
+    for sch, p, period in [
+        (schemes.Scheme("ssgd", algo="ring"), 8, 1),
+        (schemes.Scheme("localsgd", algo="ring", period=0), 8, 50),
+        (schemes.Scheme("localsgd", algo="ring", period=0), 1, 50),
+        (schemes.Scheme("easgd", tau=4), 8, 4),
+        (schemes.Scheme("ps-sync"), 8, 1),
+    ]:
+        assert schemes.exchange(sch, fab, None, 1e6, p, 1.0, 50)["period_steps"] == period, sch.name
 
 
 def test_a_floor_fitted_at_a_scale_makes_its_communication_equal_its_compute_there():
@@ -60,8 +72,12 @@ def test_a_given_floor_is_used_as_given():
         ({"sync_floor_s": 1.0, "sync_floor_source": " "}, "needs sync_floor_source"),
         ({"sync_floor_source": SRC}, "sync_floor_source without"),
         ({"sync_floor_s": 1.0, "sync_floor_at": 8, "sync_floor_source": SRC}, "not both"),
-        ({"sync_floor_s": -1, "sync_floor_source": SRC}, "sync_floor_s must be seconds > 0, got -1"),
-        ({"sync_floor_s": "x", "sync_floor_source": SRC}, "sync_floor_s must be seconds > 0"),
+        ({"sync_floor_s": -1, "sync_floor_source": SRC}, "sync_floor_s must be finite seconds > 0, got -1"),
+        ({"sync_floor_s": "x", "sync_floor_source": SRC}, "sync_floor_s must be finite seconds > 0"),
+        ({"sync_floor_s": True, "sync_floor_source": SRC}, "sync_floor_s must be finite seconds > 0, got True"),
+        ({"sync_floor_s": float("inf"), "sync_floor_source": SRC}, "sync_floor_s must be finite seconds > 0, got inf"),
+        ({"sync_floor_s": 1.0, "sync_floor_source": 2019}, "sync_floor_source must be text, got 2019"),
+        ({"sync_floor_at": 8, "sync_floor_source": None}, "sync_floor_at needs sync_floor_source"),
         ({"sync_floor_at": 2.5, "sync_floor_source": SRC}, "sync_floor_at must be a positive integer scale, got 2.5"),
         ({"sync_floor_at": True, "sync_floor_source": SRC}, "sync_floor_at must be a positive integer"),
     ],
@@ -69,6 +85,33 @@ def test_a_given_floor_is_used_as_given():
 def test_bad_floors_name_the_key(extra, message):
     with pytest.raises(SpecError, match=message):
         spec_from({**REQ, **extra}, "here")
+
+
+def test_ssgd_and_easgd_floors_are_fitted_per_step_and_per_tau():
+    """ssgd exchanges every step (its buckets as one), easgd every tau steps: the fit's equality
+    holds on the exposed time of the step at the fitted scale."""
+    for extra in ({"scheme": "ssgd", "overlap": 0.0}, {"scheme": "easgd", "tau": 4, "servers": 1}):
+        req = {**REQ, **extra, "sync_floor_at": 8, "sync_floor_source": SRC}
+        req.pop("period")
+        p = project(spec_from(req, "t"), CHECK, "stampede2_knl", ROOT)
+        at = next(r for r in p.rows if r["x"] == 8)
+        compute = at["forward_s"] + at["backward_s"] + at["update_s"] + at["input_s"]
+        assert at["comm_exposed_s"] == pytest.approx(compute), extra
+        assert p.sync_floor_s == pytest.approx(at["period_steps"] * compute), extra
+        assert at["period_steps"] == (4 if extra["scheme"] == "easgd" else 1)
+
+
+def test_a_floor_cannot_be_fitted_where_the_exchange_is_already_longer():
+    """At a scale where the model's exchange is longer than the compute no floor makes them equal:
+    refused, not a floor that silently adds nothing."""
+    req = {**REQ, "scheme": "ssgd", "overlap": 0.0, "sync_floor_s": 50.0, "sync_floor_source": SRC}
+    req.pop("period")
+    slow = project(spec_from(req, "t"), CHECK, "stampede2_knl", ROOT)  # a 50 s exchange a step at 2 and 8 nodes
+    assert slow.rows[-1]["comm_exposed_s"] == pytest.approx(50.0)
+    from dlsanalysis.project.sync_floor import fitted_seconds
+
+    with pytest.raises(SpecError, match="sync_floor_at 8: the model's exchange there .* is already longer"):
+        fitted_seconds(slow.rows[-1], SpecError)
 
 
 def test_a_floor_fitted_inside_one_node_is_refused():

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from .comm import Fabric
 from .compute import rank_compute
 from .schemes import Scheme, exchange
-from .sync_floor import SyncFloor, apply, period_steps
+from .sync_floor import SyncFloor, apply
 
 UNITS = ("ranks", "nodes", "gpus", "processes")
 EFFICIENCY_OVER = ("workers", "ranks")
@@ -95,7 +95,7 @@ def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0, floor_s=0.0):
         site.levels, min(site.ranks_per_node, p), 3.0 / site.rank_memory_bandwidth if site.rank_memory_bandwidth > 0 else 0.0
     )
     nodes = math.ceil(p / site.ranks_per_node)
-    ex = apply(floor_s, spec.scheme, exchange(spec.scheme, fab, fits, n, p, c["backward"], steps), nodes)
+    ex = apply(floor_s, exchange(spec.scheme, fab, fits, n, p, c["backward"], steps), nodes)
     compute = c["forward"] + c["backward"] + c["update"]
     inp, read = _input_exposed(spec, site, gb, compute + ex["exposed_s"], c["input"])
     step = compute + ex["exposed_s"] + inp
@@ -104,7 +104,7 @@ def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0, floor_s=0.0):
     row.update(memory_bound_s=c["memory_bound"], comm_s=ex["comm_s"], comm_exposed_s=ex["exposed_s"], input_s=inp)
     row.update(storage_read_s=read, step_s=step, images_per_s=gb / step, steps_per_epoch=steps, comm_how=ex["how"])
     row.update(compute_note=c["note"], epoch_time_s=steps * step if steps else 0.0)
-    row.update(period_steps=period_steps(spec.scheme, ex), sync_floor_extra_s=ex["sync_floor_extra_s"])
+    row.update(period_steps=ex["period_steps"], sync_floor_extra_s=ex["sync_floor_extra_s"])
     return row
 
 

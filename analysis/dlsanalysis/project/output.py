@@ -104,7 +104,7 @@ def records(p):
 def table(p):
     t = pd.DataFrame(p.rows)
     cols = [c for c in TABLE_COLUMNS if c in t and not (c == "x" and p.spec.unit == "ranks")]
-    cols = [c for c in cols if c != "sync_floor_extra_s" or t[c].any()]  # only where a floor was given
+    cols = [c for c in cols if c != "sync_floor_extra_s" or p.sync_floor_s > 0]  # only where a floor was given
     return t[cols].rename(columns={"x": p.spec.unit})
 
 

@@ -110,7 +110,7 @@ def _floor_seconds(spec, site, profs, carry, fits):
     row = step_at(spec, f.at, site, profs, carry, fits)
     if row["nodes"] <= 1 or row["ranks"] <= 1:
         raise SpecError(f"sync_floor_at {f.at}: one node at that scale, where the floor does not apply")
-    return fitted_seconds(row)
+    return fitted_seconds(row, SpecError)
 
 
 def project(spec, calibration, site_name, root):

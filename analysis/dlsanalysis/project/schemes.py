@@ -61,20 +61,20 @@ def _buckets(nbytes, bucket_mb):
 
 def ssgd(s, fab, fits, n, p, backward_s):
     if p <= 1:
-        return dict(comm_s=0.0, exposed_s=0.0, how="one rank: no exchange")
+        return dict(comm_s=0.0, exposed_s=0.0, period_steps=1, how="one rank: no exchange")
     times, how = [], ""
     for b in _buckets(n, s.bucket_mb):
         t, how = allreduce(fab, fits, s.algo, b, p)
         times.append(t)
     total, last = sum(times), times[-1]
     hidden = s.overlap * min(total - last, backward_s)
-    return dict(comm_s=total, exposed_s=total - hidden, buckets=len(times), how=how)
+    return dict(comm_s=total, exposed_s=total - hidden, buckets=len(times), period_steps=1, how=how)
 
 
 def localsgd(s, fab, fits, n, p, steps_per_epoch):
-    if p <= 1:
-        return dict(comm_s=0.0, exposed_s=0.0, how="one rank: no exchange")
     period = s.period if s.period > 0 else max(1, steps_per_epoch)
+    if p <= 1:
+        return dict(comm_s=0.0, exposed_s=0.0, period_steps=period, how="one rank: no exchange")
     t, how = allreduce(fab, fits, s.algo, n * s.exchange_factor, p)
     return dict(comm_s=t / period, exposed_s=t / period, period_steps=period, exchange_s=t, how=how)
 
@@ -90,16 +90,17 @@ def ps_round(s, fab, n, p):
 
 
 def parameter_server(s, fab, n, p):
-    if p <= 1:
-        return dict(comm_s=0.0, exposed_s=0.0, how="one rank: no exchange")
     every = s.tau if s.name == "easgd" else 1
+    if p <= 1:
+        return dict(comm_s=0.0, exposed_s=0.0, period_steps=every, how="one rank: no exchange")
     t = ps_round(s, fab, n, p)
     how = f"{s.servers} server(s), {s.workers(p)} workers, round every {every} step(s), many-to-few"
-    return dict(comm_s=t / every, exposed_s=t / every, exchange_s=t, how=how)
+    return dict(comm_s=t / every, exposed_s=t / every, exchange_s=t, period_steps=every, how=how)
 
 
 def exchange(s, fab, fits, n, p, backward_s, steps_per_epoch):
-    """The scheme's communication a step: comm_s (all of it), exposed_s (what the step waits)."""
+    """The scheme's communication a step: comm_s (all of it), exposed_s (what the step waits),
+    period_steps (steps between two exchanges)."""
     if s.name == "ssgd":
         return ssgd(s, fab, fits, n, p, backward_s)
     if s.name == "localsgd":

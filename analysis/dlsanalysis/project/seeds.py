@@ -115,7 +115,7 @@ def run_seed(seed, campaign, root=ROOT, calibration=DEFAULT_CALIBRATION):
                         x=int(r["x"]),
                         value=_value(r, col),
                         note=note,
-                        lacks=str(it.get("lacks", "")).strip(),
+                        lacks=str(it.get("lacks") or "").strip(),
                     )
                 )
     return values, done
