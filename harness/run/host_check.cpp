@@ -71,8 +71,7 @@ std::string busy_host_warning(double window_s, double threshold_cores) {
   return fmt::format(
       "WARNING: the host is busy: over {:.1f} s other processes took {:.2f} and a hypervisor "
       "{:.2f} of its {} CPUs{}; what this campaign measures now is measured beside them (each "
-      "point "
-      "records its own load, and dlscale accept names the criteria it touched)",
+      "point records its own load, and dlscale accept names the criteria it touched)",
       wall, h.other_cores, h.steal_cores, h.cpus, top.empty() ? "" : " (busiest: " + top + ")");
 }
 

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 
 #include "kernels/bench/op_table.hpp"
@@ -45,8 +44,7 @@ void drop_repeats(std::vector<CaseEntry>& cases) {
       kept.push_back(std::move(e));
       continue;
     }
-    std::fprintf(stderr, "dlscale kernels: %s (%s) is given twice: timed once\n", e.name().c_str(),
-                 e.source.c_str());
+    fmt::print(stderr, "dlscale kernels: {} ({}) is given twice: timed once\n", e.name(), e.source);
   }
   cases = std::move(kept);
 }

@@ -137,23 +137,24 @@ class LaneSums {
     vf acc[NS];
     for (int s = 0; s < NS; ++s) acc[s] = acc_[s];
     int pending = pending_;
-    long p = 0;
-    for (; p + kLanes <= hw; p += kLanes) {
-      vf term[NS];
-      vec(o + p, term);
-      for (int s = 0; s < NS; ++s) acc[s] += term[s];
-      if (++pending == kBnormFlush) {
-        flush(acc);
-        pending = 0;
-      }
-    }
+    each_group(
+        o, hw,
+        [&](long i) {
+          vf term[NS];
+          vec(i, term);
+          for (int s = 0; s < NS; ++s) acc[s] += term[s];
+          if (++pending == kBnormFlush) {
+            flush(acc);
+            pending = 0;
+          }
+        },
+        [&](long i) {
+          double term[NS];
+          one(i, term);
+          for (int s = 0; s < NS; ++s) tail_[s] += term[s];
+        });
     for (int s = 0; s < NS; ++s) acc_[s] = acc[s];
     pending_ = pending;
-    for (; p < hw; ++p) {
-      double term[NS];
-      one(o + p, term);
-      for (int s = 0; s < NS; ++s) tail_[s] += term[s];
-    }
   }
   double total(int s) {
     flush(acc_);
