@@ -10,13 +10,13 @@ gpu_probe probe "$dlscale" collectives --memory device -b 8 -e 8 --iters 1 --war
 gpus=1  # the probe found one; nvidia-smi counts them where it is installed
 if command -v nvidia-smi > /dev/null; then gpus=$(nvidia-smi -L | awk '/^GPU/ {n++} END {print n + 0}'); fi
 ranks=$((gpus >= 2 ? gpus : 1))
-timeout 300 "$mpiexec" -np "$ranks" "${flags[@]}" "$dlscale" collectives --memory device --algo all -b 8 -e 64M -f 8 \
+timeout 300 "$mpiexec" -np "$ranks" "${flags[@]}" "$dlscale" collectives --memory device --algo all -b 8 -e 16M -f 8 \
   --iters 20 --warmup 5 --out "$tmp/r.jsonl" > "$tmp/out.txt" 2>&1 || { rc=$?; cat "$tmp/out.txt"; fail "sweep exited $rc"; }
 cat "$tmp/out.txt"
-# sizes 8 B .. 64 MiB by 8: 9 sizes x 2 algorithms, each checked exactly
+# sizes 8 B .. 16 MiB by 8: 8 sizes x 2 algorithms, each checked exactly
 n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
-[[ $n -eq 18 ]] || fail "expected 18 allreduce records (9 sizes x nccl, mpi), got $n"
-[[ $(grep -c '"wrong":0' "$tmp/r.jsonl") -eq 18 ]] || fail "a record without a passed exact check"
+[[ $n -eq 16 ]] || fail "expected 16 allreduce records (8 sizes x nccl, mpi), got $n"
+[[ $(grep -c '"wrong":0' "$tmp/r.jsonl") -eq 16 ]] || fail "a record without a passed exact check"
 grep -q '"memory":"device"' "$tmp/r.jsonl" || fail "memory not recorded"
 grep -q '"mpi_path":"' "$tmp/r.jsonl" || fail "the MPI path (cuda-aware or host staging) not recorded"
 grep -q '"nccl_version":' "$tmp/r.jsonl" || fail "NCCL version not recorded"

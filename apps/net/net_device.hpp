@@ -32,6 +32,9 @@ class DeviceLayer {
   // statistics): copied into the host layer's own, and back (local SGD averages it).
   virtual void pull_state() {}
   virtual void push_state() {}
+  // Whether the layer's work runs on the host, on copies of its device buffers (a GPU net's
+  // layers without kernels of their own: apps/net_gpu/gpu_layer_host_side.cpp).
+  virtual bool host_side() const { return false; }
 };
 
 class NetDevice {

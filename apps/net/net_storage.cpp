@@ -95,6 +95,15 @@ void Net<T>::push_layer_state() {
 }
 
 template <class T>
+std::vector<std::string> Net<T>::host_side_layers() const {
+  std::vector<std::string> names;
+  if constexpr (std::is_same_v<T, float>)
+    for (std::size_t i = 0; i < device_layers_.size(); ++i)
+      if (device_layers_[i]->host_side()) names.push_back(nodes_[i].layer->name());
+  return names;
+}
+
+template <class T>
 void Net<T>::synchronize() {
   if constexpr (std::is_same_v<T, float>) {
     if (device_) device_->synchronize();
@@ -147,6 +156,7 @@ void Net<T>::accumulate(const T* x, T* z, long count) {
   template void Net<T>::push_grads();                                                           \
   template void Net<T>::pull_layer_state();                                                     \
   template void Net<T>::push_layer_state();                                                     \
+  template std::vector<std::string> Net<T>::host_side_layers() const;                           \
   template void Net<T>::synchronize();                                                          \
   template void Net<T>::run_forward(std::size_t, const Context&, const std::vector<const T*>&,  \
                                     T*);                                                        \

@@ -1,36 +1,53 @@
 // The training engine's layers on a CUDA device (internal to apps/net_gpu, CUDA builds only): one
-// DeviceLayer per host layer, configured from it (the host layer never runs on a device net).
-//   layer          device implementation
-//   conv2d         CudnnConvPlan (kernels/gpu/cudnn_conv.hpp) + cudnnAddTensor / BackwardBias
-//   linear         cublasSgemm (three products) + cudnnAddTensor / BackwardBias
-//   batchnorm      cudnnBatchNormalization* (spatial; running statistics on the device)
-//   lrn_across     cudnnLRNCrossChannel*
-//   relu sigmoid tanh   cudnnActivation*
-//   softmax_loss   cudnnSoftmaxForward + dlscale's cross-entropy and gradient kernels
-//   maxpool avgpool    dlscale's pooling kernels (pool.hpp's conventions)
-//   add            dlscale's add kernel; the backward copies dy
-//   dropout        dlscale's dropout kernel (the CPU's mask, regenerated from the step's seed)
-//   concat         cudaMemcpy2DAsync per input
-// Anything else (lrn_within, deconv2d, the CVAE's layers) is a ConfigError naming the layer.
+// DeviceLayer per host layer, configured from it (the host layer never runs on a device net,
+// except where its table row says "host side").
+//
+// gpu_layer_table.cpp holds one row per layer type: the type (Layer::type()), what implements
+// it, and the factory. A layer type's device implementation is one file (its DeviceLayer and
+// factory) plus its row and its factory's declaration in that table file. A type without a row
+// is a ConfigError that names the layer and lists the types the table has.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "apps/net/net_device.hpp"
+#include "measure/check.hpp"
 
 namespace dls {
 
+// What a factory gets: the host layer, its input and output dims, and its parameters and
+// their gradients (device memory, in the host layer's blob order).
+struct GpuLayerArgs {
+  Layer<float>& layer;
+  const std::vector<Dims>& in;
+  Dims out;
+  const std::vector<float*>& w;
+  const std::vector<float*>& dw;
+};
+using GpuLayerFactory = std::unique_ptr<DeviceLayer> (*)(const GpuLayerArgs&);
+
+struct GpuLayerEntry {
+  const char* type;            // Layer::type()
+  const char* implementation;  // for --help and the docs: cuDNN call, dlscale kernel, host side
+  GpuLayerFactory make;
+};
+const std::vector<GpuLayerEntry>& gpu_layer_table();
+
+// The row of the layer's type, or a ConfigError naming the layer, its type and the table's types
 std::unique_ptr<DeviceLayer> make_gpu_layer(Layer<float>& layer, const std::vector<Dims>& in,
                                             Dims out, const std::vector<float*>& w,
                                             const std::vector<float*>& dw);
 
-// the factories of gpu_layers_dnn.cpp (cuDNN, cuBLAS) and gpu_layers_elt.cpp (dlscale's
-// kernels); null when the layer is not of their types
-std::unique_ptr<DeviceLayer> make_gpu_dnn_layer(Layer<float>& layer, const std::vector<Dims>& in,
-                                                Dims out, const std::vector<float*>& w,
-                                                const std::vector<float*>& dw);
-std::unique_ptr<DeviceLayer> make_gpu_elt_layer(Layer<float>& layer, const std::vector<Dims>& in,
-                                                Dims out);
+// The host layer as its concrete class (a factory's first step); Error if the row is wrong.
+template <class L>
+L& layer_as(const GpuLayerArgs& a) {
+  auto* l = dynamic_cast<L*>(&a.layer);
+  if (!l)
+    throw Error("gpu layer table: layer '" + a.layer.name() + "' (" + a.layer.type() +
+                ") is not of the class its row expects");
+  return *l;
+}
 
 }  // namespace dls

@@ -1,7 +1,4 @@
-// The device layers on cuDNN and cuBLAS (gpu_layers.hpp). All calls are queued on the default
-// stream through the process's handles (kernels/gpu/gpu_op_base.hpp); alpha 1, and beta 0 for
-// an output that is overwritten, 1 where the Layer contract accumulates (parameter gradients,
-// and dx where the net asks for it).
+// The device layers on cuDNN and cuBLAS (gpu_layers.hpp, gpu_dnn_common.hpp's conventions).
 #include <fmt/format.h>
 
 #include "apps/layers/conv2d_layer.hpp"
@@ -10,6 +7,7 @@
 #include "apps/layers/loss_layers.hpp"
 #include "apps/layers/norm_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
+#include "apps/net_gpu/gpu_dnn_common.hpp"
 #include "apps/net_gpu/gpu_layer_args.hpp"
 #include "apps/net_gpu/gpu_layers.hpp"
 #include "kernels/gpu/cuda_kernels.hpp"
@@ -18,28 +16,6 @@
 
 namespace dls {
 namespace {
-
-constexpr float kOne = 1.0f, kZero = 0.0f;
-const float* beta_of(bool accumulate) { return accumulate ? &kOne : &kZero; }
-
-// A per-channel bias over an n x c x h x w output (convolution; fully connected with h = w = 1):
-// added to y forward, dy's per-channel sums added to db backward.
-class BiasGpu {
- public:
-  BiasGpu(long n, long c, long h, long w) : y_(n, c, h, w), b_(1, c, 1, 1) {}
-  void add(const float* b, float* y) const {
-    cudnn_check(cudnnAddTensor(cudnn_handle(), &kOne, b_.get(), b, &kOne, y_.get(), y),
-                "cudnnAddTensor (bias)");
-  }
-  void accumulate_grad(const float* dy, float* db) const {
-    cudnn_check(
-        cudnnConvolutionBackwardBias(cudnn_handle(), &kOne, y_.get(), dy, &kOne, b_.get(), db),
-        "cudnnConvolutionBackwardBias");
-  }
-
- private:
-  TensorDesc y_, b_;
-};
 
 class ConvGpu final : public DeviceLayer {
  public:
@@ -284,22 +260,24 @@ class SoftmaxLossGpu final : public DeviceLayer {
 
 }  // namespace
 
-std::unique_ptr<DeviceLayer> make_gpu_dnn_layer(Layer<float>& layer, const std::vector<Dims>& in,
-                                                Dims, const std::vector<float*>& w,
-                                                const std::vector<float*>& dw) {
-  if (const auto* l = dynamic_cast<const Conv2dLayer<float>*>(&layer))
-    return std::make_unique<ConvGpu>(*l, w, dw);
-  if (const auto* l = dynamic_cast<const LinearLayer<float>*>(&layer))
-    return std::make_unique<LinearGpu>(*l, w, dw);
-  if (auto* l = dynamic_cast<BatchNormLayer<float>*>(&layer))
-    return std::make_unique<BatchNormGpu>(*l, w, dw);
-  if (const auto* l = dynamic_cast<const LrnLayer<float>*>(&layer); l && !l->shape().within)
-    return std::make_unique<LrnGpu>(*l);
-  if (const auto* l = dynamic_cast<const ActLayer<float>*>(&layer))
-    return std::make_unique<ActGpu>(l->act(), in[0].count());
-  if (dynamic_cast<const SoftmaxLossLayer<float>*>(&layer))
-    return std::make_unique<SoftmaxLossGpu>(layer.name(), in[0].n, int(in[0].per_image()));
-  return nullptr;
+std::unique_ptr<DeviceLayer> gpu_conv2d(const GpuLayerArgs& a) {
+  return std::make_unique<ConvGpu>(layer_as<Conv2dLayer<float>>(a), a.w, a.dw);
+}
+std::unique_ptr<DeviceLayer> gpu_linear(const GpuLayerArgs& a) {
+  return std::make_unique<LinearGpu>(layer_as<LinearLayer<float>>(a), a.w, a.dw);
+}
+std::unique_ptr<DeviceLayer> gpu_batchnorm(const GpuLayerArgs& a) {
+  return std::make_unique<BatchNormGpu>(layer_as<BatchNormLayer<float>>(a), a.w, a.dw);
+}
+std::unique_ptr<DeviceLayer> gpu_lrn_across(const GpuLayerArgs& a) {
+  return std::make_unique<LrnGpu>(layer_as<LrnLayer<float>>(a));
+}
+std::unique_ptr<DeviceLayer> gpu_activation(const GpuLayerArgs& a) {
+  return std::make_unique<ActGpu>(layer_as<ActLayer<float>>(a).act(), a.in[0].count());
+}
+std::unique_ptr<DeviceLayer> gpu_softmax_loss(const GpuLayerArgs& a) {
+  layer_as<SoftmaxLossLayer<float>>(a);
+  return std::make_unique<SoftmaxLossGpu>(a.layer.name(), a.in[0].n, int(a.in[0].per_image()));
 }
 
 }  // namespace dls

@@ -1,9 +1,10 @@
-// The device layers on dlscale's own CUDA kernels and copies (gpu_layers.hpp), and the factory
-// that picks a layer's implementation. All work is queued on the default stream.
+// The device layers on dlscale's own CUDA kernels and copies (gpu_layers.hpp). All work is
+// queued on the default stream.
 #include <fmt/format.h>
 
 #include "apps/layers/eltwise_layers.hpp"
 #include "apps/layers/spatial_layers.hpp"
+#include "apps/layers/vae_layers.hpp"
 #include "apps/net_gpu/gpu_layer_args.hpp"
 #include "apps/net_gpu/gpu_layers.hpp"
 #include "kernels/gpu/cuda_check.hpp"
@@ -121,32 +122,45 @@ class ConcatGpu final : public DeviceLayer {
   ConcatShape s_;
 };
 
+// The same values under other dims: a copy each way (the net plans the two as separate buffers).
+class ReshapeGpu final : public DeviceLayer {
+ public:
+  explicit ReshapeGpu(long count) : count_(count) {}
+  void forward(const Context&, const std::vector<const float*>& x, float* y) override {
+    copy_d2d(y, x[0], count_);
+  }
+  void backward(const Context&, const std::vector<const float*>&, const float*, const float* dy,
+                const std::vector<float*>& dx, const std::vector<char>& acc) override {
+    if (!dx[0]) return;
+    if (acc[0]) {
+      cuda::add(dx[0], dy, dx[0], count_, false, nullptr);
+      return launched("add kernel (reshape backward)");
+    }
+    copy_d2d(dx[0], dy, count_);
+  }
+
+ private:
+  long count_;
+};
+
 }  // namespace
 
-std::unique_ptr<DeviceLayer> make_gpu_elt_layer(Layer<float>& layer, const std::vector<Dims>& in,
-                                                Dims out) {
-  if (const auto* l = dynamic_cast<const PoolLayer<float>*>(&layer))
-    return std::make_unique<PoolGpu>(*l);
-  if (dynamic_cast<const AddLayer<float>*>(&layer)) return std::make_unique<AddGpu>(out.count());
-  if (const auto* l = dynamic_cast<const DropoutLayer<float>*>(&layer))
-    return std::make_unique<DropoutGpu>(*l, in[0].count());
-  if (const auto* l = dynamic_cast<const ConcatLayer<float>*>(&layer))
-    return std::make_unique<ConcatGpu>(l->shape());
-  return nullptr;
+std::unique_ptr<DeviceLayer> gpu_pool(const GpuLayerArgs& a) {
+  return std::make_unique<PoolGpu>(layer_as<PoolLayer<float>>(a));
 }
-
-std::unique_ptr<DeviceLayer> make_gpu_layer(Layer<float>& layer, const std::vector<Dims>& in,
-                                            Dims out, const std::vector<float*>& w,
-                                            const std::vector<float*>& dw) {
-  std::unique_ptr<DeviceLayer> d = make_gpu_dnn_layer(layer, in, out, w, dw);
-  if (!d) d = make_gpu_elt_layer(layer, in, out);
-  if (!d)
-    throw ConfigError(fmt::format(
-        "layer '{}' ({}) has no cudnn implementation: the cudnn backend trains conv2d, linear, "
-        "batchnorm, lrn_across, relu, sigmoid, tanh, maxpool, avgpool, add, dropout, concat and "
-        "softmax_loss layers",
-        layer.name(), layer.type()));
-  return d;
+std::unique_ptr<DeviceLayer> gpu_add(const GpuLayerArgs& a) {
+  layer_as<AddLayer<float>>(a);
+  return std::make_unique<AddGpu>(a.out.count());
+}
+std::unique_ptr<DeviceLayer> gpu_dropout(const GpuLayerArgs& a) {
+  return std::make_unique<DropoutGpu>(layer_as<DropoutLayer<float>>(a), a.in[0].count());
+}
+std::unique_ptr<DeviceLayer> gpu_concat(const GpuLayerArgs& a) {
+  return std::make_unique<ConcatGpu>(layer_as<ConcatLayer<float>>(a).shape());
+}
+std::unique_ptr<DeviceLayer> gpu_reshape(const GpuLayerArgs& a) {
+  layer_as<ReshapeLayer<float>>(a);
+  return std::make_unique<ReshapeGpu>(a.in[0].count());
 }
 
 }  // namespace dls

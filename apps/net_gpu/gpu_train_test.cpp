@@ -1,18 +1,19 @@
 // Training on the GPU against the CPU engine (label gpu; every test SKIPPED, with the reason,
 // where no GPU can be used or the build has no CUDA).
-//   one step    each model, at a tiny size, on the GPU and on the CPU from the same weights
-//               and batch: the loss and every blob's gradient agree within fp32 summation
-//               bounds. Strict FP32 (DLS_GPU_MATH unset): cuDNN and cuBLAS differ from the
-//               CPU only in summation order; a sum of K products has relative error of order
-//               K eps in the worst case and sqrt(K) eps typically, and K is at most 4608 here
-//               (3x3x512), so 1e-5 is typical and the bound 2e-3 on each blob's relative L2
-//               error leaves room for batch norm's division by small variances.
+//   one step    each model, at a tiny size, on the GPU, on the CPU engine in fp32 and on the
+//               reference path in fp64, from the same weights and batch. The fp64 run is the
+//               oracle: the GPU's loss and every blob's gradient must be about as close to it as
+//               the CPU engine's fp32 result is (at most 4 times its relative L2 error, or 1e-4,
+//               whichever is larger). Strict FP32 (DLS_GPU_MATH unset): cuDNN and cuBLAS differ
+//               from the CPU only in summation order. A fixed bound on GPU against CPU does not
+//               hold: the first GPU run (H100) put ResNet-50's layer1.2.bn1 gamma gradient at
+//               3.0e-3 from the CPU's, at batch 4. Such a tiny ResNet-50 is ill-conditioned in
+//               fp32: the CPU's own plain fp32 reference path is 3.3e-2 from fp64 at batch 8 and
+//               64x64 images, 3.6e-4 at batch 8 and 32x32 (the case below, chosen for it).
 //   loss curve  cifar10_quick trained two epochs on each: the per-epoch training losses
 //               agree within 1e-2 relative. The trajectories start from the same weights and
-//               see the same batches and dropout masks; the one-step differences above (1e-5)
-//               grow over 80 small SGD steps but stay far below 1e-2 on a smooth loss. (A
-//               bound set before the first GPU run: the note of the run that first passes
-//               records the differences measured.)
+//               see the same batches and dropout masks. First GPU run (H100): 5.8e-8 after one
+//               epoch, 3.6e-6 after two.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,13 +31,23 @@ namespace {
 struct Case {
   const char* model;
   ModelOptions mo;
+  float input_lo = -1.0f;  // the input is uniform in [input_lo, 1): [0, 1) for the CVAEs' BCE
 };
 
-double rel_l2(const float* a, const float* b, long n) {
+double rel_l2(const float* a, const double* b, long n) {
   double d = 0, r = 0;
   for (long i = 0; i < n; ++i)
     d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), r += double(b[i]) * b[i];
   return std::sqrt(d) / std::max(std::sqrt(r), 1e-12);
+}
+
+// One forward and backward step from the given weights and input; the loss.
+template <class T>
+double one_step(Net<T>& net, const Context& ctx) {
+  net.zero_grad();
+  const double loss = net.forward(ctx);
+  net.backward(ctx);
+  return loss;
 }
 
 TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
@@ -48,40 +59,58 @@ TEST(GpuTrain, OneStepOfEachModelMatchesTheCpu) {
       {"googlenet",
        {.batch = 2, .image = 96, .width = 0.125, .classes = 10}},  // concat, auxiliary losses
       {"resnet50",
-       {.batch = 4, .image = 32, .width = 0.125, .classes = 10}},  // batch norm, residual adds
+       {.batch = 8, .image = 32, .width = 0.125, .classes = 10}},  // batch norm, residual adds
       {"vgg16", {.batch = 2, .image = 32, .width = 0.125, .classes = 10}},
+      // deconvolutions (stride 2 with output padding), reshape, the host-side reparameterisation
+      // and loss; then DEEPEX's conventions (RMSE + KL summed, exp(logvar / 2) sampling)
+      {"cvae_molecules", {.batch = 4, .image = 16, .width = 0.25}, 0.0f},
+      {"cvae",
+       {.batch = 4,
+        .image = 12,
+        .width = 0.125,
+        .vae = {.half_logvar_sampling = true, .kl_sum = true, .rmse = true}},
+       0.0f},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.model);
     auto cpu = build_model<float>(c.model, c.mo);
     auto gpu = build_model<float>(c.model, c.mo);
-    cpu->set_fusion(false);
+    auto f64 = build_model<double>(c.model, c.mo);
+    cpu->set_fusion(false), f64->set_fusion(false);
     gpu->set_device(make_gpu_device(0));
-    cpu->allocate(5), gpu->allocate(5);
+    cpu->allocate(5), gpu->allocate(5), f64->allocate(5);
+    ASSERT_EQ(f64->weights().size(), cpu->weights().size());
+    std::copy(cpu->weights().begin(), cpu->weights().end(), f64->weights().begin());
     const long n = cpu->input_dims().count();
     std::vector<float> x(static_cast<std::size_t>(n));
-    fill_uniform(x.data(), x.size(), 9);
+    fill_uniform(x.data(), x.size(), 9, c.input_lo);
     std::copy(x.begin(), x.end(), cpu->input());
+    std::copy(x.begin(), x.end(), f64->input());
     gpu->device()->upload(x.data(), gpu->input(), n);
     std::vector<int> labels(std::size_t(c.mo.batch));
     for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = int(i * 7 % 10);
     const Context cc{
         .backend = Backend::kOpenBlas, .train = true, .labels = labels.data(), .seed = 3};
     const Context gc{.backend = Backend::kCudnn, .train = true, .labels = labels.data(), .seed = 3};
-    cpu->zero_grad(), gpu->zero_grad();
-    const double lc = cpu->forward(cc), lg = gpu->forward(gc);
-    EXPECT_NEAR(lg, lc, 1e-4 * std::abs(lc)) << "loss";
-    cpu->backward(cc), gpu->backward(gc);
+    const Context rc{.backend = Backend::kRef, .train = true, .labels = labels.data(), .seed = 3};
+    const double lc = one_step(*cpu, cc), lg = one_step(*gpu, gc), lr = one_step(*f64, rc);
     gpu->pull_grads();
-    double worst = 0;
+    const double loss_cpu = std::abs(lc - lr) / std::abs(lr),
+                 loss_gpu = std::abs(lg - lr) / std::abs(lr);
+    EXPECT_LE(loss_gpu, std::max(4 * loss_cpu, 1e-5))
+        << "loss: gpu " << lg << " cpu " << lc << " fp64 " << lr;
+    double worst_gpu = 0, worst_cpu = 0;
     for (const ParamBlob& b : cpu->blobs()) {
-      const double e =
-          rel_l2(gpu->grads().data() + b.offset, cpu->grads().data() + b.offset, b.count);
-      worst = std::max(worst, e);
-      EXPECT_LE(e, 2e-3) << b.layer << "/" << b.name;
+      const double* ref = f64->grads().data() + b.offset;
+      const double eg = rel_l2(gpu->grads().data() + b.offset, ref, b.count);
+      const double ec = rel_l2(cpu->grads().data() + b.offset, ref, b.count);
+      worst_gpu = std::max(worst_gpu, eg), worst_cpu = std::max(worst_cpu, ec);
+      EXPECT_LE(eg, std::max(4 * ec, 1e-4)) << b.layer << "/" << b.name << ": cpu engine " << ec;
     }
-    std::printf("  %s: loss %.6f (cpu %.6f), worst blob gradient relative L2 error %.2e\n", c.model,
-                lg, lc, worst);
+    std::printf(
+        "  %s: loss %.6f (cpu %.6f, fp64 %.6f); worst blob gradient relative L2 error "
+        "against fp64: gpu %.2e, cpu %.2e\n",
+        c.model, lg, lc, lr, worst_gpu, worst_cpu);
   }
 }
 

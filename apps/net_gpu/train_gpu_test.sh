@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `dlscale train --backend cudnn` end to end on this machine's GPUs: one process, then ssgd
-# under mpirun (host-staged gradients at 2 ranks on any GPU count; NCCL at one rank a GPU when
-# there are several). Each run must end "ok" with the device in its record. Exit 77 (ctest:
+# under mpirun (host-staged gradients at 2 ranks on any GPU count), the CVAE with local SGD at
+# 2 ranks, and NCCL ssgd at one rank a GPU when there are several. Each run must end "ok" with the device in its record. Exit 77 (ctest:
 # skipped, with the reason) when the build or the machine has no GPU; never a pass without one.
 # usage: train_gpu_test.sh MPIEXEC DLSCALE [mpiexec flags...]
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
@@ -16,6 +16,17 @@ timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "${train[@]}" --backend cu
   --out "$tmp/staged.jsonl" > "$tmp/staged.txt" 2>&1 || { rc=$?; cat "$tmp/staged.txt"; fail "staged ssgd exited $rc"; }
 grep -q '"gradient_path":"host staging"' "$tmp/staged.jsonl" || fail "the staged run does not say so"
 grep -q '"status":"ok"' "$tmp/staged.jsonl" || fail "the staged ssgd run is not ok"
+
+# the CVAE (deconvolutions on cuDNN, its reparameterisation and loss host side), DEEPEX's loss,
+# local SGD averaging once an epoch at 2 ranks (seed 004's scheme): ok, an RMSE in every epoch
+cvae=(train -m cvae --width 0.125 --image 28 -b 16 --data chain:320 --epochs 2 --vae-recon rmse --optim rmsprop
+      --lr 0.001 --weight-decay 0 --quiet --backend cudnn)
+timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "${cvae[@]}" --scheme localsgd --local-period 0 \
+  --out "$tmp/cvae.jsonl" > "$tmp/cvae.txt" 2>&1 || { rc=$?; cat "$tmp/cvae.txt"; fail "CVAE local SGD exited $rc"; }
+cat "$tmp/cvae.txt"
+grep -q '"status":"ok"' "$tmp/cvae.jsonl" || fail "the CVAE run is not ok"
+grep -q '"host_side_layers":\["z","loss"\]' "$tmp/cvae.jsonl" || fail "the record does not list the host-side layers"
+grep -q '"rmse":\[[0-9.e-]*,[0-9.e-]*\]' "$tmp/cvae.jsonl" || fail "no RMSE for each of the 2 epochs"
 
 gpus=1  # the probe found one; nvidia-smi counts them where it is installed
 if command -v nvidia-smi > /dev/null; then gpus=$(nvidia-smi -L | awk '/^GPU/ {n++} END {print n + 0}'); fi

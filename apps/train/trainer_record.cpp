@@ -178,6 +178,7 @@ void Trainer::add_metrics(nlohmann::json& m) const {
        {"forward_macs", s.net->forward_macs_per_image()},
        {"scheme", r_.params["scheme"]},
        {"device", s.dev ? s.dev->name() : "cpu"},
+       {"host_side_layers", s.net->host_side_layers()},
        {"ranks", hooks_.ranks},
        {"batch_per_rank", batch},
        {"steps", step_},
