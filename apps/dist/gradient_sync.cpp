@@ -92,6 +92,7 @@ void GradientSync::start(std::size_t b) {
     teams_[k]->wait();
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  if (stage_) stage_(buckets_[b].lo, buckets_[b].count());
   teams_[k]->start(net_.grads().data() + buckets_[b].lo, buckets_[b].count(), algos_[b]);
   in_flight_[k] = 1;
 }
@@ -104,9 +105,11 @@ void GradientSync::node_done(std::size_t node) {
 void GradientSync::finish() {
   for (std::size_t k = 0; k < teams_.size(); ++k)
     if (in_flight_[k]) teams_[k]->wait(), in_flight_[k] = 0;
-  for (; next_ < buckets_.size(); ++next_)  // without overlap: all of them; with it: none left
-    allreduce(algos_[next_], comm_, net_.grads().data() + buckets_[next_].lo,
-              buckets_[next_].count(), work_);
+  for (; next_ < buckets_.size(); ++next_) {  // without overlap: all of them; with it: none left
+    const GradBucket& b = buckets_[next_];
+    if (stage_) stage_(b.lo, b.count());
+    allreduce(algos_[next_], comm_, net_.grads().data() + b.lo, b.count(), work_);
+  }
   next_ = 0;
   if (comm_.size() > 1)
     scale_cpu(1.0f / float(comm_.size()), net_.grads().data(), long(net_.grads().size()));

@@ -13,9 +13,14 @@
 // with one team, and the N threads keep each element's sum: bit for bit the result of M = N = 1.
 // Teams need the thread engine: M or N above 1 with another overlap is a ConfigError.
 // Without overlap every bucket is reduced in finish(), after backward.
+// A net on a device (host staging): set_stage() gives the call that brings a bucket's gradients
+// from the device into net.grads() (Net::pull_grads(lo, count)); each bucket is staged just
+// before its allreduce starts, on the caller's thread, so with overlap the copy waits for the
+// backward queued so far and the reduction then runs while the rest of backward does.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -58,7 +63,10 @@ class GradientSync {
   GradientSync(const Comm& c, Net<float>& net, const AlgoBands& algos, Overlap overlap,
                double bucket_mb, CommTeams teams = {});
   void node_done(std::size_t node);  // the observer
-  void finish();                     // the sync phase: the rest of the exchange, then the average
+  void set_stage(std::function<void(std::size_t lo, std::size_t count)> stage) {
+    stage_ = std::move(stage);
+  }
+  void finish();  // the sync phase: the rest of the exchange, then the average
   int buckets() const { return int(buckets_.size()); }
   const std::vector<GradBucket>& bucket_list() const { return buckets_; }
   const std::vector<Algo>& bucket_algos() const { return algos_; }  // bucket b's algorithm
@@ -79,6 +87,7 @@ class GradientSync {
   std::vector<char> in_flight_;  // per team
   AllreduceWork<float> work_;
   double waited_ = 0;
+  std::function<void(std::size_t, std::size_t)> stage_;  // none on the host
 };
 
 // The allreduce algorithm for `count` floats: the one named, or with "auto" the fastest of all

@@ -1,12 +1,14 @@
 // Synchronous allreduce SGD (Horovod, the Cray PE DL plugin; seeds 001, 003): the gradients are
-// averaged every step. On the host in buckets whose allreduce starts as soon as backward has
-// finished their layers (gradient_sync.hpp); on a GPU after backward, by NCCL on the device
-// (--allreduce nccl, or auto in a build with NCCL) or through host copies by a host algorithm.
-// On the host, --comm-teams M --comm-threads-per-team N (seed 003's plugin: nteams,
-// nthread_per_team) reduce the buckets on M communication threads, bucket b on team b % M, each
-// team's local sums on N threads; the weights are bit for bit those of M = N = 1. On a device
-// there is no overlap (every bucket after backward, or NCCL), so both are ignored there: the
-// record says comm_teams 1, comm_threads_per_team 1 and why in comm_teams_ignored.
+// averaged every step, in buckets whose allreduce starts as soon as backward has finished their
+// layers (gradient_sync.hpp), by a host algorithm. On a GPU either the same through host copies
+// (host staging: each bucket copied to the host when its layers are done, reduced while
+// backward goes on, all pushed back after it), or by NCCL on the device after backward
+// (--allreduce nccl, or auto in a build with NCCL).
+// --comm-teams M --comm-threads-per-team N (seed 003's plugin: nteams, nthread_per_team) reduce
+// the buckets on M communication threads, bucket b on team b % M, each team's local sums on N
+// threads; the weights are bit for bit those of M = N = 1, on the host and staged from a GPU.
+// With NCCL there is no overlap (one ncclAllReduce after backward), so both are ignored there:
+// the record says comm_teams 1, comm_threads_per_team 1 and why in comm_teams_ignored.
 #include <fmt/format.h>
 
 #include "apps/dist/allreduce_choice.hpp"
@@ -26,8 +28,8 @@ class Ssgd final : public DistScheme {
         use_nccl_(a.on_gpu &&
                   (d_.allreduce.kind == AllreduceRequest::Kind::kNccl ||
                    (d_.allreduce.kind == AllreduceRequest::Kind::kAuto && NcclComm::built()))),
-        overlap_(a.on_device ? Overlap::kNone : d_.overlap),
-        teams_(a.on_device ? CommTeams{} : CommTeams{d_.comm_teams, d_.comm_threads_per_team}) {}
+        overlap_(use_nccl_ ? Overlap::kNone : d_.overlap),
+        teams_(use_nccl_ ? CommTeams{} : CommTeams{d_.comm_teams, d_.comm_threads_per_team}) {}
 
   void setup(Net<float>& net, const Comm& workers, nlohmann::json& params) override {
     params["allreduce"] = d_.allreduce.name();
@@ -43,6 +45,8 @@ class Ssgd final : public DistScheme {
     choice_.choose(workers, host_request(params), counts);
     grads_ =
         std::make_unique<GradientSync>(workers, net, choice_.bands, overlap_, d_.bucket_mb, teams_);
+    if (on_device_)  // each bucket from the device just before its allreduce
+      grads_->set_stage([&net](std::size_t lo, std::size_t n) { net.pull_grads(lo, n); });
     if (overlap_ != Overlap::kNone)
       net.set_backward_observer([this](std::size_t node) { grads_->node_done(node); });
     params["overlap"] = name_of(kOverlapNames, overlap_);
@@ -53,9 +57,8 @@ class Ssgd final : public DistScheme {
 
   void exchange(const StepInfo& s) override {
     if (nccl_) return nccl_->average(s.net.grads_data(), long(s.net.weights().size()));
-    s.net.pull_grads();  // nothing on the host
-    grads_->finish();
-    s.net.push_grads();
+    grads_->finish();    // on a device each bucket was staged to the host on its own
+    s.net.push_grads();  // nothing on the host
   }
 
   void finish(nlohmann::json& m, const Comm& workers) override {
@@ -74,10 +77,10 @@ class Ssgd final : public DistScheme {
   void record_teams(nlohmann::json& params) const {
     params["comm_teams"] = teams_.teams;
     params["comm_threads_per_team"] = teams_.threads_per_team;
-    if (on_device_ && (d_.comm_teams != 1 || d_.comm_threads_per_team != 1))
+    if (use_nccl_ && (d_.comm_teams != 1 || d_.comm_threads_per_team != 1))
       params["comm_teams_ignored"] = fmt::format(
-          "--comm-teams {} --comm-threads-per-team {} ignored on a device: no overlap there (every "
-          "bucket after backward, or NCCL)",
+          "--comm-teams {} --comm-threads-per-team {} ignored with NCCL: no overlap there (one "
+          "ncclAllReduce after backward)",
           d_.comm_teams, d_.comm_threads_per_team);
   }
 
@@ -93,8 +96,8 @@ class Ssgd final : public DistScheme {
 
   const DistOptions& d_;
   const bool on_device_, use_nccl_;
-  const Overlap overlap_;  // none on a device: every bucket after backward
-  const CommTeams teams_;  // M = N = 1 on a device
+  const Overlap overlap_;  // none with NCCL: one allreduce after backward
+  const CommTeams teams_;  // M = N = 1 with NCCL
   AllreduceChoice choice_;
   std::unique_ptr<NcclComm> nccl_;
   std::unique_ptr<GradientSync> grads_;

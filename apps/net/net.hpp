@@ -105,6 +105,8 @@ class Net {
   std::vector<T>& grads() { return dw_; }
   const std::vector<T>& grads() const { return dw_; }
   void pull_weights(), push_weights(), pull_grads(), push_grads();
+  // grads()[lo, lo + count) alone from the device (after the work queued before it)
+  void pull_grads(std::size_t lo, std::size_t count);
   // Likewise the layers' state outside the parameters (batch norm's running statistics),
   // between the device layers and the host layers' own copies.
   void pull_layer_state(), push_layer_state();

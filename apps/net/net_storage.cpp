@@ -72,6 +72,11 @@ void Net<T>::pull_grads() {
   if (dwp_ != dw_.data()) copy_out(dwp_, dw_.data(), buffer_);
 }
 template <class T>
+void Net<T>::pull_grads(std::size_t lo, std::size_t count) {
+  if (lo + count > dw_.size()) throw Error("Net::pull_grads: range past the gradients");
+  if (dwp_ != dw_.data()) copy_out(dwp_ + lo, dw_.data() + lo, long(count));
+}
+template <class T>
 void Net<T>::push_weights() {
   if constexpr (std::is_same_v<T, float>) {
     if (device_) device_->upload(w_.data(), wp_, buffer_);
@@ -152,6 +157,7 @@ void Net<T>::accumulate(const T* x, T* z, long count) {
   template void Net<T>::copy_out(const T*, T*, long) const;                                     \
   template void Net<T>::pull_weights();                                                         \
   template void Net<T>::pull_grads();                                                           \
+  template void Net<T>::pull_grads(std::size_t, std::size_t);                                   \
   template void Net<T>::push_weights();                                                         \
   template void Net<T>::push_grads();                                                           \
   template void Net<T>::pull_layer_state();                                                     \

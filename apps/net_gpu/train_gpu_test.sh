@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `dlscale train --backend cudnn` end to end on this machine's GPUs: one process, then ssgd
-# under mpirun (host-staged gradients at 2 ranks on any GPU count), the CVAE with local SGD at
+# under mpirun (host-staged gradients at 2 ranks on any GPU count, overlapped with backward, and
+# with 2 communication teams equal to one), the CVAE with local SGD at
 # 2 ranks, and NCCL ssgd at one rank a GPU when there are several. Each run must end "ok" with the device in its record. Exit 77 (ctest:
 # skipped, with the reason) when the build or the machine has no GPU; never a pass without one.
 # usage: train_gpu_test.sh MPIEXEC DLSCALE [mpiexec flags...]
@@ -16,6 +17,19 @@ timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "${train[@]}" --backend cu
   --out "$tmp/staged.jsonl" > "$tmp/staged.txt" 2>&1 || { rc=$?; cat "$tmp/staged.txt"; fail "staged ssgd exited $rc"; }
 grep -q '"gradient_path":"host staging"' "$tmp/staged.jsonl" || fail "the staged run does not say so"
 grep -q '"status":"ok"' "$tmp/staged.jsonl" || fail "the staged ssgd run is not ok"
+grep -q '"overlap":"thread"' "$tmp/staged.jsonl" || fail "the staged buckets are not overlapped with backward"
+
+# seed 003's communication teams on the staged path: a bucket per few blobs, 2 teams of 2
+# threads, the same losses bit for bit as one team (the same buckets, algorithm and sums)
+for teams in 1 2; do
+  timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "${train[@]}" --backend cudnn --scheme ssgd --allreduce ring \
+    --bucket-mb 0.01 --comm-teams $teams --comm-threads-per-team $teams --out "$tmp/teams$teams.jsonl" \
+    > "$tmp/teams$teams.txt" 2>&1 || { rc=$?; cat "$tmp/teams$teams.txt"; fail "staged ssgd with $teams teams exited $rc"; }
+  grep -q "\"comm_teams\":$teams" "$tmp/teams$teams.jsonl" || fail "the record does not say $teams teams"
+done
+losses() { grep -o '"loss":\[[^]]*\]' "$1" | head -1; }
+[[ -n "$(losses "$tmp/teams1.jsonl")" && "$(losses "$tmp/teams1.jsonl")" == "$(losses "$tmp/teams2.jsonl")" ]] \
+  || fail "2 teams of 2 threads do not give one team's losses: $(losses "$tmp/teams1.jsonl") vs $(losses "$tmp/teams2.jsonl")"
 
 # the CVAE (deconvolutions on cuDNN, its reparameterisation and loss host side), DEEPEX's loss,
 # local SGD averaging once an epoch at 2 ranks (seed 004's scheme): ok, an RMSE in every epoch
