@@ -27,7 +27,8 @@ class CudaNetDevice final : public NetDevice {
     cuda_check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
     index_ = local_rank % n;
     cuda_check(cudaSetDevice(index_), "cudaSetDevice");
-    name_ = fmt::format("cuda:{} ({}, math {})", index_, gpu_name(), gpu_math_mode());
+    name_ = fmt::format("cuda:{} ({}, math {}, conv {})", index_, gpu_name(), gpu_math_mode(),
+                        gpu_conv_choice());
     cuda_check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking),
                "cudaStreamCreateWithFlags");
     norms_ = DeviceBuffer(2 * sizeof(double));

@@ -22,13 +22,16 @@ std::size_t workspace_limit() {
   return std::size_t(mb) << 20;
 }
 
-// The fastest successful result within the workspace limit (cudnnFind* returns them fastest first).
+// The first successful result within the workspace limit (cudnnFind* returns them fastest
+// first, cudnnGet*_v7 in its heuristic's order), deterministic where asked.
 template <class Perf>
-const Perf& pick(const Perf* perf, int n, std::size_t limit, const char* what) {
+const Perf& pick(const Perf* perf, int n, std::size_t limit, bool deterministic, const char* what) {
   for (int i = 0; i < n; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) return perf[i];
-  throw Error(
-      fmt::format("cuDNN found no {} algorithm within a {} MiB workspace", what, limit >> 20));
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit &&
+        (!deterministic || perf[i].determinism == CUDNN_DETERMINISTIC))
+      return perf[i];
+  throw Error(fmt::format("cuDNN has no {}{} algorithm within a {} MiB workspace", what,
+                          deterministic ? " deterministic" : "", limit >> 20));
 }
 
 // The shared workspace (CudnnConvPlan::Workspace::kShared), grown to the largest need asked
@@ -59,7 +62,10 @@ std::map<std::string, Found>& found_cache() {
 }  // namespace
 
 CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh, Workspace ws)
-    : sh_(sh), math_(gpu_math_mode()), shared_(ws == Workspace::kShared) {
+    : sh_(sh),
+      math_(gpu_math_mode()),
+      choice_(gpu_conv_choice()),
+      shared_(ws == Workspace::kShared) {
   cudnn_check(cudnnCreateTensorDescriptor(&xd_), "cudnnCreateTensorDescriptor");
   cudnn_check(cudnnCreateTensorDescriptor(&yd_), "cudnnCreateTensorDescriptor");
   cudnn_check(cudnnCreateFilterDescriptor(&wd_), "cudnnCreateFilterDescriptor");
@@ -92,7 +98,7 @@ CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh, Workspace ws)
   const std::size_t limit = workspace_limit();
   Conv2dShape unnamed = sh;
   unnamed.name.clear();
-  const std::string key = fmt::format("{} {} {}", unnamed.str(), math_, limit);
+  const std::string key = fmt::format("{} {} {} {}", unnamed.str(), math_, choice_, limit);
   if (const auto it = found_cache().find(key); it != found_cache().end()) {
     fwd_ = it->second.fwd, bwd_data_ = it->second.bwd_data, bwd_filter_ = it->second.bwd_filter,
     need_ = it->second.need;
@@ -102,28 +108,40 @@ CudnnConvPlan::CudnnConvPlan(const Conv2dShape& sh, Workspace ws)
       workspace_ = DeviceBuffer(need_);
     return;
   }
-  constexpr int kMax = 16;
-  int got = 0;
-  cudnnConvolutionFwdAlgoPerf_t pf[kMax];
-  cudnn_check(cudnnFindConvolutionForwardAlgorithm(handle, xd_, wd_, cd_, yd_, kMax, &got, pf),
-              "find forward");
-  const auto& bf = pick(pf, got, limit, "forward");
-  cudnnConvolutionBwdDataAlgoPerf_t pd[kMax];
-  cudnn_check(cudnnFindConvolutionBackwardDataAlgorithm(handle, wd_, yd_, cd_, xd_, kMax, &got, pd),
-              "find backward data");
-  const auto& bd = pick(pd, got, limit, "backward-data");
-  cudnnConvolutionBwdFilterAlgoPerf_t pw[kMax];
-  cudnn_check(
-      cudnnFindConvolutionBackwardFilterAlgorithm(handle, xd_, yd_, cd_, wd_, kMax, &got, pw),
-      "find backward filter");
-  const auto& bw = pick(pw, got, limit, "backward-filter");
-  fwd_ = bf.algo, bwd_data_ = bd.algo, bwd_filter_ = bw.algo;
-  need_ = std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)});
+  choose(handle, limit);
   found_cache()[key] = {fwd_, bwd_data_, bwd_filter_, need_};
   if (shared_)
     shared_workspace(need_);
   else
     workspace_ = DeviceBuffer(need_);
+}
+
+// Each direction's algorithm: timed by cudnnFind*, or by the heuristics (deterministic ones).
+void CudnnConvPlan::choose(cudnnHandle_t handle, std::size_t limit) {
+  constexpr int kMax = 16;
+  const bool det = choice_ == "deterministic";
+  int got = 0;
+  cudnnConvolutionFwdAlgoPerf_t pf[kMax];
+  cudnn_check(
+      det ? cudnnGetConvolutionForwardAlgorithm_v7(handle, xd_, wd_, cd_, yd_, kMax, &got, pf)
+          : cudnnFindConvolutionForwardAlgorithm(handle, xd_, wd_, cd_, yd_, kMax, &got, pf),
+      "choose forward");
+  const auto& bf = pick(pf, got, limit, det, "forward");
+  cudnnConvolutionBwdDataAlgoPerf_t pd[kMax];
+  cudnn_check(
+      det ? cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, wd_, yd_, cd_, xd_, kMax, &got, pd)
+          : cudnnFindConvolutionBackwardDataAlgorithm(handle, wd_, yd_, cd_, xd_, kMax, &got, pd),
+      "choose backward data");
+  const auto& bd = pick(pd, got, limit, det, "backward-data");
+  cudnnConvolutionBwdFilterAlgoPerf_t pw[kMax];
+  cudnn_check(
+      det ? cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, xd_, yd_, cd_, wd_, kMax, &got,
+                                                          pw)
+          : cudnnFindConvolutionBackwardFilterAlgorithm(handle, xd_, yd_, cd_, wd_, kMax, &got, pw),
+      "choose backward filter");
+  const auto& bw = pick(pw, got, limit, det, "backward-filter");
+  fwd_ = bf.algo, bwd_data_ = bd.algo, bwd_filter_ = bw.algo;
+  need_ = std::max({std::size_t(bf.memory), std::size_t(bd.memory), std::size_t(bw.memory)});
 }
 
 void* CudnnConvPlan::workspace() const {
@@ -160,8 +178,10 @@ void CudnnConvPlan::backward_filter(const float* x, const float* dy, float* dw, 
 
 std::string CudnnConvPlan::implementation() const {
   return fmt::format(
-      "cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, workspace {} B{}",
-      int(fwd_), int(bwd_data_), int(bwd_filter_), math_, need_, shared_ ? " (shared)" : "");
+      "cudnn fwd algo {}, bwd_data algo {}, bwd_filter algo {}, math {}, chosen by {}, workspace "
+      "{} B{}",
+      int(fwd_), int(bwd_data_), int(bwd_filter_), math_, choice_, need_,
+      shared_ ? " (shared)" : "");
 }
 
 // ---- the owning wrapper of the benchmarks and tests ----

@@ -6,6 +6,8 @@
 // a net's convolutions run one at a time on one stream (a 1 GiB limit per layer would
 // otherwise add up to tens of GiB over ResNet-50's 53 convolutions). Conv2dCudnn (gpu.hpp) owns
 // buffers around one for the benchmarks; the GPU convolution layers share the workspace.
+// DLS_GPU_CONV=deterministic takes cuDNN's heuristic order instead of the timed one, and only
+// deterministic algorithms (gpu.hpp's gpu_conv_choice).
 // Calls are enqueued on the shared handle's stream and not synchronised.
 #pragma once
 
@@ -33,8 +35,9 @@ class CudnnConvPlan {
 
  private:
   void* workspace() const;
+  void choose(cudnnHandle_t handle, std::size_t limit);
   Conv2dShape sh_;
-  std::string math_;
+  std::string math_, choice_;
   cudnnTensorDescriptor_t xd_ = nullptr, yd_ = nullptr;
   cudnnFilterDescriptor_t wd_ = nullptr;
   cudnnConvolutionDescriptor_t cd_ = nullptr;

@@ -25,6 +25,13 @@ std::string gpu_name() {
                      double(p.totalGlobalMem) / (1 << 30));
 }
 
+std::string gpu_conv_choice() {
+  const char* m = std::getenv("DLS_GPU_CONV");
+  if (!m || !*m || std::string(m) == "find") return "find";
+  if (std::string(m) == "deterministic") return "deterministic";
+  throw ConfigError(fmt::format("DLS_GPU_CONV='{}': expected find or deterministic", m));
+}
+
 std::string gpu_math_mode() {
   const char* m = std::getenv("DLS_GPU_MATH");
   if (!m || !*m || std::string(m) == "fp32") return "fp32";

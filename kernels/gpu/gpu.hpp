@@ -25,6 +25,11 @@ namespace dls {
 std::string gpu_unavailable();
 std::string gpu_name();       // "NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB", or ""
 std::string gpu_math_mode();  // fp32 | tf32 (DLS_GPU_MATH)
+// How cuDNN convolution algorithms are chosen (DLS_GPU_CONV): find (the fastest that
+// cudnnFind* times, the default) or deterministic (cuDNN's heuristic order, deterministic
+// algorithms only: the same algorithms and the same bits run after run, as PyTorch's
+// cudnn.deterministic without benchmark)
+std::string gpu_conv_choice();
 
 class Conv2dCudnn {
  public:

@@ -14,6 +14,7 @@ constexpr const char* kWhy =
 std::string gpu_unavailable() { return kWhy; }
 std::string gpu_name() { return ""; }
 std::string gpu_math_mode() { return "fp32"; }
+std::string gpu_conv_choice() { return "find"; }
 
 struct Conv2dCudnn::Impl {};
 Conv2dCudnn::Conv2dCudnn(const Conv2dShape&) { throw Error(kWhy); }
