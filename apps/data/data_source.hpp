@@ -1,8 +1,10 @@
 // Data sources behind one interface: a source is a numbered set of samples of fixed dims
 // (channels x height x width, float) with an integer label each (0 for unlabelled data such as
-// contact maps). read() returns one sample; it is called from one thread at a time (the
-// prefetch thread). Readers validate their files when opened: a truncated or corrupt file is a
-// ConfigError naming the file and what was expected, never a crash or a silent short read.
+// contact maps). read() returns one sample; it may be called from several threads at once for
+// different indices (the loader's --loader-threads): a source keeps no state that a read
+// changes (files are read with pread, decoders have per-call state). Readers validate their files
+// when opened: a truncated or corrupt file is a ConfigError naming the file and what was expected,
+// never a crash or a silent short read.
 //
 //   synthetic            seeded class prototypes + noise: learnable, so a loss can fall
 //   idx                  MNIST / Fashion-MNIST IDX files, raw or gzipped (pixels / 255)

@@ -373,6 +373,62 @@ TEST(Data, LoaderShufflesPerEpochAndCaches) {
   EXPECT_EQ(last.valid, 5);
 }
 
+// A source whose read of one index throws, for the loader's error path.
+class FailingSource final : public DataSource {
+ public:
+  FailingSource(std::unique_ptr<DataSource> inner, long bad) : in_(std::move(inner)), bad_(bad) {}
+  std::string describe() const override { return "failing"; }
+  SampleDims dims() const override { return in_->dims(); }
+  long size() const override { return in_->size(); }
+  int classes() const override { return in_->classes(); }
+  void read(long index, float* x, int* label) override {
+    if (index == bad_) throw ConfigError("sample " + std::to_string(index) + " is unreadable");
+    in_->read(index, x, label);
+  }
+
+ private:
+  std::unique_ptr<DataSource> in_;
+  long bad_;
+};
+
+// A batch's samples read on 4 threads: the same batches, labels and counts as on one, with the
+// cache whole, partial and off, shuffled and not (a partial last batch); a read that throws on
+// any thread ends the batch with its error.
+TEST(Data, LoaderThreadsReadTheSameBatches) {
+  auto src = open_synthetic({.dims = {3, 5, 5}, .classes = 7, .size = 90, .seed = 4});
+  std::vector<long> subset(83);
+  for (long i = 0; i < 83; ++i) subset[std::size_t(i)] = i;
+  const long sample = 75 * 4;
+  for (bool shuffle : {true, false})
+    for (long cache : {0L, 30 * sample, 100 * sample}) {
+      SCOPED_TRACE(std::to_string(shuffle) + " cache " + std::to_string(cache));
+      Loader one(*src, subset, {.batch = 10, .shuffle = shuffle, .seed = 9, .cache_bytes = cache});
+      Loader four(*src, subset,
+                  {.batch = 10, .shuffle = shuffle, .seed = 9, .cache_bytes = cache, .threads = 4});
+      for (long b = 0; b < 3 * one.batches_per_epoch(); ++b) {
+        BatchBuffer x1, x4;
+        one.fill(b, x1), four.fill(b, x4);
+        ASSERT_EQ(x1.x, x4.x) << "batch " << b;
+        ASSERT_EQ(x1.labels, x4.labels) << "batch " << b;
+        ASSERT_EQ(x1.valid, x4.valid) << "batch " << b;
+      }
+      EXPECT_EQ(one.reads(), four.reads());
+      EXPECT_EQ(one.cache_hits(), four.cache_hits());
+      EXPECT_EQ(one.cache_bytes(), four.cache_bytes());
+    }
+  FailingSource bad(open_synthetic({.dims = {1, 2, 2}, .classes = 3, .size = 40, .seed = 4}), 17);
+  Loader l(bad, std::vector<long>(subset.begin(), subset.begin() + 40),
+           {.batch = 40, .shuffle = true, .threads = 4});
+  BatchBuffer b;
+  try {
+    l.fill(0, b);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sample 17"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Loader(bad, subset, {.batch = 4, .threads = 0}), ConfigError);
+}
+
 // Sharding: k loaders (ranks) at batch b together see, step by step and epoch after epoch, the
 // samples one loader sees at batch k b: the data order does not depend on the rank count.
 TEST(Data, ShardedLoadersCoverTheSingleRankOrder) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 
 #include "kernels/common/rng.hpp"
 #include "measure/check.hpp"
@@ -14,6 +15,8 @@ Loader::Loader(DataSource& src, std::vector<long> indices, LoaderOptions o)
     : src_(src), idx_(std::move(indices)), o_(o) {
   if (o_.batch < 1) throw ConfigError(fmt::format("batch {} must be at least 1", o_.batch));
   if (idx_.empty()) throw ConfigError(fmt::format("{}: no samples to load", src.describe()));
+  if (o_.threads < 1)
+    throw ConfigError(fmt::format("loader threads {} must be at least 1", o_.threads));
   if (o_.ranks < 1 || o_.rank < 0 || o_.rank >= o_.ranks)
     throw Error(fmt::format("loader: rank {} of {}", o_.rank, o_.ranks));
   if (!o_.shuffle && o_.ranks > 1)
@@ -34,12 +37,7 @@ long Loader::batches_per_epoch() const {
 }
 
 void Loader::read(long k, float* x, int* label) {
-  if (k < cap_) {
-    if (cached_.empty()) {
-      cache_.reset(new float[std::size_t(cap_) * std::size_t(per_)]);  // not zeroed: see hpp
-      cache_label_.resize(std::size_t(cap_));
-      cached_.assign(std::size_t(cap_), 0);
-    }
+  if (k < cap_) {  // cached_[k] is this thread's alone: a batch's positions are distinct
     float* c = cache_.get() + k * per_;
     if (cached_[std::size_t(k)]) {
       std::copy(c, c + per_, x);
@@ -69,12 +67,40 @@ void Loader::fill(long b, BatchBuffer& out) {
   out.x.resize(std::size_t(o_.batch * per_));
   out.labels.resize(std::size_t(o_.batch));
   out.valid = int(std::min<long>(o_.batch, n - first));
+  std::vector<long> ks(std::size_t(o_.batch));
   for (int i = 0; i < o_.batch; ++i) {
     const long pos =
         first + std::min<long>(i, out.valid - 1);  // a partial batch repeats its last sample
-    const long k = o_.shuffle ? perm_[std::size_t(pos)] : pos;
-    read(k, out.x.data() + long(i) * per_, &out.labels[std::size_t(i)]);
+    ks[std::size_t(i)] = o_.shuffle ? perm_[std::size_t(pos)] : pos;
   }
+  if (cap_ > 0 && cached_.empty()) {
+    cache_.reset(new float[std::size_t(cap_) * std::size_t(per_)]);  // not zeroed: see hpp
+    cache_label_.resize(std::size_t(cap_));
+    cached_.assign(std::size_t(cap_), 0);
+  }
+  read_all(ks, out);
+}
+
+// The valid samples' distinct positions on the team, then a partial batch's repeats of its
+// last one (in order, after it: the counters as one thread counts them). The first exception
+// a read throws ends the batch.
+void Loader::read_all(const std::vector<long>& ks, BatchBuffer& out) {
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+#pragma omp parallel for num_threads(o_.threads) schedule(dynamic, 1) if (o_.threads > 1)
+  for (int i = 0; i < out.valid; ++i) {
+    if (failed.load()) continue;
+    try {
+      read(ks[std::size_t(i)], out.x.data() + long(i) * per_, &out.labels[std::size_t(i)]);
+    } catch (...) {
+#pragma omp critical(dls_loader_error)
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  for (int i = out.valid; i < o_.batch; ++i)
+    read(ks[std::size_t(i)], out.x.data() + long(i) * per_, &out.labels[std::size_t(i)]);
 }
 
 }  // namespace dls

@@ -1,11 +1,14 @@
 // The loader: batches of a source's samples (a subset given by indices) in a seeded order that
 // changes every epoch, with an in-memory cache (seed 004: the input is read from its files in
 // the first epoch and from memory after). fill() is what the prefetcher calls; it runs in one
-// thread at a time. Epochs have floor(n / batch) full batches (the remainder is dropped, as
-// in Caffe and torch's drop_last) when shuffling; without shuffling (evaluation) the last
-// partial batch is padded with repeats and its `valid` count says how many samples are real.
+// thread at a time, and reads a batch's samples on `threads` OpenMP threads (a team of the
+// calling thread's): the same values in the same places whatever the count. Epochs have floor(n /
+// batch) full batches (the remainder is dropped, as in Caffe and torch's drop_last) when shuffling;
+// without shuffling (evaluation) the last partial batch is padded with repeats and its `valid`
+// count says how many samples are real.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -29,6 +32,7 @@ struct LoaderOptions {
   // whole samples as fit when not: a partial cache, seed 001's data set does not fit in memory);
   // 0: no cache
   long cache_bytes = 4L << 30;
+  int threads = 1;  // of the reads of one batch (a GPU run's input must keep up with the device)
 };
 
 class Loader {
@@ -45,15 +49,18 @@ class Loader {
   long cache_bytes() const { return held_ * per_ * long(sizeof(float)); }
   long cache_hits() const { return hits_; }
   long reads() const { return reads_; }  // from the source (first touches and uncached samples)
+  int threads() const { return o_.threads; }
 
  private:
-  void read(long k, float* x, int* label);  // k: position in idx_
+  void read(long k, float* x, int* label);  // k: position in idx_; several threads at once
+  void read_all(const std::vector<long>& ks, BatchBuffer& out);  // sample i from ks[i]
   DataSource& src_;
   std::vector<long> idx_, perm_;
   LoaderOptions o_;
-  long perm_epoch_ = -1, per_ = 0, hits_ = 0, reads_ = 0;
-  long cap_ = 0;   // positions [0, cap_) of idx_ are cached
-  long held_ = 0;  // of which read so far
+  long perm_epoch_ = -1, per_ = 0;
+  std::atomic<long> hits_{0}, reads_{0};
+  long cap_ = 0;               // positions [0, cap_) of idx_ are cached
+  std::atomic<long> held_{0};  // of which read so far
   std::unique_ptr<float[]> cache_;
   std::vector<int> cache_label_;
   std::vector<unsigned char> cached_;

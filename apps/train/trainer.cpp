@@ -27,6 +27,12 @@ namespace {
 // on its own and returns it when freed; the steady steps allocate none.
 void return_freed_blocks() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
 
+// --loader-threads, 0 resolved (trainer.hpp)
+int loader_threads_for(const TrainOptions& o) {
+  if (o.loader_threads > 0) return o.loader_threads;
+  return o.backend == Backend::kCudnn ? omp_threads() : 1;
+}
+
 }  // namespace
 
 TrainResult run_training(const TrainOptions& o, const TrainHooks& hooks) {
@@ -96,7 +102,8 @@ void Trainer::plan_steps() {
                                 .ranks = hooks_.ranks,
                                 .shuffle = true,
                                 .seed = o_.seed,
-                                .cache_bytes = o_.cache_bytes});
+                                .cache_bytes = o_.cache_bytes,
+                                .threads = loader_threads_for(o_)});
   s.eval_idx = s.data.test_idx;
   if (o_.eval_samples > 0 && long(s.eval_idx.size()) > o_.eval_samples)
     s.eval_idx.resize(std::size_t(o_.eval_samples));

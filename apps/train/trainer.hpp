@@ -76,6 +76,10 @@ struct TrainOptions {
   CounterList counters;  // --counters: counted by phase on every thread (phase_counters.hpp)
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;
+  // threads reading a batch's samples (Loader); 0: 1 on the CPU backends (the prefetch thread
+  // overlaps the compute, which has the cores), every OpenMP thread on a GPU (the input must
+  // keep up with the device)
+  int loader_threads = 0;
   bool quiet = false;  // no progress lines
 };
 

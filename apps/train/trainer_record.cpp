@@ -59,6 +59,7 @@ double mean_epoch(const std::vector<double>& walls, long warmup_steps, long step
 nlohmann::json cache_json(const Loader& l) {
   const double touched = double(l.reads() + l.cache_hits());
   return {{"enabled", l.caching()},
+          {"loader_threads", l.threads()},
           {"fraction", l.cached_fraction()},
           {"bytes", l.cache_bytes()},
           {"reads", l.reads()},
