@@ -39,14 +39,9 @@ void GemmCublas::run() {}
 void GemmCublas::get_c(float*) {}
 std::string GemmCublas::implementation() const { return ""; }
 
-std::unique_ptr<GpuOp> make_act_gpu(Act, bool, long) { throw Error(kWhy); }
-std::unique_ptr<GpuOp> make_add_gpu(long, bool) { throw Error(kWhy); }
-std::unique_ptr<GpuOp> make_pool_gpu(const PoolShape&, PoolAlg, bool) { throw Error(kWhy); }
-std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape&, bool) { throw Error(kWhy); }
-std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape&, bool) { throw Error(kWhy); }
-std::unique_ptr<GpuOp> make_softmax_xent_gpu(int, int, const std::vector<int>&, bool) {
-  throw Error(kWhy);
-}
-std::unique_ptr<GpuOp> make_optim_gpu(Optim, const OptimParams&, long) { throw Error(kWhy); }
+#define DLS_GPU_OP(name, ...) \
+  std::unique_ptr<GpuOp> name(__VA_ARGS__) { throw Error(kWhy); }
+#include "kernels/gpu/gpu_ops.def"
+#undef DLS_GPU_OP
 
 }  // namespace dls

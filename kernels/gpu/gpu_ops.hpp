@@ -26,6 +26,7 @@
 // running variance with averaging factor 1 (the unbiased batch variance) times (M-1)/M.
 //
 // Builds without CUDA link gpu_none.cpp, whose factories throw with gpu_unavailable()'s reason.
+// Each op is its own file, kernels/gpu/op_<name>.cpp, and a line of gpu_ops.def.
 #pragma once
 
 #include <memory>
@@ -51,13 +52,9 @@ class GpuOp {
   virtual std::string implementation() const = 0;
 };
 
-std::unique_ptr<GpuOp> make_act_gpu(Act a, bool bwd, long count);
-std::unique_ptr<GpuOp> make_add_gpu(long count, bool relu);
-std::unique_ptr<GpuOp> make_pool_gpu(const PoolShape& s, PoolAlg alg, bool bwd);
-std::unique_ptr<GpuOp> make_lrn_gpu(const LrnShape& s,
-                                    bool bwd);  // across channels; size 1..16 (cuDNN's range)
-std::unique_ptr<GpuOp> make_bnorm_gpu(const BnormShape& s, bool bwd);  // no fused ReLU
-std::unique_ptr<GpuOp> make_softmax_xent_gpu(int n, int k, const std::vector<int>& label, bool bwd);
-std::unique_ptr<GpuOp> make_optim_gpu(Optim o, const OptimParams& p, long count);
+// the factories, one a line in gpu_ops.def (with what each parameter is)
+#define DLS_GPU_OP(name, ...) std::unique_ptr<GpuOp> name(__VA_ARGS__);
+#include "kernels/gpu/gpu_ops.def"
+#undef DLS_GPU_OP
 
 }  // namespace dls
