@@ -108,9 +108,11 @@ void add_data_options(CLI::App& app, TrainCli& c) {
       ->check(CLI::Range(0.0, 1e9))
       ->excludes(no_cache)
       ->default_str("4096");
-  app.add_option("--loader-threads", o.loader_threads,
-                 "threads reading each batch's samples (0: 1 on the CPU backends, where the "
-                 "prefetch thread overlaps the compute; every OpenMP thread with --backend cudnn)")
+  app.add_option(
+         "--loader-threads", o.loader_threads,
+         "threads reading each batch's samples (0: 1 on the CPU backends, where the "
+         "prefetch thread overlaps the compute; with --backend cudnn the OpenMP threads, at most "
+         "the node's cores over its ranks)")
       ->check(CLI::Range(0, 1024))
       ->default_str("0");
 }

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <memory>
+#include <tuple>
+#include <utility>
 
 #include "apps/dist/scheme.hpp"
 #include "collectives/comm.hpp"
@@ -70,15 +72,16 @@ struct OwnedComm {
   }
 };
 
-// This rank's index among the workers on its node: the GPU it trains on.
-int local_rank(const Comm& workers) {
+// This rank's index among the workers on its node (the GPU it trains on), and their number.
+std::pair<int, int> local_rank(const Comm& workers) {
   OwnedComm on_node;
   mpi_check(MPI_Comm_split_type(workers.raw(), MPI_COMM_TYPE_SHARED, workers.rank(), MPI_INFO_NULL,
                                 &on_node.raw),
             "MPI_Comm_split_type");
-  int r = 0;
+  int r = 0, n = 1;
   mpi_check(MPI_Comm_rank(on_node.raw, &r), "MPI_Comm_rank");
-  return r;
+  mpi_check(MPI_Comm_size(on_node.raw, &n), "MPI_Comm_size");
+  return {r, n};
 }
 
 void refuse_single_under_launcher() {
@@ -94,7 +97,7 @@ TrainHooks scheme_hooks(DistScheme& scheme, const Comm& workers, const DistOptio
                         const TrainHooks& extra, nlohmann::json& params) {
   TrainHooks h = extra;
   h.rank = workers.rank(), h.ranks = workers.size();
-  h.local_rank = local_rank(workers);
+  std::tie(h.local_rank, h.local_ranks) = local_rank(workers);
   h.reduce_sum = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
   h.reduce_max = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
   h.params = {{"scheme", d.scheme}};

@@ -87,12 +87,12 @@ void GradientSync::make_teams(const Comm& c, Overlap overlap, CommTeams t) {
 
 void GradientSync::start(std::size_t b) {
   const std::size_t k = b % teams_.size();
+  if (stage_) stage_(buckets_[b].lo, buckets_[b].count());  // disjoint from what is in flight
   if (in_flight_[k]) {
     const auto t0 = std::chrono::steady_clock::now();
     teams_[k]->wait();
     waited_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  if (stage_) stage_(buckets_[b].lo, buckets_[b].count());
   teams_[k]->start(net_.grads().data() + buckets_[b].lo, buckets_[b].count(), algos_[b]);
   in_flight_[k] = 1;
 }

@@ -14,9 +14,10 @@
 // Teams need the thread engine: M or N above 1 with another overlap is a ConfigError.
 // Without overlap every bucket is reduced in finish(), after backward.
 // A net on a device (host staging): set_stage() gives the call that brings a bucket's gradients
-// from the device into net.grads() (Net::pull_grads(lo, count)); each bucket is staged just
-// before its allreduce starts, on the caller's thread, so with overlap the copy waits for the
-// backward queued so far and the reduction then runs while the rest of backward does.
+// from the device into net.grads() (Net::pull_grads(lo, count)); each bucket is staged when it
+// is ready, on the caller's thread, before waiting for its team's previous bucket (their ranges
+// are disjoint), so with overlap the copy waits for the backward queued so far and the
+// reduction then runs while the rest of backward does.
 #pragma once
 
 #include <chrono>

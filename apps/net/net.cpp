@@ -241,8 +241,8 @@ void Net<T>::backward(const Context& ctx) {
   for (std::size_t i = nn; i-- > 0;) {
     Node& n = nodes_[i];
     Tensor& out = tensors_[n.out];
-    mark(base + (nn - 1 - i));
-    ran[i] = backward_runs(n, tensors_);
+    mark(base + 2 * (nn - 1 - i));        // node i's device time: its own two marks, without the
+    ran[i] = backward_runs(n, tensors_);  // observer's work (a scheme's staging and waits)
     bwd_s_[i] = 0;
     if (ran[i]) {
       if (n.loss_weight != 0) fill(out.grad, 1, T(n.loss_weight));
@@ -255,13 +255,15 @@ void Net<T>::backward(const Context& ctx) {
       for (std::size_t t : g.claimed) tensors_[t].grad_ready = true;
     }
     poison(2 * nn - i);
+    mark(base + 2 * (nn - 1 - i) + 1);
     if (observer_) observer_(i);
   }
-  mark(base + nn);
   if constexpr (std::is_same_v<T, float>) {
     if (device_)
-      for (std::size_t i = 0; i < nn; ++i)
-        bwd_s_[i] = ran[i] ? device_->seconds(base + (nn - 1 - i), base + (nn - i)) : 0.0;
+      for (std::size_t i = 0; i < nn; ++i) {
+        const std::size_t k = base + 2 * (nn - 1 - i);
+        bwd_s_[i] = ran[i] ? device_->seconds(k, k + 1) : 0.0;
+      }
   }
 }
 

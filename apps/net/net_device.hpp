@@ -3,12 +3,14 @@
 // gradient overwrites and which accumulates, the fan-out scratch, the loss seeds); the device
 // gives the memory those plans place buffers in, the copies in and out, and each layer's
 // work there. A layer's device implementation reads its configuration from the host layer
-// (which then never runs) and keeps the Layer contract: dx[i] overwritten, or added to where
+// (which then does not run, except in a host-side device layer: DeviceLayer::host_side()) and
+// keeps the Layer contract: dx[i] overwritten, or added to where
 // accumulate[i] (the net asks only layers that can_accumulate_dx()); parameter gradients
 // always accumulated.
 // Work is queued in order on the device's compute stream; download() and synchronize() wait
 // for it. The marks time the queue on the device's clock (CUDA events): the net records one
-// before and after each layer, so per-layer times are device times, not launch times.
+// before and after each layer (backward: before its observer, so a scheme's staging is not a
+// layer's), so per-layer times are device times, not launch times.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // The NetDevice on one CUDA device (gpu_device.hpp): memory, copies, the marks (CUDA events),
-// input staging and the optimizer updates. All compute is queued on the default stream, where
-// the cuDNN and cuBLAS handles of kernels/gpu work; input staging has a non-blocking stream of
+// input staging and the optimizer updates. All device compute is queued on the default stream,
+// where the cuDNN and cuBLAS handles of kernels/gpu work (a host-side layer computes on the host
+// between blocking copies on that stream); input staging has a non-blocking stream of
 // its own so that the next batch's copy overlaps this step's compute.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>

@@ -46,7 +46,7 @@ class HostSideGpu final : public DeviceLayer {
     std::vector<float*> dxs(dx.size(), nullptr);
     for (std::size_t i = 0; i < dx.size(); ++i)
       if (dx[i]) dx_[i].assign(x_[i].size(), 0.0f), dxs[i] = dx_[i].data();
-    l_.backward(host(ctx), xs, y_.data(), dy_.data(), dxs);
+    l_.backward(host(ctx), xs, y ? y_.data() : nullptr, dy ? dy_.data() : nullptr, dxs);
     for (std::size_t i = 0; i < dx.size(); ++i) {
       if (!dx[i]) continue;
       if (!acc[i]) {

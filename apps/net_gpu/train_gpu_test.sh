@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `dlscale train --backend cudnn` end to end on this machine's GPUs: one process, then ssgd
 # under mpirun (host-staged gradients at 2 ranks on any GPU count, overlapped with backward, and
-# with 2 communication teams equal to one), the CVAE with local SGD at
-# 2 ranks, and NCCL ssgd at one rank a GPU when there are several. Each run must end "ok" with the device in its record. Exit 77 (ctest:
-# skipped, with the reason) when the build or the machine has no GPU; never a pass without one.
+# with 2 communication teams equal to one), the CVAE with local SGD at 2 ranks, and NCCL ssgd
+# at one rank a GPU when there are several. Each run must end "ok" with the device in its
+# record. Exit 77 (ctest: skipped, with the reason) when the build or the machine has no GPU;
+# never a pass without one.
 # usage: train_gpu_test.sh MPIEXEC DLSCALE [mpiexec flags...]
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 train=(train -m cifar10_quick -b 16 --image 16 --data synthetic:320 --epochs 1 --quiet)
@@ -23,16 +24,28 @@ grep -q '"overlap":"thread"' "$tmp/staged.jsonl" || fail "the staged buckets are
 # threads, the same losses bit for bit as one team (the same buckets, algorithm and sums), with
 # cuDNN's algorithms chosen deterministically (timed choices may differ from run to run, and
 # did: 2.298647 against 2.298657 on an H200)
+teams_ok=1
 for teams in 1 2; do
-  DLS_GPU_CONV=deterministic timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "${train[@]}" --backend cudnn --scheme ssgd --allreduce ring \
-    --bucket-mb 0.01 --comm-teams $teams --comm-threads-per-team $teams --out "$tmp/teams$teams.jsonl" \
-    > "$tmp/teams$teams.txt" 2>&1 || { rc=$?; cat "$tmp/teams$teams.txt"; fail "staged ssgd with $teams teams exited $rc"; }
+  if ! DLS_GPU_CONV=deterministic timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "${train[@]}" --backend cudnn \
+      --scheme ssgd --allreduce ring --bucket-mb 0.01 --comm-teams $teams --comm-threads-per-team $teams \
+      --out "$tmp/teams$teams.jsonl" > "$tmp/teams$teams.txt" 2>&1; then
+    # several teams need MPI_THREAD_MULTIPLE, as dist_test says on the host: refused there, said here
+    if [[ $teams -gt 1 ]] && grep -q "needs MPI_THREAD_MULTIPLE" "$tmp/teams$teams.txt"; then
+      echo "communication teams not checked: $(grep -m1 -o 'needs MPI_THREAD_MULTIPLE.*' "$tmp/teams$teams.txt")"
+      teams_ok=0
+      continue
+    fi
+    cat "$tmp/teams$teams.txt"
+    fail "staged ssgd with $teams teams failed"
+  fi
   grep -q "\"comm_teams\":$teams" "$tmp/teams$teams.jsonl" || fail "the record does not say $teams teams"
   grep -q 'conv deterministic)"' "$tmp/teams$teams.jsonl" || fail "the device does not say conv deterministic"
 done
 losses() { grep -o '"loss":\[[^]]*\]' "$1" | head -1; }
-[[ -n "$(losses "$tmp/teams1.jsonl")" && "$(losses "$tmp/teams1.jsonl")" == "$(losses "$tmp/teams2.jsonl")" ]] \
-  || fail "2 teams of 2 threads do not give one team's losses: $(losses "$tmp/teams1.jsonl") vs $(losses "$tmp/teams2.jsonl")"
+if [[ $teams_ok -eq 1 ]]; then
+  [[ -n "$(losses "$tmp/teams1.jsonl")" && "$(losses "$tmp/teams1.jsonl")" == "$(losses "$tmp/teams2.jsonl")" ]] \
+    || fail "2 teams of 2 threads do not give one team's losses: $(losses "$tmp/teams1.jsonl") vs $(losses "$tmp/teams2.jsonl")"
+fi
 
 # the CVAE (deconvolutions on cuDNN, its reparameterisation and loss host side), DEEPEX's loss,
 # local SGD averaging once an epoch at 2 ranks (seed 004's scheme): ok, an RMSE in every epoch

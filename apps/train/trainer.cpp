@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "apps/net_gpu/gpu_device.hpp"
 #include "apps/train/trainer_state.hpp"
@@ -27,10 +28,13 @@ namespace {
 // on its own and returns it when freed; the steady steps allocate none.
 void return_freed_blocks() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }
 
-// --loader-threads, 0 resolved (trainer.hpp)
-int loader_threads_for(const TrainOptions& o) {
+// --loader-threads, 0 resolved (trainer.hpp): on a GPU the rank's OpenMP threads, at most its
+// share of the node's cores (ranks launched unbound, without OMP_NUM_THREADS, each see them all)
+int loader_threads_for(const TrainOptions& o, int local_ranks) {
   if (o.loader_threads > 0) return o.loader_threads;
-  return o.backend == Backend::kCudnn ? omp_threads() : 1;
+  if (o.backend != Backend::kCudnn) return 1;
+  const int cores = int(std::thread::hardware_concurrency());
+  return std::max(1, std::min(omp_threads(), cores / std::max(1, local_ranks)));
 }
 
 }  // namespace
@@ -103,7 +107,7 @@ void Trainer::plan_steps() {
                                 .shuffle = true,
                                 .seed = o_.seed,
                                 .cache_bytes = o_.cache_bytes,
-                                .threads = loader_threads_for(o_)});
+                                .threads = loader_threads_for(o_, hooks_.local_ranks)});
   s.eval_idx = s.data.test_idx;
   if (o_.eval_samples > 0 && long(s.eval_idx.size()) > o_.eval_samples)
     s.eval_idx.resize(std::size_t(o_.eval_samples));

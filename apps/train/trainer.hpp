@@ -77,8 +77,8 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   long cache_bytes = 4L << 30;
   // threads reading a batch's samples (Loader); 0: 1 on the CPU backends (the prefetch thread
-  // overlaps the compute, which has the cores), every OpenMP thread on a GPU (the input must
-  // keep up with the device)
+  // overlaps the compute, which has the cores), on a GPU the OpenMP threads, at most the node's
+  // cores over its ranks (the input must keep up with the device)
   int loader_threads = 0;
   bool quiet = false;  // no progress lines
 };
@@ -99,7 +99,8 @@ struct EvalResult {
 
 struct TrainHooks {
   int rank = 0, ranks = 1;  // data sharding: rank r of `ranks` takes its part of each global batch
-  int local_rank = 0;       // the rank on its node: the GPU it trains on (backend cudnn)
+  // the rank on its node (the GPU it trains on, backend cudnn) and the ranks on the node
+  int local_rank = 0, local_ranks = 1;
   // the device the net runs on; default: none (the host), or the GPU when the backend is cudnn
   std::function<std::unique_ptr<NetDevice>()> device;
   std::function<void(Net<float>&)> after_allocate;  // e.g. broadcast the initial weights

@@ -28,7 +28,8 @@ std::string gpu_math_mode();  // fp32 | tf32 (DLS_GPU_MATH)
 // How cuDNN convolution algorithms are chosen (DLS_GPU_CONV): find (the fastest that
 // cudnnFind* times, the default) or deterministic (cuDNN's heuristic order, deterministic
 // algorithms only: the same algorithms and the same bits run after run, as PyTorch's
-// cudnn.deterministic without benchmark)
+// cudnn.deterministic without benchmark; the convolutions only: --optim lars's norms are sums
+// of atomic adds, in no fixed order)
 std::string gpu_conv_choice();
 
 class Conv2dCudnn {
