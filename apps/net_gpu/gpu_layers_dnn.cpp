@@ -196,11 +196,9 @@ class ActGpu final : public DeviceLayer {
  public:
   ActGpu(Act a, long count) : t_(1, 1, 1, count) {
     cudnn_check(cudnnCreateActivationDescriptor(&d_), "cudnnCreateActivationDescriptor");
-    const cudnnActivationMode_t mode = a == Act::kRelu      ? CUDNN_ACTIVATION_RELU
-                                       : a == Act::kSigmoid ? CUDNN_ACTIVATION_SIGMOID
-                                                            : CUDNN_ACTIVATION_TANH;
-    cudnn_check(cudnnSetActivationDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0),
-                "cudnnSetActivationDescriptor");
+    cudnn_check(
+        cudnnSetActivationDescriptor(d_, cudnn_activation_mode(a), CUDNN_NOT_PROPAGATE_NAN, 0.0),
+        "cudnnSetActivationDescriptor");
   }
   ~ActGpu() override { cudnnDestroyActivationDescriptor(d_); }
   void forward(const Context&, const std::vector<const float*>& x, float* y) override {

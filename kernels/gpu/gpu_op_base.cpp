@@ -8,6 +8,12 @@
 
 namespace dls {
 
+cudnnActivationMode_t cudnn_activation_mode(Act a) {
+  return a == Act::kRelu      ? CUDNN_ACTIVATION_RELU
+         : a == Act::kSigmoid ? CUDNN_ACTIVATION_SIGMOID
+                              : CUDNN_ACTIVATION_TANH;
+}
+
 cudnnHandle_t cudnn_handle() {
   static const cudnnHandle_t h = [] {
     cudnnHandle_t made = nullptr;

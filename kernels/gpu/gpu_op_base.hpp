@@ -16,6 +16,8 @@ namespace dls {
 cudnnHandle_t cudnn_handle();
 // Likewise one cuBLAS handle, in gpu_math_mode()'s math mode (pedantic FP32 or TF32).
 cublasHandle_t cublas_handle();
+// cuDNN's activation mode of relu, sigmoid and tanh
+cudnnActivationMode_t cudnn_activation_mode(Act a);
 
 class TensorDesc {
  public:

@@ -12,11 +12,9 @@ class ActCudnn final : public GpuOpBase {
  public:
   ActCudnn(Act a, bool bwd, long count) : a_(a), bwd_(bwd), t_(1, 1, 1, count) {
     cudnn_check(cudnnCreateActivationDescriptor(&d_), "cudnnCreateActivationDescriptor");
-    const cudnnActivationMode_t mode = a == Act::kRelu      ? CUDNN_ACTIVATION_RELU
-                                       : a == Act::kSigmoid ? CUDNN_ACTIVATION_SIGMOID
-                                                            : CUDNN_ACTIVATION_TANH;
-    cudnn_check(cudnnSetActivationDescriptor(d_, mode, CUDNN_PROPAGATE_NAN, 0.0),
-                "cudnnSetActivationDescriptor");
+    cudnn_check(
+        cudnnSetActivationDescriptor(d_, cudnn_activation_mode(a), CUDNN_PROPAGATE_NAN, 0.0),
+        "cudnnSetActivationDescriptor");
     add_buffer("x", count);
     add_buffer("y", count);
     if (bwd) add_buffer("dy", count), add_buffer("dx", count);
