@@ -69,7 +69,7 @@ void Net<T>::pull_weights() {
 }
 template <class T>
 void Net<T>::pull_grads() {
-  if (dwp_ != dw_.data()) copy_out(dwp_, dw_.data(), buffer_);
+  pull_grads(0, dw_.size());
 }
 template <class T>
 void Net<T>::pull_grads(std::size_t lo, std::size_t count) {

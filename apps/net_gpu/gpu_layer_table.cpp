@@ -1,5 +1,6 @@
-// The GPU layer table (gpu_layers.hpp): one row per layer type. Adding a type: its file, with
-// its DeviceLayer and factory, then its factory's declaration and its row here.
+// The GPU layer table (gpu_layers.hpp): one row per layer type, with what implements it beside.
+// Adding a type: its file, with its DeviceLayer and factory, then its factory's declaration and
+// its row here.
 #include <fmt/format.h>
 
 #include "apps/net_gpu/gpu_layers.hpp"
@@ -26,27 +27,23 @@ std::unique_ptr<DeviceLayer> gpu_host_side(const GpuLayerArgs& a);
 
 const std::vector<GpuLayerEntry>& gpu_layer_table() {
   static const std::vector<GpuLayerEntry> table = {
-      {"conv2d", "cuDNN convolution (CudnnConvPlan) + cudnnAddTensor / BackwardBias", &gpu_conv2d},
-      {"deconv2d", "the adjoint convolution on cuDNN: forward = backward data, and so on",
-       &gpu_deconv2d},
-      {"linear", "cublasSgemm (three products) + cudnnAddTensor / BackwardBias", &gpu_linear},
-      {"batchnorm", "cudnnBatchNormalization* (spatial; running statistics on the device)",
-       &gpu_batchnorm},
-      {"lrn_across", "cudnnLRNCrossChannel*", &gpu_lrn_across},
-      {"relu", "cudnnActivation*", &gpu_activation},
-      {"sigmoid", "cudnnActivation*", &gpu_activation},
-      {"tanh", "cudnnActivation*", &gpu_activation},
-      {"softmax_loss", "cudnnSoftmaxForward + dlscale's cross-entropy and gradient kernels",
-       &gpu_softmax_loss},
-      {"maxpool", "dlscale's pooling kernels (pool.hpp's conventions)", &gpu_pool},
-      {"avgpool", "dlscale's pooling kernels (pool.hpp's conventions)", &gpu_pool},
-      {"add", "dlscale's add kernel; the backward copies dy", &gpu_add},
-      {"dropout", "dlscale's dropout kernel (the CPU's mask, from the step's seed)", &gpu_dropout},
-      {"concat", "cudaMemcpy2DAsync per input", &gpu_concat},
-      {"reshape", "cudaMemcpyAsync (the same values under other dims)", &gpu_reshape},
-      {"reparam", "host side: the CPU layer on copies (2 x latent values a sample)",
-       &gpu_host_side},
-      {"cvae_loss", "host side: the CPU layer on copies (the logits and the data)", &gpu_host_side},
+      {"conv2d", &gpu_conv2d},      // cuDNN convolution (CudnnConvPlan) + AddTensor / BackwardBias
+      {"deconv2d", &gpu_deconv2d},  // the adjoint convolution on cuDNN
+      {"linear", &gpu_linear},      // cublasSgemm (three products) + AddTensor / BackwardBias
+      {"batchnorm", &gpu_batchnorm},        // cudnnBatchNormalization* (spatial)
+      {"lrn_across", &gpu_lrn_across},      // cudnnLRNCrossChannel*
+      {"relu", &gpu_activation},            // cudnnActivation*
+      {"sigmoid", &gpu_activation},         // cudnnActivation*
+      {"tanh", &gpu_activation},            // cudnnActivation*
+      {"softmax_loss", &gpu_softmax_loss},  // cudnnSoftmaxForward + dlscale's cross-entropy
+      {"maxpool", &gpu_pool},               // dlscale's pooling kernels (pool.hpp's conventions)
+      {"avgpool", &gpu_pool},               // dlscale's pooling kernels
+      {"add", &gpu_add},                    // dlscale's add kernel; the backward copies dy
+      {"dropout", &gpu_dropout},            // dlscale's kernel, the CPU's mask from the step's seed
+      {"concat", &gpu_concat},              // cudaMemcpy2DAsync per input
+      {"reshape", &gpu_reshape},            // a device copy
+      {"reparam", &gpu_host_side},          // host side: 2 x latent values a sample
+      {"cvae_loss", &gpu_host_side},        // host side: the logits and the data
   };
   return table;
 }

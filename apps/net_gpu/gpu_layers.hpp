@@ -2,9 +2,9 @@
 // DeviceLayer per host layer, configured from it (the host layer never runs on a device net,
 // except where its table row says "host side").
 //
-// gpu_layer_table.cpp holds one row per layer type: the type (Layer::type()), what implements
-// it, and the factory. A layer type's device implementation is one file (its DeviceLayer and
-// factory) plus its row and its factory's declaration in that table file. A type without a row
+// gpu_layer_table.cpp holds one row per layer type: the type (Layer::type()) and the factory,
+// with what implements it beside. A layer type's device implementation is one file (its DeviceLayer
+// and factory) plus its row and its factory's declaration in that table file. A type without a row
 // is a ConfigError that names the layer and lists the types the table has.
 #pragma once
 
@@ -29,8 +29,7 @@ struct GpuLayerArgs {
 using GpuLayerFactory = std::unique_ptr<DeviceLayer> (*)(const GpuLayerArgs&);
 
 struct GpuLayerEntry {
-  const char* type;            // Layer::type()
-  const char* implementation;  // for --help and the docs: cuDNN call, dlscale kernel, host side
+  const char* type;  // Layer::type()
   GpuLayerFactory make;
 };
 const std::vector<GpuLayerEntry>& gpu_layer_table();

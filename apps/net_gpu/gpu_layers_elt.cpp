@@ -122,7 +122,8 @@ class ConcatGpu final : public DeviceLayer {
   ConcatShape s_;
 };
 
-// The same values under other dims: a copy each way (the net plans the two as separate buffers).
+// The same values under other dims: a copy each way (the net plans the two as separate buffers;
+// dx is overwritten, as the layer cannot accumulate).
 class ReshapeGpu final : public DeviceLayer {
  public:
   explicit ReshapeGpu(long count) : count_(count) {}
@@ -130,13 +131,8 @@ class ReshapeGpu final : public DeviceLayer {
     copy_d2d(y, x[0], count_);
   }
   void backward(const Context&, const std::vector<const float*>&, const float*, const float* dy,
-                const std::vector<float*>& dx, const std::vector<char>& acc) override {
-    if (!dx[0]) return;
-    if (acc[0]) {
-      cuda::add(dx[0], dy, dx[0], count_, false, nullptr);
-      return launched("add kernel (reshape backward)");
-    }
-    copy_d2d(dx[0], dy, count_);
+                const std::vector<float*>& dx, const std::vector<char>&) override {
+    if (dx[0]) copy_d2d(dx[0], dy, count_);
   }
 
  private:
