@@ -322,6 +322,11 @@ experiments:
     ids.insert(x.points[i].id);
   }
   EXPECT_EQ(ids.size(), x.points.size());
+  // repeats run round by round: the 6 combinations, then the 6 again in the same order
+  for (std::size_t i = 0; i < x.points.size(); ++i) {
+    EXPECT_EQ(x.points[i].repeat, int(i / 6)) << i;
+    EXPECT_EQ(x.points[i].assignment, x.points[i % 6].assignment) << i;
+  }
 }
 
 TEST(Config, LauncherLinesTranslateOnePlacement) {

@@ -318,9 +318,13 @@ Point make_point(const Experiment& e, std::map<std::string, std::string> a, cons
   return p;
 }
 
+// Repeats run round by round (every combination once, then again): a drift of the host over
+// the experiment then lands on every combination alike instead of on the last ones, which
+// matters most where one group is judged against another (efficiency, speed-up).
 void expand_experiment(const Experiment& e, const SiteConfig& site, Expansion& out) {
   const auto groups = axis_groups(e);
   std::vector<std::size_t> at(groups.size(), 0);
+  std::vector<Point> combos;
   for (;;) {
     std::map<std::string, std::string> a;
     for (std::size_t g = 0; g < groups.size(); ++g)
@@ -337,16 +341,7 @@ void expand_experiment(const Experiment& e, const SiteConfig& site, Expansion& o
         out.clipped.push_back(
             fmt::format("{} {}: {}", e.name, nlohmann::json(p.assignment).dump(), clip));
       } else {
-        nlohmann::json key = {{"experiment", e.name},
-                              {"kind", e.kind},
-                              {"assignment", p.assignment},
-                              {"args", e.args}};
-        for (int r = 0; r < e.repeats; ++r) {
-          p.repeat = r;
-          key["repeat"] = r;
-          p.id = point_id(key);
-          out.points.push_back(p);
-        }
+        combos.push_back(std::move(p));
       }
     }
     std::size_t g = 0;
@@ -355,6 +350,17 @@ void expand_experiment(const Experiment& e, const SiteConfig& site, Expansion& o
       at[g] = 0;
     }
     if (g == groups.size()) break;
+  }
+  for (int r = 0; r < e.repeats; ++r) {
+    for (Point p : combos) {
+      p.repeat = r;
+      p.id = point_id({{"experiment", e.name},
+                       {"kind", e.kind},
+                       {"assignment", p.assignment},
+                       {"args", e.args},
+                       {"repeat", r}});
+      out.points.push_back(std::move(p));
+    }
   }
 }
 
