@@ -13,6 +13,7 @@
 
 #include "apps/dist/scheme.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/overlap.hpp"
 #include "measure/check.hpp"
 #include "measure/threads.hpp"
 
@@ -64,6 +65,18 @@ void reduce(const Comm& c, std::vector<double>& v, MPI_Op op) {
               "MPI_Allreduce");
 }
 
+// The trainer's late agreement: MPI_Iallreduce on a duplicate of the workers' communicator, so
+// that it never interleaves with the scheme's collectives.
+class MpiLateSum final : public LateSum {
+ public:
+  explicit MpiLateSum(const Comm& c) : sum_(c, OverlapEngine::kNonblocking, Algo::kMpi, 8) {}
+  void start(std::vector<double>& v) override { sum_.start(v.data(), v.size()); }
+  void wait() override { sum_.wait(); }
+
+ private:
+  AsyncAllreduce<double> sum_;
+};
+
 // A communicator freed at the end of its scope.
 struct OwnedComm {
   MPI_Comm raw = MPI_COMM_NULL;
@@ -100,6 +113,9 @@ TrainHooks scheme_hooks(DistScheme& scheme, const Comm& workers, const DistOptio
   std::tie(h.local_rank, h.local_ranks) = local_rank(workers);
   h.reduce_sum = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_SUM); };
   h.reduce_max = [&workers](std::vector<double>& v) { reduce(workers, v, MPI_MAX); };
+  h.late_sum = [&workers]() -> std::unique_ptr<LateSum> {
+    return std::make_unique<MpiLateSum>(workers);
+  };
   h.params = {{"scheme", d.scheme}};
   h.exchange_period = scheme.exchange_period();
   h.local_update = scheme.local_update();

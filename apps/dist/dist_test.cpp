@@ -556,7 +556,49 @@ TEST(Dist, PsSyncStoppedEarlyReleasesTheServers) {
   const DistRun r = run_distributed(tiny(4), d, h);
   if (c.rank() == c.size() - 1) return;  // the server
   EXPECT_EQ(r.result.status, "failed");
-  EXPECT_EQ(r.result.metrics["exchanges"].get<long>(), 3);
+  // stopped at step 3 on each worker; several workers agree one step late (step_agreement.hpp)
+  EXPECT_EQ(r.result.metrics["exchanges"].get<long>(), c.size() - 1 > 1 ? 4 : 3);
+}
+
+// The ranks agree on stopping one step late (step_agreement.hpp): a stop asked on rank 0 alone
+// at step 3 ends every rank at the start of step 4, each naming why; none is left in an exchange.
+TEST(Dist, StopOnOneRankEndsEveryRankAtTheSameStep) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  DistOptions d;
+  d.scheme = "ssgd";
+  TrainHooks h;
+  h.stop = [&c](long step) {
+    return c.rank() == 0 && step == 3 ? std::string("stopped by the test") : std::string();
+  };
+  const DistRun r = run_distributed(tiny(4), d, h);
+  EXPECT_EQ(r.result.status, "failed");
+  EXPECT_EQ(r.result.metrics["steps"].get<long>(), 4);
+  const std::string why = c.rank() == 0 ? "stopped by the test" : "stopped by another rank";
+  EXPECT_NE(r.result.error.find(why + " after 4 of"), std::string::npos) << r.result.error;
+}
+
+// A loss that is not finite ends every rank as "diverged" at the same step, under ssgd and under
+// local SGD (whose ranks exchange only every 4 steps): the step that diverged is named.
+TEST(Dist, DivergenceEndsEveryRankAtTheSameStep) {
+  const Comm c;
+  if (c.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  for (const char* scheme : {"ssgd", "localsgd"}) {
+    TrainOptions o = tiny(4);
+    o.solver.schedule.base = 1e9;
+    DistOptions d;
+    d.scheme = scheme, d.local_period = 4;
+    const DistRun r = run_distributed(o, d);
+    EXPECT_EQ(r.result.status, "diverged") << scheme << ": " << r.result.error;
+    std::vector<double> steps{r.result.metrics["steps"].get<double>()};
+    std::vector<double> low = steps;
+    for (double& v : low) v = -v;
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, steps.data(), 1, MPI_DOUBLE, MPI_MAX, c.raw()), "max");
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, low.data(), 1, MPI_DOUBLE, MPI_MAX, c.raw()), "min");
+    EXPECT_EQ(steps[0], -low[0]) << scheme << ": the ranks stopped at different steps";
+    EXPECT_LT(steps[0], kSteps) << scheme;
+    EXPECT_NE(r.result.error.find("loss"), std::string::npos) << r.result.error;
+  }
 }
 
 // Refused before anything runs, on every rank: no worker, and LARS (a trust ratio per blob)

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "apps/net_gpu/gpu_device.hpp"
+#include "apps/train/step_agreement.hpp"
 #include "apps/train/trainer_state.hpp"
 #include "kernels/common/rng.hpp"
 #include "measure/check.hpp"
@@ -163,6 +164,7 @@ void Trainer::setup() {
           s.dev->stage_input(int(b % Prefetcher::kBuffers), buf.x.data(), long(buf.x.size()));
   });
   s.counters = std::make_unique<PhaseCounters>(o_.counters);  // opened at the first steady step
+  s.agreement = std::make_unique<StepAgreement>(hooks_);
   if (!o_.quiet && hooks_.rank == 0)
     fmt::print(
         stderr,
@@ -195,14 +197,16 @@ std::optional<PhaseTimes> Trainer::step() {
   net.zero_grad();
   const double loss = net.forward(s.ctx);
   lap(t.forward, Phase::kForward);
-  const bool diverged = any_rank(!std::isfinite(loss));  // the ranks agree: sync
-  lap(t.sync, Phase::kSync);
-  if (diverged) {
-    r_.status = "diverged";
-    r_.error =
-        fmt::format("loss {} at step {} (epoch {:.2f}){}", loss, step_,
-                    double(step_) / double(bpe_), std::isfinite(loss) ? " on another rank" : "");
-    return std::nullopt;
+  if (!std::isfinite(loss) && s.bad_step < 0) s.bad_step = step_, s.bad_loss = loss;
+  // agreed late, the step goes on (its exchanges must happen on every rank) and the ranks stop
+  // at the start of a later one (stop_reason)
+  if (!s.agreement->late()) {
+    const bool diverged = any_rank(!std::isfinite(loss));  // the ranks agree: sync
+    lap(t.sync, Phase::kSync);
+    if (diverged) {
+      set_diverged();
+      return std::nullopt;
+    }
   }
   // backward
   net.backward(s.ctx);
@@ -224,7 +228,7 @@ std::optional<PhaseTimes> Trainer::step() {
   lap(after, Phase::kSync);
   t.sync += after;
   t.close();
-  s.epoch_loss += loss, ++s.epoch_steps;
+  if (std::isfinite(loss)) s.epoch_loss += loss, ++s.epoch_steps;
   return t;
 }
 
@@ -259,14 +263,32 @@ std::vector<double> Trainer::max_all(std::vector<double> v) const {
   return v;
 }
 
+void Trainer::set_diverged() {
+  const State& s = *s_;
+  r_.status = "diverged";
+  if (s.bad_step >= 0)
+    r_.error = fmt::format("loss {} at step {} (epoch {:.2f})", s.bad_loss, s.bad_step,
+                           double(s.bad_step) / double(bpe_));
+  else
+    r_.error = fmt::format("a loss that was not finite on another rank, agreed at step {}", step_);
+}
+
+// Empty: go on. Once the ranks agree on a divergence, the result is set and "diverged" returned.
 std::string Trainer::stop_reason() {
-  std::string why;
-  if (hooks_.stop)
-    why = hooks_.stop(step_);
-  else if (const int sig = interrupt_signal(); sig != 0)
-    why = fmt::format("interrupted by signal {} ({})", sig, strsignal(sig));
-  if (any_rank(!why.empty()) && why.empty()) why = "stopped by another rank";
-  return why;
+  State& s = *s_;
+  if (s.stop_why.empty()) {
+    if (hooks_.stop)
+      s.stop_why = hooks_.stop(step_);
+    else if (const int sig = interrupt_signal(); sig != 0)
+      s.stop_why = fmt::format("interrupted by signal {} ({})", sig, strsignal(sig));
+  }
+  const StepFlags a = s.agreement->agree({!s.stop_why.empty(), s.bad_step >= 0});
+  if (a.diverged) {
+    set_diverged();
+    return "diverged";
+  }
+  if (!a.stop) return {};
+  return s.stop_why.empty() ? "stopped by another rank" : s.stop_why;
 }
 
 TrainResult Trainer::run() {
@@ -277,6 +299,7 @@ TrainResult Trainer::run() {
     const std::string why = stop_reason();  // the ranks agree: an exchange of this step
     const double agree = seconds_since(t0);
     s_->counters->charge(Phase::kSync);
+    if (r_.status == "diverged") break;
     if (!why.empty()) {
       r_.status = "failed";
       r_.error =

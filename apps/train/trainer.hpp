@@ -2,13 +2,15 @@
 // call it with hooks). Per step the DEEPEX phases are timed: input (waiting for the prefetched
 // batch and copying it into the net), forward, backward, sync (every exchange between ranks on
 // that step: the scheme's, before the update or after it, and the trainer's own agreement on
-// stopping and epoch-end loss; near 0 alone), update. The phases cover the whole step, so its
+// stopping (one step late on several ranks: step_agreement.hpp) and epoch-end loss; near 0
+// alone), update. The phases cover the whole step, so its
 // wall time is their sum; evaluation is timed apart (eval_time_s). The first `warmup_steps` are
 // excluded; throughput and the phase means are taken over the steady window (steady_window.hpp:
 // whole exchange periods, every step counted), images / the window's wall time on the slowest
 // rank. Every `eval_every` epochs (and at
 // the end) the held-out set is evaluated: loss and top-1 accuracy for classifiers, loss and
-// reconstruction RMSE for the CVAE. A NaN or Inf loss ends the run with status "diverged"; a
+// reconstruction RMSE for the CVAE. A NaN or Inf loss ends the run with status "diverged" (alone
+// before that step's backward; on several ranks at the start of the step after next); a
 // target (loss <= x, accuracy >= x, rmse <= x on the held-out set) ends it with the time and
 // epochs it took.
 // With backend cudnn the net runs on the GPU (apps/net_gpu): the prefetch thread also stages each
@@ -97,6 +99,15 @@ struct EvalResult {
   double loss = 0, accuracy = -1, rmse = -1;  // accuracy for classifiers, rmse for the CVAE
 };
 
+// An element-wise sum over ranks, in place, that completes later: start() posts it, wait()
+// completes it (MPI_Iallreduce on a communicator of its own); the buffer is untouched between.
+// Its destructor completes one left outstanding.
+struct LateSum {
+  virtual ~LateSum() = default;
+  virtual void start(std::vector<double>& v) = 0;
+  virtual void wait() = 0;
+};
+
 struct TrainHooks {
   int rank = 0, ranks = 1;  // data sharding: rank r of `ranks` takes its part of each global batch
   // the rank on its node (the GPU it trains on, backend cudnn) and the ranks on the node
@@ -112,6 +123,9 @@ struct TrainHooks {
   bool local_update = true;
   // element-wise sums and maxima over ranks, in place (metrics, per-phase times)
   std::function<void(std::vector<double>&)> reduce_sum, reduce_max;
+  // with several ranks: the agreement on stopping is taken one step late through it, adding no
+  // rendezvous to a step (step_agreement.hpp); without it, at once through reduce_max
+  std::function<std::unique_ptr<LateSum>()> late_sum;
   // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
   // the error) and the result still carries what was measured; default: Ctrl-C / SIGTERM
   // in graceful mode (measure/interrupt.hpp). Distributed runs must agree on it.
@@ -142,7 +156,7 @@ class Trainer {
 
   void setup();
   // Step `step()` of the run (the next one); nullopt when its loss is not finite on some rank
-  // (the result is then "diverged").
+  // and the ranks agree at once (the result is then "diverged"); agreed late, the step goes on.
   std::optional<PhaseTimes> step();
   EvalResult evaluate();
   TrainResult finish();
@@ -164,6 +178,7 @@ class Trainer {
   bool after_step(PhaseTimes& t);
   void print_progress(const nlohmann::json& ep) const;
   std::string stop_reason();
+  void set_diverged();
   bool any_rank(bool v) const;
   std::vector<double> sum_all(std::vector<double> v) const;
   std::vector<double> max_all(std::vector<double> v) const;

@@ -15,6 +15,7 @@
 #include "apps/layers/loss_layers.hpp"
 #include "apps/net/net.hpp"
 #include "apps/train/phase_counters.hpp"
+#include "apps/train/step_agreement.hpp"
 #include "apps/train/trainer.hpp"
 #include "measure/stats.hpp"
 
@@ -59,6 +60,10 @@ struct Trainer::State {
   std::vector<double> layer_fwd, layer_bwd;
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;
   long epoch_steps = 0;
+  long bad_step = -1;    // the first step whose loss was not finite on this rank
+  double bad_loss = 0;   // that loss
+  std::string stop_why;  // this rank's reason to stop, kept until the ranks agree on it
+  std::unique_ptr<StepAgreement> agreement;  // stopping, agreed by the ranks
   std::unique_ptr<Prefetcher> pf;
   std::unique_ptr<PhaseCounters> counters;  // --counters, by phase (none: counts nothing)
 };

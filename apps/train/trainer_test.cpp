@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "apps/net/host_net_device.hpp"
+#include "apps/train/step_agreement.hpp"
 #include "kernels/common/test_require.hpp"
 #include "measure/check.hpp"
 
@@ -238,6 +239,42 @@ TEST(Trainer, OnTheHostDeviceTrainsAsOnTheHost) {
   for (std::size_t e = 0; e < a.size(); ++e)
     for (const char* k : {"train_loss", "loss", "accuracy"})
       EXPECT_EQ(a[e][k].get<double>(), b[e][k].get<double>()) << k << " epoch " << e;
+}
+
+// The late agreement's protocol on a sum that the test completes (one rank's own values): a flag
+// posted at one call is agreed at the next, and every start is waited before the next start.
+TEST(StepAgreement, LateFlagsAreAgreedOneCallLater) {
+  struct Fake final : LateSum {
+    int* started;
+    int* waited;
+    Fake(int* s, int* w) : started(s), waited(w) {}
+    void start(std::vector<double>&) override { EXPECT_EQ(++*started, *waited + 1); }
+    void wait() override { ++*waited; }
+  };
+  int started = 0, waited = 0;
+  TrainHooks h;
+  h.ranks = 2;
+  h.late_sum = [&]() -> std::unique_ptr<LateSum> {
+    return std::make_unique<Fake>(&started, &waited);
+  };
+  StepAgreement a(h);
+  ASSERT_TRUE(a.late());
+  StepFlags f = a.agree({.stop = true, .diverged = false});
+  EXPECT_FALSE(f.stop || f.diverged);  // nothing agreed yet
+  f = a.agree({.stop = false, .diverged = true});
+  EXPECT_TRUE(f.stop && !f.diverged);
+  f = a.agree({});
+  EXPECT_TRUE(!f.stop && f.diverged);
+  EXPECT_EQ(started, 3);
+  EXPECT_EQ(waited, 2);
+  // without a late sum: at once, through reduce_max
+  TrainHooks now;
+  now.ranks = 2;
+  now.reduce_max = [](std::vector<double>& v) { v[1] = 1; };  // another rank diverged
+  StepAgreement b(now);
+  EXPECT_FALSE(b.late());
+  f = b.agree({.stop = true, .diverged = false});
+  EXPECT_TRUE(f.stop && f.diverged);
 }
 
 TEST(Trainer, HugeLearningRateDiverges) {
