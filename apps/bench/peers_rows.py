@@ -238,7 +238,15 @@ def weak_rows(a, keep):
         keep("weak", one)
         keep("weak", two)
         effs.append(two["metrics"]["images_per_s"] / (2 * one["metrics"]["images_per_s"]))
-        print(f"  run {i + 1}: efficiency {effs[-1]:.3f}", flush=True)
+        # where the loss is: a rank's compute slowing beside the other (shared caches, memory, the
+        # host's clock) or the exchange (the sync phase: mostly waiting for the other rank)
+        p1, p2 = one["metrics"]["phase_s"], two["metrics"]["phase_s"]
+        c1, c2 = p1["forward"] + p1["backward"], p2["forward"] + p2["backward"]
+        print(
+            f"  run {i + 1}: efficiency {effs[-1]:.3f}; forward+backward {c1 * 1e3:.1f} ms alone, "
+            f"{c2 * 1e3:.1f} ms at 2 ranks (x{c2 / c1:.2f}); sync {p2['sync'] * 1e3:.1f} ms a step",
+            flush=True,
+        )
     med, worst = statistics.median(effs), min(effs)
     return [
         summary("weak_scaling", f"median of {len(effs)} runs", None, None, med, ">= 0.92", med >= 0.92),
