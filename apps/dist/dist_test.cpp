@@ -599,6 +599,14 @@ TEST(Dist, DivergenceEndsEveryRankAtTheSameStep) {
     EXPECT_LT(steps[0], kSteps) << scheme;
     EXPECT_NE(r.result.error.find("loss"), std::string::npos) << r.result.error;
   }
+  // diverged in the run's last step: no step is left to agree on it, the end of the run does
+  TrainOptions o = tiny(4);
+  o.solver.schedule.base = 1e9, o.steps = 3;  // its loss is first not finite at step 2
+  DistOptions d;
+  d.scheme = "ssgd";
+  const DistRun r = run_distributed(o, d);
+  EXPECT_EQ(r.result.status, "diverged") << r.result.error;
+  EXPECT_EQ(r.result.metrics["steps"].get<long>(), 3);
 }
 
 // Refused before anything runs, on every rank: no worker, and LARS (a trust ratio per blob)

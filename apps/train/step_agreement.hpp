@@ -33,6 +33,16 @@ class StepAgreement {
   // posted by the previous call (nothing on the first). Every rank makes as many calls; the one
   // left outstanding at the end is completed by the late sum's destructor.
   StepFlags agree(StepFlags local);
+  // At the end of a run that no agreement ended (its steps ran out, or its target was reached):
+  // the flags still in flight and this rank's now, agreed at once (one rendezvous a run), so a
+  // divergence in the last steps is not lost. Every rank calls it at the same point.
+  StepFlags finish(StepFlags local);
+  // Unwinding from an exception with a sum in flight, it does not wait in MPI (the peers may be
+  // in an exchange outside MPI and never complete it): the sum and its buffer are left to the
+  // job's abort, as ShmRing leaves its window.
+  ~StepAgreement();
+  StepAgreement(const StepAgreement&) = delete;
+  StepAgreement& operator=(const StepAgreement&) = delete;
 
  private:
   const TrainHooks& h_;

@@ -204,7 +204,7 @@ std::optional<PhaseTimes> Trainer::step() {
     const bool diverged = any_rank(!std::isfinite(loss));  // the ranks agree: sync
     lap(t.sync, Phase::kSync);
     if (diverged) {
-      set_diverged();
+      set_diverged(step_);
       return std::nullopt;
     }
   }
@@ -263,14 +263,16 @@ std::vector<double> Trainer::max_all(std::vector<double> v) const {
   return v;
 }
 
-void Trainer::set_diverged() {
+// `first`: the first step whose loss was not finite on some rank (the latest it can be).
+void Trainer::set_diverged(long first) {
   const State& s = *s_;
   r_.status = "diverged";
-  if (s.bad_step >= 0)
+  if (s.bad_step >= 0 && s.bad_step <= first)
     r_.error = fmt::format("loss {} at step {} (epoch {:.2f})", s.bad_loss, s.bad_step,
                            double(s.bad_step) / double(bpe_));
   else
-    r_.error = fmt::format("a loss that was not finite on another rank, agreed at step {}", step_);
+    r_.error = fmt::format("a loss that was not finite on another rank by step {} (epoch {:.2f})",
+                           first, double(first) / double(bpe_));
 }
 
 // Empty: go on. Once the ranks agree on a divergence, the result is set and "diverged" returned.
@@ -283,8 +285,8 @@ std::string Trainer::stop_reason() {
       s.stop_why = fmt::format("interrupted by signal {} ({})", sig, strsignal(sig));
   }
   const StepFlags a = s.agreement->agree({!s.stop_why.empty(), s.bad_step >= 0});
-  if (a.diverged) {
-    set_diverged();
+  if (a.diverged) {  // agreed late, the flag was posted at step_ - 1 for step_ - 2 (the one
+    set_diverged(s.agreement->late() ? step_ - 2 : step_);  // before was clean)
     return "diverged";
   }
   if (!a.stop) return {};
@@ -316,6 +318,10 @@ TrainResult Trainer::run() {
       break;
     }
   }
+  // a divergence still in flight when the steps ran out or the target was met
+  if (r_.status == "ok" && s_->agreement->late() &&
+      s_->agreement->finish({false, s_->bad_step >= 0}).diverged)
+    set_diverged(step_ - 1);
   if (hooks_.at_end) hooks_.at_end(*s_->net);
   return finish();
 }

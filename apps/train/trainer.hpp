@@ -126,9 +126,10 @@ struct TrainHooks {
   // with several ranks: the agreement on stopping is taken one step late through it, adding no
   // rendezvous to a step (step_agreement.hpp); without it, at once through reduce_max
   std::function<std::unique_ptr<LateSum>()> late_sum;
-  // polled once a step: a non-empty reason ends the run there (status "failed", the reason as
-  // the error) and the result still carries what was measured; default: Ctrl-C / SIGTERM
-  // in graceful mode (measure/interrupt.hpp). Distributed runs must agree on it.
+  // polled once a step until it gives a reason: a non-empty reason ends the run there (status
+  // "failed", the reason as the error) and the result still carries what was measured; default:
+  // Ctrl-C / SIGTERM in graceful mode (measure/interrupt.hpp). On several ranks any rank's
+  // reason ends every rank, one step later (step_agreement.hpp).
   std::function<std::string(long step)> stop;
   nlohmann::json params;  // the scheme's parameters, merged into the record's params
 };
@@ -178,7 +179,7 @@ class Trainer {
   bool after_step(PhaseTimes& t);
   void print_progress(const nlohmann::json& ep) const;
   std::string stop_reason();
-  void set_diverged();
+  void set_diverged(long first);
   bool any_rank(bool v) const;
   std::vector<double> sum_all(std::vector<double> v) const;
   std::vector<double> max_all(std::vector<double> v) const;

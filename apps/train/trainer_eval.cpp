@@ -103,11 +103,12 @@ bool Trainer::after_step(PhaseTimes& t) {
       const auto te = TrainClock::now();
       const EvalResult e = evaluate();
       eval_s = seconds_since(te);
-      s.counters->skip();  // evaluation is not a phase of the step
-      ep["loss"] = e.loss, ep["eval_time_s"] = eval_s;
+      s.counters->skip();                              // evaluation is not a phase of the step
+      if (std::isfinite(e.loss)) ep["loss"] = e.loss;  // a diverged net's (agreed late) is not
+      ep["eval_time_s"] = eval_s;
       if (e.accuracy >= 0) ep["accuracy"] = e.accuracy;
       if (e.rmse >= 0) ep["rmse"] = e.rmse;
-      if (s.tta < 0 && o_.target.met(e.loss, e.accuracy, e.rmse))
+      if (s.tta < 0 && s.bad_step < 0 && o_.target.met(e.loss, e.accuracy, e.rmse))
         s.tta = seconds_since(s.t_start), s.epochs_to_target = double(done) / double(bpe_);
     }
   }

@@ -267,6 +267,12 @@ TEST(StepAgreement, LateFlagsAreAgreedOneCallLater) {
   EXPECT_TRUE(!f.stop && f.diverged);
   EXPECT_EQ(started, 3);
   EXPECT_EQ(waited, 2);
+  // the end of a run: what is in flight (nothing, posted by the last call) and this rank's now
+  // (a divergence), at once through reduce_max
+  h.reduce_max = [](std::vector<double>& v) { EXPECT_EQ(v[1], 1.0); };
+  f = a.finish({.stop = false, .diverged = true});
+  EXPECT_TRUE(!f.stop && f.diverged);
+  EXPECT_EQ(waited, 3);
   // without a late sum: at once, through reduce_max
   TrainHooks now;
   now.ranks = 2;
