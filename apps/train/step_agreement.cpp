@@ -3,6 +3,12 @@
 #include <exception>
 
 namespace dls {
+namespace {
+
+std::vector<double> as_sums(StepFlags f) { return {f.stop ? 1.0 : 0.0, f.diverged ? 1.0 : 0.0}; }
+StepFlags from_sums(const std::vector<double>& v) { return {v[0] > 0, v[1] > 0}; }
+
+}  // namespace
 
 StepAgreement::StepAgreement(const TrainHooks& h) : h_(h) {
   if (h.ranks > 1 && h.late_sum) late_ = h.late_sum();
@@ -15,31 +21,30 @@ StepAgreement::~StepAgreement() {
   }
 }
 
+StepFlags StepAgreement::collect() {
+  if (!pending_) return {};
+  late_->wait();
+  pending_ = false;
+  return from_sums(posted_);
+}
+
 StepFlags StepAgreement::finish(StepFlags local) {
   if (!late_) return agree(local);
-  StepFlags agreed;
-  if (pending_) {
-    late_->wait();
-    pending_ = false;
-    agreed = {posted_[0] > 0, posted_[1] > 0};
-  }
-  std::vector<double> v{local.stop ? 1.0 : 0.0, local.diverged ? 1.0 : 0.0};
+  const StepFlags in_flight = collect();
+  std::vector<double> v = as_sums(local);
   if (h_.reduce_max) h_.reduce_max(v);
-  return {agreed.stop || v[0] > 0, agreed.diverged || v[1] > 0};
+  const StepFlags now = from_sums(v);
+  return {in_flight.stop || now.stop, in_flight.diverged || now.diverged};
 }
 
 StepFlags StepAgreement::agree(StepFlags local) {
-  std::vector<double> v{local.stop ? 1.0 : 0.0, local.diverged ? 1.0 : 0.0};
   if (h_.ranks == 1 || (!late_ && !h_.reduce_max)) return local;
+  std::vector<double> v = as_sums(local);
   if (!late_) {
     h_.reduce_max(v);
-    return {v[0] > 0, v[1] > 0};
+    return from_sums(v);
   }
-  StepFlags agreed;
-  if (pending_) {
-    late_->wait();
-    agreed = {posted_[0] > 0, posted_[1] > 0};
-  }
+  const StepFlags agreed = collect();
   posted_ = std::move(v);
   late_->start(posted_);
   pending_ = true;

@@ -45,6 +45,8 @@ class StepAgreement {
   StepAgreement& operator=(const StepAgreement&) = delete;
 
  private:
+  StepFlags collect();  // the sum in flight, completed (nothing when none is)
+
   const TrainHooks& h_;
   std::vector<double> posted_;     // the sum in flight works in it: declared before late_, so
   std::unique_ptr<LateSum> late_;  // that late_'s destructor completes it while it still exists
