@@ -80,8 +80,9 @@ struct ConvWorkspace {
   std::vector<float> wino_u, wino_v, wino_m, wino_hx, wino_hy, wino_acc;
   long max_winograd_block_bytes = 4L << 20;
   // The direct convolution's packed weights (shared) and, per thread, its packed input panels
-  // and its padded, stride-split copy of one image (conv2d_direct.cpp).
-  std::vector<float> direct_a;
+  // and its padded, stride-split copy of one image (conv2d_direct.cpp); a strided 1x1 layer's
+  // input subsampled to the pixels it reads, the batch's (direct_layout.hpp).
+  std::vector<float> direct_a, direct_sub;
   std::vector<std::vector<float>> direct_b, direct_x;
   long min_winograd_block_tiles =
       128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
@@ -92,7 +93,8 @@ struct ConvWorkspace {
     long floats = 0;
     for (const auto* per_thread : {&col, &tmp, &dw, &direct_b, &direct_x})
       for (const std::vector<float>& v : *per_thread) floats += long(v.size());
-    for (const auto* v : {&wino_u, &wino_v, &wino_m, &wino_hx, &wino_hy, &wino_acc, &direct_a})
+    for (const auto* v :
+         {&wino_u, &wino_v, &wino_m, &wino_hx, &wino_hy, &wino_acc, &direct_a, &direct_sub})
       floats += long(v->size());
     return floats * long(sizeof(float));
   }
@@ -124,7 +126,10 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 // ---- direct: implicit GEMM with packed operands, no column matrix (conv2d_direct.cpp,
 // conv2d_direct_filter.cpp) ----
 // Forward and backward filter for every shape; backward data where the stride is 1 and
-// pad <= (R-1)(dil+1) (there it is the forward of dy with the filter flipped and transposed).
+// pad <= (R-1)(dil+1) (there it is the forward of dy with the filter flipped and transposed),
+// and for every 1x1 filter. A 1x1 filter with a stride or padding runs as the pointwise problem
+// of its input subsampled to the pixels it reads (backward data: scattered back), in
+// ws.direct_sub.
 // beta as conv2d_bwd_data_openblas's (0 overwrites, 1 accumulates). Throws
 // std::invalid_argument where not applicable.
 bool direct_applicable(const Conv2dShape& sh, ConvDir dir);
@@ -139,7 +144,7 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
 //   gemm      im2col + BLAS (every shape and pass)
 //   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
 //   direct    the direct convolution where applicable (direct_applicable: every pass but the
-//             backward data of a strided layer), gemm elsewhere
+//             backward data of a strided layer larger than 1x1), gemm elsewhere
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
 //             tile transforms cost more than the multiplies they save); else direct for the
 //             forward and backward filter of a layer with fewer than 16 input channels a group

@@ -53,7 +53,7 @@ class ConvCase final : public TensorCase {
       if (b != Backend::kOpenBlas)
         return "the direct convolution is a CPU kernel of the openblas backend";
       if (!direct_applicable(sh_, dir_))
-        return "the direct backward data needs stride 1 and pad <= (R-1)(dil+1)";
+        return "the direct backward data needs a 1x1 filter, or stride 1 and pad <= (R-1)(dil+1)";
       return "";
     }
     return KernelCase::supports(b);

@@ -68,7 +68,9 @@ const char* const kDirectShapes[] = {
     "mb1ic7ih9iw10oc13kh3ph2",              // pad 2
     "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",  // ResNet-50's conv1, small: 7x7/2, pad 3
     "mb1ic13ih10iw9oc17kh1kw1",             // pointwise
-    "mb3ic11ih9oc7kh1sh2sw2",               // 1x1 stride 2 (a downsample)
+    "mb3ic11ih9oc7kh1sh2sw2",               // 1x1 stride 2 (a downsample): subsampled input
+    "mb2ic5ih8iw9oc3kh1sh2sw3ph1pw2",       // 1x1, strides 2 and 3, padded: zeros subsampled
+    "mb1ic3ih7iw5oc2kh1sh1sw1ph1pw0",       // 1x1 stride 1 padded (not pointwise)
     "mb1ic37ih6iw7oc19kh3ph1",              // reduction 333 > one 256-row block
     "mb2ic5ih12iw8oc6kh3ph2dh1",            // dilated
     "g2mb2ic6ih7iw9oc10kh3ph1",             // groups
@@ -80,6 +82,7 @@ const char* const kDirectShapes[] = {
     // several pixel blocks of the backward filter
     "mb3ic3ih34iw40oc7kh3ph1",         // padded: each thread its own copy of the image
     "mb2ic4ih32iw33oc5kh1",            // pointwise: the input itself
+    "mb1ic7ih67iw65oc11kh1sh2sw2",     // 1x1 stride 2, one image of 34 x 33: items within it
     "g2mb2ic4ih66iw64oc6kh3sh2ph1",    // groups and a stride: 33 x 32 outputs
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2"};  // stride 2 with dilation 2: the tap phases vary
 
@@ -118,7 +121,9 @@ TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
     expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
       conv2d_bwd_filter_direct(sh, x.data(), dy.data(), out, ws, beta);
     });
-    const bool bwd = sh.stride_h == 1 && sh.stride_w == 1;
+    const bool bwd = (sh.r == 1 && sh.s == 1) || (sh.stride_h == 1 && sh.stride_w == 1 &&
+                                                  sh.pad_h <= (sh.r - 1) * (sh.dil_h + 1) &&
+                                                  sh.pad_w <= (sh.s - 1) * (sh.dil_w + 1));
     ASSERT_EQ(direct_applicable(sh, ConvDir::kBwdData), bwd);
     if (bwd)
       expect_direction(sh, ConvDir::kBwdData, r.dx, r.dx_abs, [&](float* out, float beta) {

@@ -21,6 +21,7 @@ const char* const kShapes[] = {
     "mb2ic3ih7iw11oc11kh3ph2",  // Winograd, pad 2, not a multiple of the tile
     "mb1ic7ih9oc13kh3ph1sh2",   // stride 2: no Winograd, direct forward only
     "mb3ic2ih5oc5kh1",          // pointwise: no Winograd
+    "mb2ic5ih9oc7kh1sh2",       // 1x1 stride 2: direct in every pass (subsampled)
     "mb1ic17ih6iw5oc19kh3ph1",  // Winograd, a full lane group and a partial one
     "mb2ic3ih8oc5kh3ph1dh1"};   // dilated: no Winograd
 
@@ -57,11 +58,11 @@ std::vector<Pass> passes(const Conv2dShape& sh, const float* x, const float* w, 
 
 // The slot after find: one of the pass's candidates, each timed where there are several. The
 // candidates themselves: gemm always, Winograd where winograd_applicable, direct where
-// direct_applicable (forward and backward filter always, backward data at stride 1).
+// direct_applicable (forward and backward filter always, backward data at stride 1 or 1x1).
 void expect_found(const ConvChoice::Slot& s, const Conv2dShape& sh, ConvDir dir) {
   EXPECT_TRUE(s.ran && s.found);
   const bool wino = winograd_applicable(sh);
-  const bool direct = dir != ConvDir::kBwdData || sh.stride_h == 1;
+  const bool direct = dir != ConvDir::kBwdData || sh.stride_h == 1 || (sh.r == 1 && sh.s == 1);
   std::vector<ConvAlgo> expected{ConvAlgo::kGemm};
   if (wino) expected.push_back(ConvAlgo::kWinograd);
   if (direct) expected.push_back(ConvAlgo::kDirect);

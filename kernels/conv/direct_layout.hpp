@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/conv/conv2d.hpp"
+#include "measure/threads.hpp"
 
 namespace dls::direct {
 
@@ -59,6 +60,63 @@ inline std::vector<long> tap_offsets(const Conv2dShape& f, const Layout& l) {
             c * l.ch + long(r) * (f.dil_h + 1) * l.row + (ws % l.phases) * l.phase + ws / l.phases;
       }
   return off;
+}
+
+// A 1x1 filter with a stride or padding reads one input pixel (or a zero) an output pixel: the
+// same problem, with the input subsampled to what it reads, is a 1x1 stride-1 unpadded one (whose
+// taps are contiguous runs of the input itself, no copy a tap). The copy is P*Q floats a channel
+// against the phase-split layout's H*W: a quarter of it at stride 2.
+inline bool subsampled_1x1(const Conv2dShape& f) { return f.r == 1 && f.s == 1 && !f.pointwise(); }
+
+inline Conv2dShape as_pointwise(const Conv2dShape& f) {
+  Conv2dShape g = f;
+  g.h = f.p(), g.w = f.q();
+  g.stride_h = g.stride_w = 1, g.pad_h = g.pad_w = 0, g.dil_h = g.dil_w = 0;
+  return g;
+}
+
+// xc[n][c][p][q] = x[n][c][p*sh - ph][q*sw - pw] (0 outside), over the calling thread's team
+// or, outside a parallel region, a new one.
+inline void subsample(const Conv2dShape& f, const float* x, float* xc) {
+  const int p = f.p(), q = f.q();
+  const long planes = long(f.n) * f.c;
+#pragma omp parallel for schedule(static) num_threads(omp_threads())
+  for (long nc = 0; nc < planes; ++nc) {
+    const float* src = x + nc * f.h * f.w;
+    float* dst = xc + nc * p * q;
+    for (int i = 0; i < p; ++i) {
+      const int ih = i * f.stride_h - f.pad_h;
+      for (int j = 0; j < q; ++j) {
+        const int iw = j * f.stride_w - f.pad_w;
+        dst[long(i) * q + j] =
+            ih >= 0 && ih < f.h && iw >= 0 && iw < f.w ? src[long(ih) * f.w + iw] : 0.0f;
+      }
+    }
+  }
+}
+
+// The transpose of subsample: x[n][c][ih][iw] = beta x + xc at the pixel it was read from, beta x
+// elsewhere (a 1x1 filter reads each input pixel at most once: its backward data is the
+// pointwise problem's, scattered).
+inline void scatter_subsampled(const Conv2dShape& f, const float* xc, float* x, float beta) {
+  const int p = f.p(), q = f.q();
+  const long planes = long(f.n) * f.c;
+#pragma omp parallel for schedule(static) num_threads(omp_threads())
+  for (long nc = 0; nc < planes; ++nc) {
+    const float* src = xc + nc * p * q;
+    float* dst = x + nc * f.h * f.w;
+    for (int ih = 0; ih < f.h; ++ih) {
+      const int i = (ih + f.pad_h) / f.stride_h;
+      const bool row = (ih + f.pad_h) % f.stride_h == 0 && i < p;
+      for (int iw = 0; iw < f.w; ++iw) {
+        const int j = (iw + f.pad_w) / f.stride_w;
+        const float v =
+            row && (iw + f.pad_w) % f.stride_w == 0 && j < q ? src[long(i) * q + j] : 0.0f;
+        float& o = dst[long(ih) * f.w + iw];
+        o = beta == 0.0f ? v : beta * o + v;
+      }
+    }
+  }
 }
 
 // The columns: flat j = n * PQ + p * Q + q over the batch. A run of a panel's columns within
