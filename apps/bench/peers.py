@@ -8,7 +8,8 @@ ratio beside its target:
   conv_vs_onednn   per ResNet-50 and VGG-16 convolution layer and pass (fwd, bwd_data,
                    bwd_filter), oneDNN's time over ours (the best of our algorithms: im2col+GEMM,
                    Winograd and the direct convolution where they apply), `dlscale kernels`,
-                   checks on; geometric mean and worst.                                    target: each >= 0.9, mean >= 1.3
+                   checks on; geometric mean and worst. With --conv-rounds N the row runs N
+                   times and each layer-pass and algorithm takes its median time.          target: each >= 0.9, mean >= 1.3
   conv_vs_sgemm    ResNet-50's 3x3 and 1x1 layers, fwd+bwd FLOPs over time (best algorithm, each
                    layer weighted by its count) over OpenBLAS sgemm 2048^3's GFLOP/s.   >= 0.85
   train_vs_pytorch images/s, dlscale over PyTorch, same network and batch, medians of --repeats
@@ -21,7 +22,8 @@ ratio beside its target:
                    --weak-runs runs (1 and 2 ranks alternating).        median >= 0.92, worst >= 0.88
 
   /usr/bin/python3 apps/bench/peers.py [--rows conv,train,ddp,rss,allreduce,weak]
-      [--dlscale build/dlscale] [--threads 2] [--repeats 3] [--out results/scratch/peers.jsonl]
+      [--dlscale build/dlscale] [--threads 2] [--repeats 3] [--conv-rounds 1]
+      [--out results/scratch/peers.jsonl]
 
 Every raw record is appended to --out with the row it belongs to, then one summary line per row.
 The environment is used as given and the BLAS kernels OpenBLAS dispatched are printed: an
@@ -59,6 +61,12 @@ def parse(argv=None):
     p.add_argument("--ddp-model", default="resnet50")
     p.add_argument("--models", default="resnet50,alexnet,vgg16", help="train_vs_pytorch's models")
     p.add_argument("--repeats", type=int, default=3, help="runs of each side of train and ddp")
+    p.add_argument(
+        "--conv-rounds",
+        type=int,
+        default=1,
+        help="runs of the whole conv row; each layer-pass and algorithm then takes the median of its times",
+    )
     p.add_argument("--steps", type=int, default=6, help="timed training steps (VGG-16: half)")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--weak-runs", type=int, default=5)
@@ -68,7 +76,7 @@ def parse(argv=None):
     unknown = [r for r in rows if r not in ROWS]
     if unknown:
         p.error(f"--rows: unknown {', '.join(unknown)} (known: {', '.join(ROWS)})")
-    for name in ("threads", "ddp_threads", "repeats", "steps", "weak_runs"):
+    for name in ("threads", "ddp_threads", "repeats", "conv_rounds", "steps", "weak_runs"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(a, name)}")
     if not (os.path.isfile(a.dlscale) and os.access(a.dlscale, os.X_OK)):

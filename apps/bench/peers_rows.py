@@ -70,20 +70,31 @@ def conv_times(a, keep):
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS)
     threads = ["--threads", str(a.threads)]
-    recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
-    recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
-    table = {}
-    for r in recs:
-        keep("conv", r)
-        m = r["metrics"]
-        if r["status"] != "ok" or m["op"] == "gemm":
-            continue
-        variant = next((v for v in ("wino", "direct") if f"_{v}_" in m["op"]), None)
-        algo = {"wino": "winograd", "direct": "direct"}.get(variant) or {"openblas": "gemm"}.get(m["backend"], m["backend"])
-        op = m["op"].replace(f"{variant}_", "") if variant else m["op"]
-        table.setdefault((m["shape"].split("_n", 1)[1], op.removeprefix("conv2d_")), {})[algo] = m
-    sgemm = next(r["metrics"]["gflop_per_s"] for r in recs if r["metrics"]["op"] == "gemm")
-    return table, sgemm
+    runs, sgemm = {}, []
+    for k in range(a.conv_rounds):
+        if a.conv_rounds > 1:
+            print(f"  conv round {k + 1} of {a.conv_rounds}", flush=True)
+        recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
+        recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
+        for r in recs:
+            keep("conv", r)
+            m = r["metrics"]
+            if r["status"] != "ok":
+                continue
+            if m["op"] == "gemm":
+                sgemm.append(m["gflop_per_s"])
+                continue
+            variant = next((v for v in ("wino", "direct") if f"_{v}_" in m["op"]), None)
+            algo = {"wino": "winograd", "direct": "direct"}.get(variant) or {"openblas": "gemm"}.get(m["backend"], m["backend"])
+            op = m["op"].replace(f"{variant}_", "") if variant else m["op"]
+            key = (m["shape"].split("_n", 1)[1], op.removeprefix("conv2d_"))
+            runs.setdefault(key, {}).setdefault(algo, []).append(m)
+    return {key: {algo: median_run(ms) for algo, ms in algos.items()} for key, algos in runs.items()}, statistics.median(sgemm)
+
+
+def median_run(ms):
+    """One algorithm's metrics over the rounds, its time the median of theirs."""
+    return {**ms[0], "time_s": statistics.median(m["time_s"] for m in ms), "rounds": len(ms)}
 
 
 def ours_time(algos):
