@@ -129,7 +129,8 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
 // pad <= (R-1)(dil+1) (there it is the forward of dy with the filter flipped and transposed),
 // and for every 1x1 filter. A 1x1 filter with a stride or padding runs as the pointwise problem
 // of its input subsampled to the pixels it reads (backward data: scattered back), in
-// ws.direct_sub.
+// ws.direct_sub: the batch's N*C*P*Q floats, a quarter of the input at stride 2 (the
+// phase-split copy it replaced held the whole input where images have under 1024 outputs).
 // beta as conv2d_bwd_data_openblas's (0 overwrites, 1 accumulates). Throws
 // std::invalid_argument where not applicable.
 bool direct_applicable(const Conv2dShape& sh, ConvDir dir);

@@ -13,7 +13,9 @@
 //
 // Backward data with stride 1 is the forward of dY with the filter flipped and transposed per
 // group (dx = conv(dY, W'), W'[c][k][r][s] = W[k][c][R-1-r][S-1-s], padding (R-1)(dh+1) - ph):
-// the same code with another packing of the weights.
+// the same code with another packing of the weights. A 1x1 layer with a stride or padding runs,
+// in every pass, as the pointwise problem of its input subsampled to the pixels it reads (its
+// backward data scattered back; direct_layout.hpp).
 //
 // Threads: the (image, group, column block) items in static order, each thread its own xs and
 // B buffer; the packing of W is shared, split over the threads first. The reference is
@@ -202,7 +204,10 @@ Items plan_items(const Conv2dShape& f, int threads) {
   const long want = (cols + 4L * threads - 1) / (4L * threads);
   nc = std::min(nc, std::max<long>(kNR, (want + kNR - 1) / kNR * kNR));
   it.per_span = std::min(panels, (it.span + nc - 1) / nc);
-  while (it.per_span < panels && it.spans * it.per_span * f.g % threads != 0) ++it.per_span;
+  // (not below half the block's columns: a count with no factor in common with the threads
+  // would otherwise cut the items small)
+  const long most = std::min(panels, 2 * it.per_span);
+  while (it.per_span < most && it.spans * it.per_span * f.g % threads != 0) ++it.per_span;
   it.count = it.spans * it.per_span * f.g;
   it.nc = int((panels + it.per_span - 1) / it.per_span * kNR);
   return it;

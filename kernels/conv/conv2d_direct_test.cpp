@@ -74,6 +74,8 @@ const char* const kDirectShapes[] = {
     "mb1ic37ih6iw7oc19kh3ph1",              // reduction 333 > one 256-row block
     "mb2ic5ih12iw8oc6kh3ph2dh1",            // dilated
     "g2mb2ic6ih7iw9oc10kh3ph1",             // groups
+    "g2mb2ic6ih9oc4kh1sh2",                 // groups, 1x1 stride 2
+    "g3mb1ic6ih7oc9kh1ph1",                 // groups, 1x1 padded
     "mb1ic2ih40iw3oc3kh3kw1ph1pw0",         // 3 columns: every tile crosses rows
     "mb2ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
     "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
@@ -156,8 +158,8 @@ void check_all_passes(const Conv2dShape& sh) {
 
 TEST(ConvDirect, EveryThreadCountAndAShortTeam) {
   const int saved = omp_get_max_threads();
-  for (const char* text :
-       {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1", "mb3ic3ih34iw40oc7kh3ph1"}) {
+  for (const char* text : {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1",
+                           "mb3ic3ih34iw40oc7kh3ph1", "mb1ic7ih67iw65oc11kh1sh2sw2"}) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     for (const int threads : {1, 2, 3}) {
       SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));

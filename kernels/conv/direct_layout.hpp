@@ -75,8 +75,8 @@ inline Conv2dShape as_pointwise(const Conv2dShape& f) {
   return g;
 }
 
-// xc[n][c][p][q] = x[n][c][p*sh - ph][q*sw - pw] (0 outside), over the calling thread's team
-// or, outside a parallel region, a new one.
+// xc[n][c][p][q] = x[n][c][p*sh - ph][q*sw - pw] (0 outside), by a team of its own: called by
+// one thread (inside another parallel region it runs on that thread alone).
 inline void subsample(const Conv2dShape& f, const float* x, float* xc) {
   const int p = f.p(), q = f.q();
   const long planes = long(f.n) * f.c;
@@ -97,7 +97,7 @@ inline void subsample(const Conv2dShape& f, const float* x, float* xc) {
 
 // The transpose of subsample: x[n][c][ih][iw] = beta x + xc at the pixel it was read from, beta x
 // elsewhere (a 1x1 filter reads each input pixel at most once: its backward data is the
-// pointwise problem's, scattered).
+// pointwise problem's, scattered). By a team of its own, as subsample.
 inline void scatter_subsampled(const Conv2dShape& f, const float* xc, float* x, float beta) {
   const int p = f.p(), q = f.q();
   const long planes = long(f.n) * f.c;
