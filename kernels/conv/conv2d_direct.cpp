@@ -283,10 +283,7 @@ void conv2d_fwd_direct(const Conv2dShape& sh, const float* x, const float* w, fl
   const long crs = sh.crs();
   const auto weight = [&](int g, int row, int t) { return w[(long(g) * sh.kg() + row) * crs + t]; };
   if (!direct::subsampled_1x1(sh)) return implicit_gemm(sh, x, weight, y, beta, ws);
-  const Conv2dShape f = direct::as_pointwise(sh);
-  ws.direct_sub.resize(std::size_t(f.x_count()));
-  direct::subsample(sh, x, ws.direct_sub.data());
-  implicit_gemm(f, ws.direct_sub.data(), weight, y, beta, ws);
+  implicit_gemm(direct::as_pointwise(sh), direct::subsampled_input(sh, x, ws), weight, y, beta, ws);
 }
 
 void conv2d_bwd_data_direct(const Conv2dShape& sh, const float* dy, const float* w, float* dx,

@@ -108,12 +108,9 @@ void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const 
 
 void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                               ConvWorkspace& ws, float beta) {
-  if (direct::subsampled_1x1(sh)) {
-    const Conv2dShape f = direct::as_pointwise(sh);
-    ws.direct_sub.resize(std::size_t(f.x_count()));
-    direct::subsample(sh, x, ws.direct_sub.data());
-    return conv2d_bwd_filter_direct(f, ws.direct_sub.data(), dy, dw, ws, beta);
-  }
+  if (direct::subsampled_1x1(sh))
+    return conv2d_bwd_filter_direct(direct::as_pointwise(sh), direct::subsampled_input(sh, x, ws),
+                                    dy, dw, ws, beta);
   const int threads = omp_threads();
   const Layout l = direct::layout_of(sh);
   const std::vector<long> off = direct::tap_offsets(sh, l);

@@ -120,14 +120,6 @@ const float* gathered_dy(const Conv2dShape& sh, const float* dy, int n0, int nb,
   return tmp;
 }
 
-// p = beta p over n values (beta 0: zeroed, whatever p held).
-void scale_or_zero(float* p, long n, float beta) {
-  if (beta == 0.0f)
-    std::memset(p, 0, sizeof(float) * n);
-  else if (beta != 1.0f)
-    for (long i = 0; i < n; ++i) p[i] *= beta;
-}
-
 }  // namespace
 
 void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, float* y,

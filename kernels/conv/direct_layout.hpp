@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/im2col.hpp"
 #include "measure/threads.hpp"
 
 namespace dls::direct {
@@ -75,48 +76,41 @@ inline Conv2dShape as_pointwise(const Conv2dShape& f) {
   return g;
 }
 
-// xc[n][c][p][q] = x[n][c][p*sh - ph][q*sw - pw] (0 outside), by a team of its own: called by
-// one thread (inside another parallel region it runs on that thread alone).
+// One channel plane of f (what im2col and col2im of a 1x1 filter see: its column matrix is the
+// plane subsampled, P x Q).
+inline Conv2dShape one_plane(const Conv2dShape& f) {
+  Conv2dShape one = f;
+  one.n = one.c = one.k = one.g = 1;
+  return one;
+}
+
+// xc[n][c][p][q] = x[n][c][p*sh - ph][q*sw - pw] (0 outside): im2col of each plane, by a team of
+// its own (called by one thread; inside another parallel region it runs on that thread alone).
 inline void subsample(const Conv2dShape& f, const float* x, float* xc) {
-  const int p = f.p(), q = f.q();
-  const long planes = long(f.n) * f.c;
+  const Conv2dShape one = one_plane(f);
+  const long planes = long(f.n) * f.c, pq = long(f.p()) * f.q();
 #pragma omp parallel for schedule(static) num_threads(omp_threads())
-  for (long nc = 0; nc < planes; ++nc) {
-    const float* src = x + nc * f.h * f.w;
-    float* dst = xc + nc * p * q;
-    for (int i = 0; i < p; ++i) {
-      const int ih = i * f.stride_h - f.pad_h;
-      for (int j = 0; j < q; ++j) {
-        const int iw = j * f.stride_w - f.pad_w;
-        dst[long(i) * q + j] =
-            ih >= 0 && ih < f.h && iw >= 0 && iw < f.w ? src[long(ih) * f.w + iw] : 0.0f;
-      }
-    }
+  for (long i = 0; i < planes; ++i) im2col_cpu(one, x + i * f.h * f.w, xc + i * pq, pq);
+}
+
+// The transpose of subsample: x = beta x + xc scattered to the pixels it was read from (col2im
+// of each plane after scale_or_zero; a 1x1 filter reads each input pixel at most once, so its
+// backward data is the pointwise problem's, scattered). By a team of its own, as subsample.
+inline void scatter_subsampled(const Conv2dShape& f, const float* xc, float* x, float beta) {
+  const Conv2dShape one = one_plane(f);
+  const long planes = long(f.n) * f.c, pq = long(f.p()) * f.q(), hw = long(f.h) * f.w;
+#pragma omp parallel for schedule(static) num_threads(omp_threads())
+  for (long i = 0; i < planes; ++i) {
+    scale_or_zero(x + i * hw, hw, beta);
+    col2im_cpu(one, xc + i * pq, pq, x + i * hw);
   }
 }
 
-// The transpose of subsample: x[n][c][ih][iw] = beta x + xc at the pixel it was read from, beta x
-// elsewhere (a 1x1 filter reads each input pixel at most once: its backward data is the
-// pointwise problem's, scattered). By a team of its own, as subsample.
-inline void scatter_subsampled(const Conv2dShape& f, const float* xc, float* x, float beta) {
-  const int p = f.p(), q = f.q();
-  const long planes = long(f.n) * f.c;
-#pragma omp parallel for schedule(static) num_threads(omp_threads())
-  for (long nc = 0; nc < planes; ++nc) {
-    const float* src = xc + nc * p * q;
-    float* dst = x + nc * f.h * f.w;
-    for (int ih = 0; ih < f.h; ++ih) {
-      const int i = (ih + f.pad_h) / f.stride_h;
-      const bool row = (ih + f.pad_h) % f.stride_h == 0 && i < p;
-      for (int iw = 0; iw < f.w; ++iw) {
-        const int j = (iw + f.pad_w) / f.stride_w;
-        const float v =
-            row && (iw + f.pad_w) % f.stride_w == 0 && j < q ? src[long(i) * q + j] : 0.0f;
-        float& o = dst[long(ih) * f.w + iw];
-        o = beta == 0.0f ? v : beta * o + v;
-      }
-    }
-  }
+// The input of a strided 1x1 layer's pointwise problem: x subsampled into ws.direct_sub.
+inline const float* subsampled_input(const Conv2dShape& f, const float* x, ConvWorkspace& ws) {
+  ws.direct_sub.resize(std::size_t(as_pointwise(f).x_count()));
+  subsample(f, x, ws.direct_sub.data());
+  return ws.direct_sub.data();
 }
 
 // The columns: flat j = n * PQ + p * Q + q over the batch. A run of a panel's columns within

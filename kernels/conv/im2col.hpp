@@ -19,5 +19,7 @@ void im2col_rows_cpu(const Conv2dShape& sh, const float* x_img, float* col, long
                      int p1);
 void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx_img, int p0,
                      int p1);
+// p = beta p over n values (beta 0: zeroed, whatever p held): dx before col2im adds into it.
+void scale_or_zero(float* p, long n, float beta);
 
 }  // namespace dls

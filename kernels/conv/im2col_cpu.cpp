@@ -83,4 +83,11 @@ void col2im_rows_cpu(const Conv2dShape& sh, const float* col, long ld, float* dx
   }
 }
 
+void scale_or_zero(float* p, long n, float beta) {
+  if (beta == 0.0f)
+    std::memset(p, 0, sizeof(float) * n);
+  else if (beta != 1.0f)
+    for (long i = 0; i < n; ++i) p[i] *= beta;
+}
+
 }  // namespace dls
