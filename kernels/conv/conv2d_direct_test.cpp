@@ -1,11 +1,11 @@
 // The direct convolution (conv2d_direct.cpp, conv2d_direct_filter.cpp) against the reference: its
-// register tile against the plain loops, then forward, backward filter and backward data on odd
-// shapes (prime channel counts, channel counts
-// that are not a multiple of the tile's rows, pad 0 and 2, stride 2, batch 1, 1x1, dilation,
-// groups, non-square, a reduction longer than one block, output rows and images that cross the
-// tile's columns, images large enough to be cut alone, a stride with dilation), with beta 0, 1
-// and 0.5 over what the output held; at 1, 2 and 3 threads, and in a team shorter than asked. Where
-// it does not apply it says so.
+// register tile, 8 x 8 transpose and input layout against the plain loops, then forward, backward
+// filter and backward data on odd shapes (prime channel counts, channel counts that are not a
+// multiple of the tile's rows, pad 0 and 2, stride 2, batch 1, 1x1, dilation, groups, non-square, a
+// reduction longer than one block, output rows and images that cross the tile's columns, images
+// large enough to be cut alone, a stride with dilation), with beta 0, 1 and 0.5 over what the
+// output held; at 1, 2 and 3 threads, and in a team shorter than asked. Where it does not apply it
+// says so.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -14,6 +14,7 @@
 
 #include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
+#include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
 #include "measure/compare.hpp"
 
@@ -178,6 +179,41 @@ TEST(ConvDirect, EveryThreadCountAndAShortTeam) {
     omp_set_max_active_levels(levels);
   }
   omp_set_num_threads(saved);
+}
+
+// The 8 x 8 transpose (the backward filter's packing) against the plain loops, from rows at
+// unrelated addresses and an offset into them, into a wider destination whose margin must stay.
+TEST(DirectTranspose, EqualsThePlainLoops) {
+  const auto data = random_int_vector(8 * 29, 7, -50, 50);
+  const float* rows[8];
+  for (int i = 0; i < 8; ++i) rows[i] = data.data() + (i * 5 % 8) * 29;  // rows out of order
+  for (const long at : {0L, 3L, 21L}) {
+    std::vector<float> got(8 * 11, -1.0f), want = got;
+    direct::transpose8x8(rows, at, got.data() + 2, 11);
+    direct::transpose8x8_ref(rows, at, want.data() + 2, 11);
+    EXPECT_EQ(got, want) << "at " << at;
+    EXPECT_EQ(want[2 + 3 * 11 + 5], rows[5][at + 3]);  // dst[j][i] is row i's float j
+  }
+}
+
+// The padded, phase-split layout by runs against the pixel-by-pixel reference: strides 1 to 4,
+// pads 0 to 4 (wider than the image too), widths from 1, every cell written (the buffer starts
+// at a value neither writes).
+TEST(DirectLayout, FillEqualsThePixelByPixelReference) {
+  for (int w : {1, 2, 5, 8, 13})
+    for (int sw = 1; sw <= 4; ++sw)
+      for (int pw = 0; pw <= 4; ++pw) {
+        const Conv2dShape f =
+            Conv2dShape::parse("mb1ic3ih4iw" + std::to_string(w) + "oc2kh1kw1sh1sw" +
+                               std::to_string(sw) + "ph1pw" + std::to_string(pw));
+        const direct::Layout l = direct::layout_of(f);
+        if (!l.copied) continue;
+        const auto x = random_int_vector(std::size_t(f.c) * f.h * f.w, 6, -9, 9);
+        std::vector<float> got(std::size_t(l.image), 99.0f), want = got;
+        direct::fill_layout(f, l, x.data(), got.data());
+        direct::fill_layout_ref(f, l, x.data(), want.data());
+        EXPECT_EQ(got, want) << f.str();
+      }
 }
 
 // A padding larger than the filter reaches (only zeros under some outputs) has no transposed

@@ -122,6 +122,38 @@ inline void micro_tile_staged(int kc, const float* __restrict a, const float* __
   micro_tile(kc, a, b, tile, kNR, kMR, kNR, Mode::kOverwrite, 0.0f);
 }
 
+// An 8 x 8 block transposed: dst[j * ldd + i] = src[i][at + j], i, j < 8 (unpack, 64-bit
+// shuffle, 128-bit lane swap: 24 shuffles for 64 floats, where a float at a time costs a load
+// and a store each). The backward filter's packing of taps into panels (conv2d_direct_filter.cpp)
+// is this transpose. Reference: transpose8x8_ref.
+using Vec8 = float __attribute__((vector_size(8 * sizeof(float))));
+inline void transpose8x8(const float* const* src, long at, float* dst, long ldd) {
+  Vec8 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) std::memcpy(&r[i], src[i] + at, sizeof(Vec8));
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int h = 0; h < 8; h += 4)
+    for (int k = 0; k < 2;
+         ++k) {  // u[h + 2k] and u[h + 2k + 1]: columns from t[h + k], t[h + k + 2]
+      u[h + 2 * k] = __builtin_shufflevector(t[h + k], t[h + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[h + 2 * k + 1] =
+          __builtin_shufflevector(t[h + k], t[h + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int j = 0; j < 4; ++j) {
+    const Vec8 lo = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const Vec8 hi = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(dst + j * ldd, &lo, sizeof lo);
+    std::memcpy(dst + (j + 4) * ldd, &hi, sizeof hi);
+  }
+}
+
+inline void transpose8x8_ref(const float* const* src, long at, float* dst, long ldd) {
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) dst[j * ldd + i] = src[i][at + j];
+}
+
 // The reference: the same tile by plain loops (what micro_tile must equal up to rounding).
 inline void micro_tile_ref(int kc, const float* a, const float* b, float* c, long ldc, int mr,
                            int nr, Mode mode, float beta) {
