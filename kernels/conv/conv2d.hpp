@@ -81,7 +81,8 @@ struct ConvWorkspace {
   long max_winograd_block_bytes = 4L << 20;
   // The direct convolution's packed weights (shared) and, per thread, its packed input panels
   // and its padded, stride-split copy of one image (conv2d_direct.cpp); a strided 1x1 layer's
-  // input subsampled to the pixels it reads, the batch's (direct_layout.hpp).
+  // input subsampled to the pixels it reads, the batch's (direct_layout.hpp). direct_a also holds
+  // the backward filter's transposed dW (a 1x1 layer with fewer output than input channels).
   std::vector<float> direct_a, direct_sub;
   std::vector<std::vector<float>> direct_b, direct_x;
   long min_winograd_block_tiles =

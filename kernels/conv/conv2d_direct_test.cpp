@@ -69,6 +69,8 @@ const char* const kDirectShapes[] = {
     "mb1ic7ih9iw10oc13kh3ph2",              // pad 2
     "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",  // ResNet-50's conv1, small: 7x7/2, pad 3
     "mb1ic13ih10iw9oc17kh1kw1",             // pointwise
+    "mb2ic19ih16iw17oc5kh1kw1",             // pointwise, fewer outputs: backward filter swapped
+    "g2mb3ic10ih16oc6kh1",                  // the same in groups (5 inputs, 3 outputs a group)
     "mb3ic11ih9oc7kh1sh2sw2",               // 1x1 stride 2 (a downsample): subsampled input
     "mb2ic5ih8iw9oc3kh1sh2sw3ph1pw2",       // 1x1, strides 2 and 3, padded: zeros subsampled
     "mb1ic3ih7iw5oc2kh1sh1sw1ph1pw0",       // 1x1 stride 1 padded (not pointwise)
@@ -85,6 +87,7 @@ const char* const kDirectShapes[] = {
     // several pixel blocks of the backward filter
     "mb3ic3ih34iw40oc7kh3ph1",         // padded: each thread its own copy of the image
     "mb2ic4ih32iw33oc5kh1",            // pointwise: the input itself
+    "mb1ic41ih32iw33oc7kh1",           // pointwise, fewer outputs: dy packed, several blocks
     "mb1ic7ih67iw65oc11kh1sh2sw2",     // 1x1 stride 2, one image of 34 x 33: items within it
     "g2mb2ic4ih66iw64oc6kh3sh2ph1",    // groups and a stride: 33 x 32 outputs
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2"};  // stride 2 with dilation 2: the tap phases vary
@@ -159,8 +162,9 @@ void check_all_passes(const Conv2dShape& sh) {
 
 TEST(ConvDirect, EveryThreadCountAndAShortTeam) {
   const int saved = omp_get_max_threads();
-  for (const char* text : {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1",
-                           "mb3ic3ih34iw40oc7kh3ph1", "mb1ic7ih67iw65oc11kh1sh2sw2"}) {
+  for (const char* text :
+       {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1", "mb3ic3ih34iw40oc7kh3ph1",
+        "mb1ic7ih67iw65oc11kh1sh2sw2", "mb3ic13ih16oc5kh1"}) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     for (const int threads : {1, 2, 3}) {
       SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
