@@ -78,36 +78,56 @@ void add_tiles(const Conv2dShape& f, const float* dyg, long pq, long pix0, const
   }
 }
 
+// Images a block: one, or as many whole images as kKJ pixels hold where an image is smaller and
+// its taps are the input itself (1x1, stride 1, unpadded). One image a block, each image's 49
+// pixels at 7x7 added all of dW (4 MiB at 2048 -> 512) into the thread's sum: 9.9 ms against
+// oneDNN's 7.3 at 2 threads.
+int images_a_block(const Layout& l, long pq) { return !l.copied && pq < kKJ ? int(kKJ / pq) : 1; }
+
+// dy_g's rows over images [n, n + m) side by side: a[k][mm * pq + pix] = dy[n + mm][g, k][pix].
+void gather_rows(const Conv2dShape& f, const float* dy, long pq, int n, int m, int g, float* a) {
+  for (int k = 0; k < f.kg(); ++k)
+    for (int mm = 0; mm < m; ++mm) {
+      const float* src = dy + ((long(n) + mm) * f.k + long(g) * f.kg() + k) * pq;
+      std::copy(src, src + pq, a + (long(k) * m + mm) * pq);
+    }
+}
+
 // One thread's share: tap panels [q0, q1) of every group, over images [n0, n1).
 void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const float* x,
                   const float* dy, float* dw, float beta, int n0, int n1, int q0, int q1,
                   ConvWorkspace& ws, int tid) {
   const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
-  const int crs = f.crs();
+  const int crs = f.crs(), per = images_a_block(l, pq);
   std::vector<float>& zb = ws.direct_b[std::size_t(tid)];  // kKJ zeros, then the B panels
   zb.assign(std::size_t(kKJ) * (1 + kPanelsABlock * kNR), 0.0f);
   const float* zeros = zb.data();
   float* b = zb.data() + kKJ;
+  // the image's padded copy, or (several images a block) dy_g's rows side by side
   std::vector<float>& xs = ws.direct_x[std::size_t(tid)];
-  if (l.copied) xs.resize(std::size_t(l.image));
+  xs.resize(std::size_t(l.copied ? l.image : per > 1 ? f.kg() * per * pq : 0));
   Segment seg[kKJ];
-  for (int n = n0; n < n1; ++n) {
+  for (int n = n0; n < n1; n += per) {
+    const int m = std::min(per, n1 - n);
     if (l.copied) direct::fill_layout(f, l, x + n * x_img, xs.data());
     const float* img = l.copied ? xs.data() : x + n * x_img;
-    for (long pix0 = 0; pix0 < pq; pix0 += kKJ) {
-      const int kj = int(std::min<long>(kKJ, pq - pix0));
-      const int ns = direct::segments(f, l, pix0, kj, seg);  // image 0 of one: offsets in img
+    const long span = m * pq;  // the block's pixels, images [n, n + m)
+    for (long pix0 = 0; pix0 < span; pix0 += kKJ) {
+      const int kj = int(std::min<long>(kKJ, span - pix0));
+      const int ns = direct::segments(f, l, pix0, kj, seg);  // seg.n: image n + seg.n
+      for (int i = 0; i < ns; ++i) seg[i].src += seg[i].n * x_img;
       for (int g = 0; g < f.g; ++g) {
         const Mode mode = n > n0 || pix0 > 0 ? Mode::kAdd
                           : beta == 0.0f     ? Mode::kOverwrite
                           : beta == 1.0f     ? Mode::kAdd
                                              : Mode::kScale;
         const float* dyg = dy + (long(n) * f.k + long(g) * f.kg()) * pq;
+        if (m > 1) gather_rows(f, dy, pq, n, m, g, xs.data()), dyg = xs.data();
         for (int p0 = q0; p0 < q1; p0 += kPanelsABlock) {
           const int p1 = std::min(q1, p0 + kPanelsABlock);
           pack_taps(img + long(g) * f.cg() * l.ch, off, crs, seg, ns, kj, p0, p1, b);
-          add_tiles(f, dyg, pq, pix0, zeros, b, kj, p0, p1, dw + long(g) * f.kg() * crs, mode,
-                    beta);
+          add_tiles(f, dyg, m > 1 ? span : pq, pix0, zeros, b, kj, p0, p1,
+                    dw + long(g) * f.kg() * crs, mode, beta);
         }
       }
     }
