@@ -4,7 +4,8 @@
 // dy_g[k][j] * col_g[t][j], t = (c, r, s). With at least as many images as threads each thread
 // sums its images into its own dW (the sums then added in a fixed order); with fewer, each
 // thread owns a range of dW's columns (taps, in panels of NR) over every image. A thread runs
-// its images a block of kKJ pixels at a time (within one image); for each block it packs its taps
+// its images a block of kKJ pixels at a time (within one image, or several whole images of a 1x1
+// stride-1 layer whose images are smaller than a block); for each block it packs its taps
 // over the block into NR-tap panels (b[jj * NR + tt] = col[t0 + tt][j0 + jj], read straight from
 // the image's padded, stride-split input as the forward reads it, direct_layout.hpp, and
 // transposed 8 x 8 at a time) and adds the MR x NR tiles into dW row-tile by row-tile, A read
