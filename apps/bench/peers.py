@@ -32,6 +32,7 @@ but not oneDNN's.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -40,6 +41,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers_rows  # noqa: E402
 
+TORCH_ROWS = ("train", "ddp", "rss")  # the rows with a PyTorch side
 ROWS = {
     "conv": peers_rows.conv_rows,
     "train": peers_rows.train_rows,
@@ -81,6 +83,14 @@ def parse(argv=None):
             p.error(f"--{name.replace('_', '-')}: expected at least 1, got {getattr(a, name)}")
     if not (os.path.isfile(a.dlscale) and os.access(a.dlscale, os.X_OK)):
         p.error(f"--dlscale: {a.dlscale} is not an executable (build it: scripts/setup.sh)")
+    torch_rows = [r for r in rows if r in TORCH_ROWS]
+    missing = [m for m in ("torch", "torchvision") if importlib.util.find_spec(m) is None]
+    if torch_rows and missing:
+        p.error(
+            f"--rows {','.join(torch_rows)}: run PyTorch, and {sys.executable} has no {' or '.join(missing)} "
+            "(Debian: apt-get install python3-torch python3-torchvision; or leave those rows out, "
+            "e.g. --rows conv,allreduce,weak)"
+        )
     a.rows = rows
     a.device, a.math = "cpu", "fp32"  # what pytorch_compare's runs read
     return a

@@ -199,7 +199,10 @@ def run_torch(a, model, batch, steps, warmup):
         "--math",
         a.math,
     ]
-    res = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:  # the worker's own words, not only its exit status
+        tail = "\n".join(res.stderr.strip().splitlines()[-15:])
+        sys.exit(f"pytorch_compare: the PyTorch run of {model} (batch {batch}) failed, exit {res.returncode}:\n{tail}")
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
