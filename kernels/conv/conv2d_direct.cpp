@@ -77,8 +77,7 @@ __attribute__((noinline)) void pack_b(const Conv2dShape& f, const Layout& l, Sou
   for (int jp = 0; jp < panels; ++jp) {
     const int nr = std::min(kNR, nc - jp * kNR);
     Segment* s = seg.data() + first[std::size_t(jp)];
-    const int ns = direct::segments(f, l, j0 + jp * kNR, nr, s);
-    for (int i = 0; i < ns; ++i) s[i].src += (s[i].n - src.first) * src.pitch;
+    const int ns = direct::segments(f, l, j0 + jp * kNR, nr, src.pitch, src.first, s);
     first[std::size_t(jp) + 1] = first[std::size_t(jp)] + ns;
     simple = simple && ns == 1 && nr == kNR;
   }

@@ -115,8 +115,7 @@ void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const 
     const long span = m * pq;  // the block's pixels, images [n, n + m)
     for (long pix0 = 0; pix0 < span; pix0 += kKJ) {
       const int kj = int(std::min<long>(kKJ, span - pix0));
-      const int ns = direct::segments(f, l, pix0, kj, seg);  // seg.n: image n + seg.n
-      for (int i = 0; i < ns; ++i) seg[i].src += seg[i].n * x_img;
+      const int ns = direct::segments(f, l, pix0, kj, x_img, 0, seg);  // image n + seg.n
       for (int g = 0; g < f.g; ++g) {
         const Mode mode = n > n0 || pix0 > 0 ? Mode::kAdd
                           : beta == 0.0f     ? Mode::kOverwrite
@@ -135,6 +134,27 @@ void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const 
   }
 }
 
+// dW_g[k][c] = sum_j dy[k][j] x[c][j] is symmetric in x and dy: the problem with their roles
+// swapped (dy the input, x the gradient) gives dW_g transposed while packing dy's K/G rows
+// instead of x's C/G (the packing is a transpose of one of them; 1x1 256 -> 64: a quarter).
+// Measured (2 threads, Zen 4): 56x56 256 -> 64 10.2 -> 8.4 ms, 28x28 512 -> 128 9.1 -> 8.3;
+// 14x14 1024 -> 256 the same; 7x7 2048 -> 512 9.9 -> 11.3, hence images of a block or more.
+void bwd_filter_swapped(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                        ConvWorkspace& ws, float beta) {
+  Conv2dShape swapped = sh;
+  swapped.c = sh.k, swapped.k = sh.c;
+  ws.direct_a.resize(std::size_t(sh.w_count()));
+  float* wt = ws.direct_a.data();  // wt[g][c][k]
+  conv2d_bwd_filter_direct(swapped, dy, x, wt, ws, 0.0f);
+  const int kg = sh.kg(), cg = sh.cg();
+#pragma omp parallel for schedule(static) num_threads(omp_threads())
+  for (long gk = 0; gk < long(sh.g) * kg; ++gk) {
+    const float* col = wt + gk / kg * kg * cg + gk % kg;
+    float* row = dw + gk * cg;
+    for (int c = 0; c < cg; ++c) row[c] = (beta == 0.0f ? 0.0f : beta * row[c]) + col[long(c) * kg];
+  }
+}
+
 }  // namespace
 
 void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
@@ -142,27 +162,8 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
   if (direct::subsampled_1x1(sh))
     return conv2d_bwd_filter_direct(direct::as_pointwise(sh), direct::subsampled_input(sh, x, ws),
                                     dy, dw, ws, beta);
-  if (sh.pointwise() && sh.kg() < sh.cg() && long(sh.h) * sh.w >= kKJ) {
-    // dW_g[k][c] = sum_j dy[k][j] x[c][j] is symmetric in x and dy: the problem with their roles
-    // swapped (dy the input, x the gradient) gives dW_g transposed while packing dy's K/G rows
-    // instead of x's C/G (the packing is a transpose of one of them; 1x1 256 -> 64: a quarter).
-    // Measured (2 threads, Zen 4): 56x56 256 -> 64 10.2 -> 8.4 ms, 28x28 512 -> 128 9.1 -> 8.3;
-    // 14x14 1024 -> 256 the same; 7x7 2048 -> 512 9.9 -> 11.3, hence images of a block or more.
-    Conv2dShape swapped = sh;
-    swapped.c = sh.k, swapped.k = sh.c;
-    ws.direct_a.resize(std::size_t(sh.w_count()));
-    float* wt = ws.direct_a.data();  // wt[g][c][k]
-    conv2d_bwd_filter_direct(swapped, dy, x, wt, ws, 0.0f);
-    const int kg = sh.kg(), cg = sh.cg();
-#pragma omp parallel for schedule(static) num_threads(omp_threads())
-    for (long gk = 0; gk < long(sh.g) * kg; ++gk) {
-      const float* col = wt + gk / kg * kg * cg + gk % kg;
-      float* row = dw + gk * cg;
-      for (int c = 0; c < cg; ++c)
-        row[c] = (beta == 0.0f ? 0.0f : beta * row[c]) + col[long(c) * kg];
-    }
-    return;
-  }
+  if (sh.pointwise() && sh.kg() < sh.cg() && long(sh.h) * sh.w >= kKJ)
+    return bwd_filter_swapped(sh, x, dy, dw, ws, beta);
   const int threads = omp_threads();
   const Layout l = direct::layout_of(sh);
   const std::vector<long> off = direct::tap_offsets(sh, l);

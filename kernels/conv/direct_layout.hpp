@@ -141,22 +141,23 @@ inline const float* subsampled_input(const Conv2dShape& f, const float* x, ConvW
 }
 
 // The columns: flat j = n * PQ + p * Q + q over the batch. A run of a panel's columns within
-// one output row of one image: its image, input offset (from that image's xs), output pixel,
-// length and first panel column.
+// one output row of one image: its image, input offset (from the inputs' base, where image n's
+// xs starts at (n - first) * pitch), output pixel, length and first panel column.
 struct Segment {
   int n;
   long src, pix;
   int len, dst;
 };
 
-inline int segments(const Conv2dShape& f, const Layout& l, long j0, int nr, Segment* seg) {
+inline int segments(const Conv2dShape& f, const Layout& l, long j0, int nr, long pitch, long first,
+                    Segment* seg) {
   const long pq = long(f.p()) * f.q();
   int count = 0;
   for (int done = 0; done < nr;) {
     const long j = j0 + done, pix = j % pq;
     const int n = int(j / pq), p = int(pix / f.q()), q = int(pix % f.q());
     const int len = std::min(nr - done, f.q() - q);
-    const long src = long(p) * f.stride_h * l.row + q;
+    const long src = (n - first) * pitch + long(p) * f.stride_h * l.row + q;
     if (count > 0 && seg[count - 1].n == n && seg[count - 1].src + seg[count - 1].len == src)
       seg[count - 1].len += len;  // the next output row continues in the input (1x1, stride 1)
     else

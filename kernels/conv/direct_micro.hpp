@@ -134,9 +134,9 @@ inline void transpose8x8(const float* const* src, long at, float* dst, long ldd)
     t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
     t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
   }
+  // u[h + 2k] and u[h + 2k + 1]: two columns each, from t[h + k] and t[h + k + 2]
   for (int h = 0; h < 8; h += 4)
-    for (int k = 0; k < 2;
-         ++k) {  // u[h + 2k] and u[h + 2k + 1]: columns from t[h + k], t[h + k + 2]
+    for (int k = 0; k < 2; ++k) {
       u[h + 2 * k] = __builtin_shufflevector(t[h + k], t[h + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
       u[h + 2 * k + 1] =
           __builtin_shufflevector(t[h + k], t[h + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
