@@ -3,9 +3,11 @@
 // 0..2, sizes that are not multiples of the 4x4 tile, channel counts that are not multiples of
 // the 16 lanes (17, 19: a full group and a partial one), and blocks of tile rows (a small cap).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <ostream>
+#include <string>
 
 #include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
@@ -49,15 +51,12 @@ struct Case {
 
 class WinogradVsReference : public ::testing::TestWithParam<Case> {};
 
-TEST_P(WinogradVsReference, AllDirections) {
-  const Conv2dShape sh = Conv2dShape::parse(GetParam().shape);
-  ASSERT_TRUE(winograd_applicable(sh));
-  const auto x = random_vector(sh.x_count(), 31), w = random_vector(sh.w_count(), 32),
-             dy = random_vector(sh.y_count(), 33);
-  const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
-
+// All three directions at the current thread count against the reference results r.
+void check_directions(const Conv2dShape& sh, long block_bytes, const ConvRefResults& r,
+                      const std::vector<float>& x, const std::vector<float>& w,
+                      const std::vector<float>& dy) {
   ConvWorkspace ws;
-  ws.max_winograd_block_bytes = GetParam().block_bytes;
+  ws.max_winograd_block_bytes = block_bytes;
   ws.min_winograd_block_tiles = 1;
   std::vector<float> gy(sh.y_count(), NAN), gdx(sh.x_count(), NAN), gdw(sh.w_count(), NAN);
   conv2d_fwd_winograd(sh, x.data(), w.data(), gy.data(), ws);
@@ -78,6 +77,31 @@ TEST_P(WinogradVsReference, AllDirections) {
     ASSERT_NEAR(twice[i], 2 * gdw[i], 1e-5 * (1 + std::fabs(gdw[i]))) << i;
 }
 
+// Each thread takes a share of a block's tile rows, or of its output channels where the block has
+// fewer tiles than output channels (the cases with 40 and 67 of them): 1, 2 and 3 threads, and a
+// team shorter than omp_get_max_threads() (a nested region).
+TEST_P(WinogradVsReference, AllDirections) {
+  const Conv2dShape sh = Conv2dShape::parse(GetParam().shape);
+  ASSERT_TRUE(winograd_applicable(sh));
+  const auto x = random_vector(sh.x_count(), 31), w = random_vector(sh.w_count(), 32),
+             dy = random_vector(sh.y_count(), 33);
+  const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+  const int saved = omp_get_max_threads();
+  for (const int threads : {1, 2, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    omp_set_num_threads(threads);
+    check_directions(sh, GetParam().block_bytes, r, x, w, dy);
+  }
+  SCOPED_TRACE("a short team");
+  omp_set_num_threads(3);
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);  // a nested region runs on one thread
+#pragma omp parallel num_threads(2)
+  if (omp_get_thread_num() == 0) check_directions(sh, GetParam().block_bytes, r, x, w, dy);
+  omp_set_max_active_levels(levels);
+  omp_set_num_threads(saved);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, WinogradVsReference,
     ::testing::Values(
@@ -86,8 +110,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mb1ic4ih9iw70oc3kh3kw3ph0pw0", 16L << 20},     // pad 0, 17 tiles a row
         Case{"mb2ic5ih7iw6oc6kh3kw3ph2pw2", 16L << 20},      // pad 2: backward data pads 0
         Case{"mb3ic6ih10iw9oc7kh3kw3ph1pw0", 1},             // one tile row a block
-        Case{"mb2ic8ih7iw7oc8kh3kw3ph1pw1",
-             4 * (36 * 2 + 6 * 10) * 16 * 3}));  // 3 tile rows a block
+        Case{"mb2ic8ih7iw7oc8kh3kw3ph1pw1", 4 * (36 * 2 + 6 * 10) * 16 * 3},  // 3 tile rows a block
+        Case{"mb1ic8ih7iw7oc40kh3kw3ph1pw1", 16L << 20},   // 4 tiles, 40 output channels
+        Case{"mb2ic67ih6iw5oc40kh3kw3ph0pw0", 1},          // channels split, several blocks
+        Case{"mb2ic5ih9iw10oc67kh3kw3ph2pw2", 16L << 20},  // 67 channels, 18 tiles an image
+        Case{"mb3ic17ih13iw11oc5kh3kw3ph1pw1", 1}));       // rows split, a thread's dU each
 
 TEST(Winograd, RejectsWhatItCannotDo) {
   std::vector<float> buf(4096);

@@ -1,0 +1,193 @@
+// The tile-level pieces of the Winograd F(4x4, 3x3) convolution (conv2d_winograd.cpp): the
+// geometry, the halo rows (channels innermost), the input, output and filter transforms of 16
+// lanes at a time, and the filter gradient's back-transform. Each works on what it is given; how a
+// block of tiles is shared between threads is conv2d_winograd.cpp's.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/conv/winograd_transforms.hpp"
+
+namespace dls::wino {
+
+inline constexpr int kXi = kT * kT;  // 36 transformed positions
+inline constexpr int L = kLanes;
+
+// A stride-1 3x3 convolution as the core sees it: in (n, ci, ih, iw) -> out (n, ko, oh, ow).
+struct Geom {
+  int n, ci, ko, ih, iw, oh, ow, ph, pw;
+  int th() const { return (oh + kM - 1) / kM; }  // tile rows per image
+  int tw() const { return (ow + kM - 1) / kM; }  // tiles per tile row
+  int wp() const { return kM * tw() + kR - 1; }  // halo row width: every tile's 6 columns
+};
+
+// Tile t of a block that starts at tile row r0: its image and the output position of its corner.
+struct TilePos {
+  int n, y, x;
+};
+inline TilePos tile_pos(const Geom& g, int r0, long t) {
+  const int tw = g.tw();
+  const long row = r0 + t / tw;
+  return {static_cast<int>(row / g.th()), kM * static_cast<int>(row % g.th()),
+          kM * static_cast<int>(t % tw)};
+}
+
+// The lanes are 16 channels: n of them real at channel c0 of ch.
+inline int lanes_at(int c0, int ch) { return std::min(L, ch - c0); }
+
+template <int Rows, int Cols>
+inline void zero_tail(float (&p)[Rows][Cols][L], int n) {
+  for (int a = 0; a < Rows; ++a)
+    for (int b = 0; b < Cols; ++b)
+      for (int l = n; l < L; ++l) p[a][b][l] = 0.0f;
+}
+
+// dst[0, n) = src[0, n): one vector when all 16 lanes are real, else a masked one (a plain
+// loop of n < 16 becomes `rep movs`, whose start-up took 40 % of the halo's time on 14x14 maps).
+inline void copy_lanes(float* __restrict dst, const float* __restrict src, int n) {
+  if (n == L) {
+    for (int l = 0; l < L; ++l) dst[l] = src[l];
+    return;
+  }
+#ifdef __AVX512F__
+  const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
+  _mm512_mask_storeu_ps(dst, mask, _mm512_maskz_loadu_ps(mask, src));
+#else
+  for (int l = 0; l < n; ++l) dst[l] = src[l];
+#endif
+}
+
+// dst[xi * stride + 0..n) = o[xi]: the 36 transformed lane vectors of one group.
+inline void store_xi(float* dst, long stride, const float (&o)[kT][kT][L], int n) {
+  for (int xi = 0; xi < kXi; ++xi) copy_lanes(dst + xi * stride, o[xi / kT][xi % kT], n);
+}
+
+// m[xi] = src[xi * stride + 0..n), lanes n.. zero: 36 lane vectors to transform back.
+inline void load_xi(float (&m)[kXi][L], const float* src, long stride, int n) {
+  for (int xi = 0; xi < kXi; ++xi) {
+    copy_lanes(m[xi], src + xi * stride, n);
+    for (int l = n; l < L; ++l) m[xi][l] = 0.0f;
+  }
+}
+
+// Row ra of the halo of the tile rows from r0 of an NCHW tensor (ch channels, h x w), channels
+// c_lo..c_hi-1 of it (multiples of 16, or ch): row a = ra % rows of tile row r0 + ra / rows, its
+// source row 4*trow - top + a, shifted right by `left`, channels innermost and 0 outside the
+// tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows make the tile transforms' loads 16
+// contiguous channels.
+inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int top, int left,
+                     int rows, int r0, int ra, float* halo, int c_lo, int c_hi) {
+  const int wp = g.wp(), th = g.th(), nc = c_hi - c_lo;
+  const int rr = ra / rows, a = ra % rows;
+  const int n = (r0 + rr) / th, y = kM * ((r0 + rr) % th) - top + a;
+  float* dst = halo + static_cast<long>(ra) * wp * ch + c_lo;
+  auto zero_columns = [&](int x0, int x1) {
+    for (int x = x0; x < x1; ++x) std::fill_n(dst + static_cast<long>(x) * ch, nc, 0.0f);
+  };
+  if (y < 0 || y >= h) return zero_columns(0, wp);
+  const int x1 = std::min(w, wp - left);  // source columns that land inside the row
+  zero_columns(0, left);
+  zero_columns(left + x1, wp);
+  const long plane = static_cast<long>(h) * w;
+  const float* img = src + (static_cast<long>(n) * ch * h + y) * w + c_lo * plane;
+  alignas(64) float blk[L][L];
+  for (int x0 = 0; x0 < x1; x0 += L)  // 16 x 16 transposes through L1: whole-line loads, stores
+    for (int c0 = 0; c0 < nc; c0 += L) {
+      const int xb = std::min(L, x1 - x0), cb = std::min(L, nc - c0);
+      for (int cc = 0; cc < cb; ++cc) copy_lanes(blk[cc], img + (c0 + cc) * plane + x0, xb);
+      float* d = dst + static_cast<long>(left + x0) * ch + c0;
+      for (int xx = 0; xx < xb; ++xx)
+        for (int cc = 0; cc < cb; ++cc) d[static_cast<long>(xx) * ch + cc] = blk[cc][xx];
+    }
+}
+
+// dst[t][xi][c0..c0+15] = (M h MT)[xi] for the Rows x Rows halo patch h of tile t of the block
+// and the 16 channels of group cg of ch: the input tiles (Rows 6, M = BT) and the output-gradient
+// tiles (Rows 4, M = A, that is AT transposed).
+template <int Rows, bool Transposed, class Matrix>
+inline void tile_transform(const Matrix& mat, const Geom& g, const float* halo, int ch, long t,
+                           int cg, float* dst) {
+  const int wp = g.wp(), tw = g.tw(), c0 = cg * L, n = lanes_at(c0, ch);
+  const float* base = halo + ((t / tw) * Rows * wp + kM * (t % tw)) * ch + c0;
+  alignas(64) float d[Rows][Rows][L], t1[Rows][kT][L], o[kT][kT][L];
+  zero_tail(d, n);
+  for (int a = 0; a < Rows; ++a)
+    for (int b = 0; b < Rows; ++b)
+      copy_lanes(d[a][b], base + (static_cast<long>(a) * wp + b) * ch, n);
+  for (int a = 0; a < Rows; ++a) apply<kT, Rows, Transposed>(mat, d[a][0], L, t1[a][0], L);
+  for (int b = 0; b < kT; ++b)
+    apply<kT, Rows, Transposed>(mat, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
+  store_xi(dst + t * static_cast<long>(kXi) * ch + c0, ch, o, n);
+}
+
+// Output channels k0..k0+15 of tile t = AT M A, clipped to oh x ow, into the NCHW output.
+inline void output_tile(const Geom& g, const float* m, const TilePos& p, int k0, float* out) {
+  const int ch = g.ko, n = lanes_at(k0, ch);
+  alignas(64) float mm[kXi][L], t1[kT][kM][L], o[kM][kM][L];
+  load_xi(mm, m + k0, ch, n);
+  for (int a = 0; a < kT; ++a) apply<kM, kT>(kAT, mm[a * kT], L, t1[a][0], L);
+  for (int j = 0; j < kM; ++j) apply<kM, kT>(kAT, &t1[0][j][0], kM * L, &o[0][j][0], kM * L);
+  const int rows = std::min(kM, g.oh - p.y), cols = std::min(kM, g.ow - p.x);
+  for (int l = 0; l < n; ++l) {
+    float* img = out + ((static_cast<long>(p.n) * ch + k0 + l) * g.oh + p.y) * g.ow + p.x;
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) img[static_cast<long>(i) * g.ow + j] = o[i][j][l];
+  }
+}
+
+// U[xi][row][col] = (G f GT)[xi] for the filters f of all (row, col) pairs, read from KCRS w as
+// w[col][row] (transposed: rows = C, cols = K, the forward) or w[row][col] rotated by 180
+// degrees (rows = K, cols = C, backward data). The lanes are 16 consecutive pairs, so U is
+// written in 36 sequential streams; (row, col) is stepped, not divided out, per lane.
+inline void filter_transform(const float* w, int rows, int cols, bool rotate, float* u) {
+  const long pairs = static_cast<long>(rows) * cols;
+#pragma omp parallel for schedule(static)
+  for (long p0 = 0; p0 < pairs; p0 += L) {
+    alignas(64) float f[kR][kR][L], t1[kR][kT][L], o[kT][kT][L];
+    const int n = static_cast<int>(std::min<long>(L, pairs - p0));
+    zero_tail(f, n);
+    long row = p0 / cols, col = p0 % cols;
+    for (int l = 0; l < n; ++l) {
+      const float* src = w + (rotate ? row * cols + col : col * rows + row) * kR * kR;
+      for (int r = 0; r < kR; ++r)
+        for (int s = 0; s < kR; ++s)
+          f[r][s][l] = rotate ? src[(kR - 1 - r) * kR + kR - 1 - s] : src[r * kR + s];
+      if (++col == cols) col = 0, ++row;
+    }
+    for (int r = 0; r < kR; ++r) apply<kT, kR>(kG, f[r][0], L, t1[r][0], L);
+    for (int b = 0; b < kT; ++b) apply<kT, kR>(kG, &t1[0][b][0], kT * L, &o[0][b][0], kT * L);
+    store_xi(u + p0, pairs, o, n);
+  }
+}
+
+// dw[k][c] = beta * dw + (GT dU G) for dU = the sum of `copies` arrays [36][C][K] `stride` floats
+// apart (the threads' own sums, conv2d_bwd_filter_winograd), 16 consecutive (c, k) pairs a group.
+inline void filter_gradient(const float* du, int copies, long stride, int c_count, int k_count,
+                            float* dw, float beta) {
+  const long pairs = static_cast<long>(c_count) * k_count;
+#pragma omp parallel for schedule(static)
+  for (long p0 = 0; p0 < pairs; p0 += L) {
+    alignas(64) float m[kXi][L], part[kXi][L], t1[kT][kR][L], o[kR][kR][L];
+    const int n = static_cast<int>(std::min<long>(L, pairs - p0));
+    load_xi(m, du + p0, pairs, n);
+    for (int c = 1; c < copies; ++c) {
+      load_xi(part, du + c * stride + p0, pairs, n);
+      for (int xi = 0; xi < kXi; ++xi)
+        for (int l = 0; l < L; ++l) m[xi][l] += part[xi][l];
+    }
+    for (int a = 0; a < kT; ++a) apply<kR, kT, true>(kG, m[a * kT], L, t1[a][0], L);
+    for (int s = 0; s < kR; ++s) apply<kR, kT, true>(kG, &t1[0][s][0], kR * L, &o[0][s][0], kR * L);
+    long c = p0 / k_count, k = p0 % k_count;
+    for (int l = 0; l < n; ++l) {
+      float* d = dw + (k * c_count + c) * kR * kR;
+      for (int r = 0; r < kR; ++r)
+        for (int s = 0; s < kR; ++s)
+          d[r * kR + s] = beta == 0.0f ? o[r][s][l] : beta * d[r * kR + s] + o[r][s][l];
+      if (++k == k_count) k = 0, ++c;
+    }
+  }
+}
+
+}  // namespace dls::wino
