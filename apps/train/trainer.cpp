@@ -151,6 +151,9 @@ void Trainer::setup() {
   if (o_.threads > 0) set_threads(o_.threads);
   set_denormals(o_.denormals);  // on this thread and the OpenMP team; later threads inherit it
   s_->t_start = TrainClock::now();
+  // where the threads share data across cores (core_latency.hpp); rank 0 alone, so that no two
+  // ranks' probes spin on the same cores
+  if (hooks_.rank == 0) s_->cores = probe_core_pairs();
   open_data_and_net();
   plan_steps();
   State& s = *s_;

@@ -206,6 +206,12 @@ void Trainer::add_metrics(nlohmann::json& m) const {
        {"total_time_s", seconds_since(s.t_start)},
        {"memory", model_memory()},
        {"cache", cache_json(*s.train)}};
+  std::vector<CoreRoundTrip> cores = s.cores;
+  if (!cores.empty()) {
+    const std::vector<CoreRoundTrip> end = probe_core_pairs();
+    cores.insert(cores.end(), end.begin(), end.end());
+    m["cores"] = core_round_trips_json(cores);
+  }
   if (o_.conv_algo == ConvAlgo::kFind) {  // only then: records of the other algorithms unchanged
     double find_s = 0;
     m["conv_algos"] = conv_algos_json(*s.net, find_s);

@@ -17,6 +17,7 @@
 #include "apps/train/phase_counters.hpp"
 #include "apps/train/step_agreement.hpp"
 #include "apps/train/trainer.hpp"
+#include "measure/core_latency.hpp"
 #include "measure/stats.hpp"
 
 namespace dls {
@@ -51,11 +52,12 @@ struct Trainer::State {
   std::optional<Loader> eval_loader;  // read (decoded) once and cached like the training ones
   Context ctx;
   nlohmann::json per_epoch = nlohmann::json::array();
-  std::vector<int> labels;          // the step's labels, copied out of the prefetch buffer
-  std::vector<PhaseTimes> steady;   // the steps after warm-up
-  double epoch_wall = 0;            // this epoch's steps so far (evaluation excluded)
-  std::vector<double> epoch_walls;  // each complete epoch's wall time
-  double eval_time = 0;             // every evaluation's
+  std::vector<int> labels;           // the step's labels, copied out of the prefetch buffer
+  std::vector<PhaseTimes> steady;    // the steps after warm-up
+  double epoch_wall = 0;             // this epoch's steps so far (evaluation excluded)
+  std::vector<double> epoch_walls;   // each complete epoch's wall time
+  double eval_time = 0;              // every evaluation's
+  std::vector<CoreRoundTrip> cores;  // the cores' round trips at the start (and the end)
   double mean_step() const { return mean_of(steady).wall; }
   std::vector<double> layer_fwd, layer_bwd;
   double epoch_loss = 0, tta = -1, epochs_to_target = -1;

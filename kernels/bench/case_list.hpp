@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/bench/kernel_case.hpp"
+#include "measure/core_latency.hpp"
 #include "measure/counter_list.hpp"
 
 namespace dls {
@@ -36,7 +37,8 @@ struct CaseEntry {
   std::vector<double> samples_s;
   long iterations = 0;
   CounterTotals counters;
-  std::string name() const;  // "<op>/<backend>/t<threads>/<canonical shape>"
+  std::vector<CoreRoundTrip> cores;  // the cores' round trips before and after its timing
+  std::string name() const;          // "<op>/<backend>/t<threads>/<canonical shape>"
 };
 
 std::vector<CaseEntry> build_cases(const CaseRequest& req);  // throws ConfigError

@@ -21,6 +21,7 @@
 #include "kernels/gpu/gpu.hpp"
 #include "measure/check.hpp"
 #include "measure/cli_parse.hpp"
+#include "measure/core_latency.hpp"
 #include "measure/counter_list.hpp"
 #include "measure/denormals.hpp"
 #include "measure/peak.hpp"
@@ -136,6 +137,7 @@ Record make_record(const Session& run, const CaseEntry& e) {
       r.metrics["peak_method"] = peak.method;
     }
     add_counters(run, e, r);
+    if (!e.cores.empty()) r.metrics["cores"] = core_round_trips_json(e.cores);
   }
   if (run.counter_set)
     for (const auto& [ev, why] : run.counter_set->unavailable()) r.counters_unavailable[ev] = why;
@@ -203,6 +205,10 @@ class RecordReporter : public benchmark::BenchmarkReporter {
   std::set<std::string> done_;
 };
 
+void append(std::vector<CoreRoundTrip>& to, const std::vector<CoreRoundTrip>& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
 void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
   if (!e->prepared && !prepare(*run, *e)) {
     st.SkipWithError(e->error.empty() ? "check failed" : e->error.c_str());
@@ -213,6 +219,9 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
     return;
   }
   set_threads(e->threads);
+  // where the case's threads share data across cores: the placement it was timed in
+  const bool probe = e->threads > 1 && e->backend != Backend::kCudnn;
+  if (probe) append(e->cores, probe_core_pairs());
   ProcessCounters* pc = run->counter_set ? &*run->counter_set : nullptr;
   if (pc) pc->attach();  // the case's threads: set_threads started its team
   for (auto _ : st) {
@@ -223,6 +232,7 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
     e->samples_s.push_back(s);
   }
   if (pc) e->counters.add(pc->events(), pc->read());
+  if (probe) append(e->cores, probe_core_pairs());
   e->iterations += st.iterations();
   if (e->kcase->flop() > 0)
     st.counters["GFLOP/s"] =
