@@ -102,6 +102,21 @@ def ours_time(algos):
     return min(m["time_s"] for k, m in algos.items() if k != "onednn")
 
 
+def placement_line(table):
+    """How far apart the cores were while the layer-passes were timed (metrics.cores: the cache-
+    line round trip, measure/core_latency.hpp): a time taken where the threads' cores share no
+    cache is not comparable with one where they do."""
+    trips = [m["cores"]["round_trip_ns"] for algos in table.values() for m in algos.values() if m.get("cores")]
+    if not trips:
+        return "the cores' round trip was not recorded (one thread, or one CPU allowed)"
+    least = min(trips)
+    far = sum(1 for t in trips if t > 2 * least)
+    return (
+        f"the cores' cache-line round trip: {least:.0f} to {max(trips):.0f} ns over {len(trips)} timings; "
+        f"{far} of them at more than twice the least (a placement where the threads' cores share no cache)"
+    )
+
+
 def conv_rows(a, keep):
     table, sgemm = conv_times(a, keep)
     ratios = {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
@@ -121,6 +136,7 @@ def conv_rows(a, keep):
     ]
     below = sum(1 for r in ratios.values() if r < 0.9)
     print(f"  {below} of {len(ratios)} layer-passes below 0.9", flush=True)
+    print(f"  {placement_line(table)}", flush=True)
     for kind, pick in (("3x3", "_kh3kw3_"), ("1x1", "_kh1kw1_")):
         flop = time = 0.0
         for (layer, _), algos in table.items():
@@ -240,6 +256,11 @@ def allreduce_rows(a, keep):
     return rows
 
 
+def round_trip(metrics):
+    """A train record's cores' round trip (ns, the largest probed), or '-' where none was."""
+    return f"{metrics['cores']['round_trip_ns']:.0f}" if metrics.get("cores") else "-"
+
+
 def weak_rows(a, keep):
     ds = SimpleNamespace(dlscale=a.dlscale, mpirun=a.mpirun, steps=20, out=os.path.join(a.tmp, "weak.jsonl"))
     effs = []
@@ -251,11 +272,14 @@ def weak_rows(a, keep):
         effs.append(two["metrics"]["images_per_s"] / (2 * one["metrics"]["images_per_s"]))
         # where the loss is: a rank's compute slowing beside the other (shared caches, memory, the
         # host's clock) or the exchange (the sync phase: mostly waiting for the other rank)
+        # and the placement: two ranks on cores that share an L3 share its capacity too
         p1, p2 = one["metrics"]["phase_s"], two["metrics"]["phase_s"]
         c1, c2 = p1["forward"] + p1["backward"], p2["forward"] + p2["backward"]
+        trips = "/".join(round_trip(r["metrics"]) for r in (one, two))
         print(
             f"  run {i + 1}: efficiency {effs[-1]:.3f}; forward+backward {c1 * 1e3:.1f} ms alone, "
-            f"{c2 * 1e3:.1f} ms at 2 ranks (x{c2 / c1:.2f}); sync {p2['sync'] * 1e3:.1f} ms a step",
+            f"{c2 * 1e3:.1f} ms at 2 ranks (x{c2 / c1:.2f}); sync {p2['sync'] * 1e3:.1f} ms a step; "
+            f"cores' round trip {trips} ns (1 rank / 2 ranks)",
             flush=True,
         )
     med, worst = statistics.median(effs), min(effs)

@@ -176,6 +176,7 @@ def run_dlscale(a, model, batch, steps, warmup):
         "phase_s": m["phase_s"],
         "layer_s": m["layer_s"],
         "device": m.get("device", "cpu"),
+        "cores": m.get("cores"),  # the placement it ran in (measure/core_latency.hpp)
     }
 
 

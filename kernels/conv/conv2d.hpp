@@ -69,10 +69,12 @@ void conv2d_bwd_filter_ref(const Conv2dShape& sh, const T* x, const T* dy, doubl
 // An image whose column matrix would exceed max_image_col_bytes is processed in blocks of
 // output rows (the column matrix of a block at a time), so the workspace stays bounded on
 // large inputs (VGG-16's 224x224 layers: 115 MB a thread unsplit).
-// Winograd keeps its transformed filters (or their gradient) in wino_u (36 K C floats), and the
+// Winograd keeps its transformed filters (or their gradient) in wino_u (36 K C floats; the
+// backward filter with the tile rows split between the threads: one gradient a thread), and the
 // transformed tiles of a block and their input rows (channels innermost) in wino_v, wino_m,
-// wino_hx and wino_hy (at most max_winograd_block_bytes together:
-// 4 MiB measured best on ResNet-50's 56x56 and 14x14 layers, 2 threads, against 0.5 to 16 MiB);
+// wino_hx and wino_hy (at most max_winograd_block_bytes together, or that much a thread where
+// each thread takes a share of a block's tile rows: 4 MiB measured best on ResNet-50's 56x56 and
+// 14x14 layers, 2 threads, against 0.5 to 16 MiB);
 // wino_acc holds a backward data pass that is then added to dx (beta != 0).
 struct ConvWorkspace {
   std::vector<std::vector<float>> col, tmp, dw;
