@@ -91,6 +91,8 @@ def _print_compare(t):
                 p = "" if r["p_value"] != r["p_value"] else f"  p={r['p_value']:.2g}"
                 better = f"{r['better']} is better" if r["better"] else "direction unknown"
                 beside = f"  measured beside other work on {r['disturbed']}" if r.get("disturbed") else ""
+                if r.get("placement"):
+                    beside += f"  cores placed apart (round trip A {r['cores_a']:.0f} ns, B {r['cores_b']:.0f} ns)"
                 print(
                     f"  {r['label']:<36} {r['metric']:<18} {r['mean_a']:.4g} -> {r['mean_b']:.4g}  {r['change']:+.1%} "
                     f"({better}, n {r['n_a']}/{r['n_b']}, threshold {r['threshold']:.1%}){p}  {r['verdict']}{beside}"

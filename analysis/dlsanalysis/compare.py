@@ -37,7 +37,14 @@ Beside other work. Where the records carry the load that other processes and a h
 on the harness's host while their point ran (harness_host), each row gets the most of it over
 its repeats on each side (`beside_a`, `beside_b`, in cores; NaN where not recorded) and
 `disturbed`: "A", "B" or "A and B" where it reached DISTURBED_CORES, as `dlscale accept` says: a
-regression measured beside a busy neighbour may be the neighbour's. The verdict is not changed."""
+regression measured beside a busy neighbour may be the neighbour's. The verdict is not changed.
+
+In another placement. Where the records carry the cores' cache-line round trip their threads
+shared data across (metrics.cores, measure/core_latency.hpp), each row gets the largest over its
+repeats on each side (`cores_a`, `cores_b`, ns) and `placement`: "differs" where one side's is
+more than PLACEMENT_RATIO times the other's. A multi-threaded kernel or training run on cores that
+share no cache can take twice as long as on cores that do, with the same binary (a VM moves its
+vCPUs): such a change may be the placement's. The verdict is not changed."""
 
 import json
 import math
@@ -55,6 +62,7 @@ HEADLINE = {
     "collective": ["busbw_bytes_per_s", "time_s"],
 }
 DISTURBED_CORES = 0.25  # harness/run/proc_stat.hpp's kDisturbedCores
+PLACEMENT_RATIO = 2.0  # round trips this far apart: cores sharing an L3 against cores sharing none
 AUTO_K = 3.0  # the auto threshold is AUTO_K x the baseline's coefficient of variation
 COLUMNS = ["point_id", "kind", "benchmark", "metric", "better", "value"]
 SAMPLE_SOURCES = [derived_samples]  # functions campaign frame -> extra sample rows (COLUMNS)
@@ -223,6 +231,7 @@ def compare_frames(a, b, effect=0.05, alpha=0.01, metrics=HEADLINE, directions=N
         labels = point_labels(a)
         t.insert(3, "label", [labels.get(p, b_) for p, b_ in zip(t["point_id"], t["benchmark"], strict=True)])
         mark_disturbed(t, a, b)
+        mark_placement(t, a, b)
     return t
 
 
@@ -246,6 +255,27 @@ def mark_disturbed(t, a, b):
         for xa, xb in zip(t["beside_a"], t["beside_b"], strict=True)
     ]
     t["disturbed"] = [" and ".join(s) for s in sides]
+    return t
+
+
+def core_round_trip(df):
+    """{point_id: the largest cores' round trip (ns) any of its records measured}."""
+    col = "metrics.cores.round_trip_ns"
+    if df.empty or col not in df:
+        return {}
+    trip = pd.to_numeric(df[col], errors="coerce")
+    known = trip.notna()
+    return trip[known].groupby(df.loc[known, "point_id"]).max().to_dict()
+
+
+def mark_placement(t, a, b):
+    """cores_a, cores_b and placement columns of a compare table (module doc)."""
+    ca, cb = core_round_trip(a), core_round_trip(b)
+    t["cores_a"] = [ca.get(p, math.nan) for p in t["point_id"]]
+    t["cores_b"] = [cb.get(p, math.nan) for p in t["point_id"]]
+    t["placement"] = [
+        "differs" if max(x, y) > PLACEMENT_RATIO * min(x, y) else "" for x, y in zip(t["cores_a"], t["cores_b"], strict=True)
+    ]  # NaN on either side compares False: not known to differ
     return t
 
 

@@ -44,6 +44,7 @@ DROPPED = {
     "counters_paths",
     "counters_fallback",
     "counters_scope",  # names the threads counted: the host's
+    "cores",  # the cores' round trip: the host's placement, and absent where one CPU is allowed
 }
 REL_TOL = 1e-3
 TABLE_KEY_COLUMNS = {"ranks", "bytes", "threads", "sizes", "base_ranks"}

@@ -3,6 +3,7 @@
 import json
 import random
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -75,6 +76,32 @@ def test_a_slower_time_is_regressed_and_a_higher_rate_improved(tmp_path):
     assert by(t, "p1", "time_s")["verdict"] == "improved"
     assert (t[t["point_id"] == "p2"]["verdict"] == "unchanged").all()
     assert by(t, "p0", "time_s")["label"] == "gemm point=p0"
+
+
+def test_a_point_measured_in_another_placement_of_the_cores_is_marked_not_rejudged(tmp_path, capsys):
+    """B's p0 ran on cores 330 ns apart in one repeat (A's: 55 to 60), p1 at 100 against 55 (under
+    twice): p0's regression stands and is marked; p2's records carry no round trip (one thread)."""
+    a = kernels(tmp_path / "a.jsonl", [("p0", 1.0), ("p1", 2.0), ("p2", 3.0)])
+    b = kernels(tmp_path / "b.jsonl", [("p0", 1.2), ("p1", 2.0), ("p2", 3.0)])
+    for path, trip in (
+        (a, lambda r, i: 55.0 + i % 2 * 5),
+        (b, lambda r, i: 330.0 if r["point_id"] == "p0" and i == 2 else 100.0),
+    ):
+        recs = [json.loads(line) for line in Path(path).read_text().splitlines()]
+        for i, r in enumerate(recs):
+            if r["point_id"] != "p2":
+                r["metrics"]["cores"] = {"pairs": [], "round_trip_ns": trip(r, i)}
+        write(Path(path), recs)
+    t = compare_frames(load_records(a), load_records(b))
+    p0, p1, p2 = by(t, "p0", "time_s"), by(t, "p1", "time_s"), by(t, "p2", "time_s")
+    assert p0["verdict"] == "regressed" and p0["placement"] == "differs"
+    assert p0["cores_a"] == pytest.approx(60.0) and p0["cores_b"] == pytest.approx(330.0)
+    assert p1["placement"] == "" and p1["cores_b"] == pytest.approx(100.0)
+    assert p2["placement"] == "" and p2["cores_a"] != p2["cores_a"]
+    assert main(["compare", a, b, "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert "cores placed apart (round trip A 60 ns, B 330 ns)" in out
+    assert out.count("cores placed apart") == 2  # p0's time_s and gflop_per_s, not p1's
 
 
 def test_a_point_measured_beside_other_work_is_marked_not_rejudged(tmp_path, capsys):
