@@ -89,7 +89,8 @@ def conv_times(a, keep):
             op = m["op"].replace(f"{variant}_", "") if variant else m["op"]
             key = (m["shape"].split("_n", 1)[1], op.removeprefix("conv2d_"))
             runs.setdefault(key, {}).setdefault(algo, []).append(m)
-    return {key: {algo: median_run(ms) for algo, ms in algos.items()} for key, algos in runs.items()}, statistics.median(sgemm)
+    table = {key: {algo: median_run(ms) for algo, ms in algos.items()} for key, algos in runs.items()}
+    return table, statistics.median(sgemm), runs
 
 
 def median_run(ms):
@@ -102,23 +103,41 @@ def ours_time(algos):
     return min(m["time_s"] for k, m in algos.items() if k != "onednn")
 
 
-def placement_line(table):
-    """How far apart the cores were while the layer-passes were timed (metrics.cores: the cache-
-    line round trip, measure/core_latency.hpp): a time taken where the threads' cores share no
-    cache is not comparable with one where they do."""
-    trips = [m["cores"]["round_trip_ns"] for algos in table.values() for m in algos.values() if m.get("cores")]
+def round_trips(runs):
+    """Every timing's cores' round trip (ns; metrics.cores, measure/core_latency.hpp)."""
+    return [m["cores"]["round_trip_ns"] for algos in runs.values() for ms in algos.values() for m in ms if m.get("cores")]
+
+
+def placement_lines(runs):
+    """How far apart the cores were while the layer-passes were timed, and the geometric mean
+    of the layer-passes whose every algorithm was timed in one placement, for each: a time taken
+    where the threads' cores share no cache is not comparable with one where they do."""
+    trips = round_trips(runs)
     if not trips:
-        return "the cores' round trip was not recorded (one thread, or one CPU allowed)"
+        return ["the cores' round trip was not recorded (one thread, or one CPU allowed)"]
     least = min(trips)
-    far = sum(1 for t in trips if t > 2 * least)
-    return (
+    near = {"sharing a cache": lambda t: t <= 2 * least, "sharing none": lambda t: t > 2 * least}
+    lines = [
         f"the cores' cache-line round trip: {least:.0f} to {max(trips):.0f} ns over {len(trips)} timings; "
-        f"{far} of them at more than twice the least (a placement where the threads' cores share no cache)"
-    )
+        f"{sum(1 for t in trips if t > 2 * least)} of them at more than twice the least (cores sharing no cache)"
+    ]
+    for name, keep in near.items():
+        ratios = []
+        for algos in runs.values():
+            times = {
+                a: [m["time_s"] for m in ms if m.get("cores") and keep(m["cores"]["round_trip_ns"])] for a, ms in algos.items()
+            }
+            if "onednn" in times and all(times.values()):
+                ours = min(statistics.median(v) for a, v in times.items() if a != "onednn")
+                ratios.append(statistics.median(times["onednn"]) / ours)
+        if ratios:
+            gm = math.exp(statistics.fmean(math.log(r) for r in ratios))
+            lines.append(f"timed with the cores {name}: geomean {gm:.3f} over {len(ratios)} layer-passes")
+    return lines
 
 
 def conv_rows(a, keep):
-    table, sgemm = conv_times(a, keep)
+    table, sgemm, runs = conv_times(a, keep)
     ratios = {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
     gm = math.exp(statistics.fmean(math.log(r) for r in ratios.values()))
     worst = min(ratios, key=ratios.get)
@@ -136,7 +155,8 @@ def conv_rows(a, keep):
     ]
     below = sum(1 for r in ratios.values() if r < 0.9)
     print(f"  {below} of {len(ratios)} layer-passes below 0.9", flush=True)
-    print(f"  {placement_line(table)}", flush=True)
+    for line in placement_lines(runs):
+        print(f"  {line}", flush=True)
     for kind, pick in (("3x3", "_kh3kw3_"), ("1x1", "_kh1kw1_")):
         flop = time = 0.0
         for (layer, _), algos in table.items():
