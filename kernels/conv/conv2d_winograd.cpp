@@ -110,7 +110,7 @@ void shared_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, in
   const int groups = (ch + L - 1) / L;
 #pragma omp for schedule(static)
   for (int ra = 0; ra < b.nr * Rows; ++ra)
-    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo, 0, ch);
+    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo);
 #pragma omp for collapse(2) schedule(static)
   for (long t = 0; t < b.tb; ++t)
     for (int cg = 0; cg < groups; ++cg)
@@ -123,7 +123,7 @@ void own_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, int h
                int left, const Block& b, int q0, int q1, float* halo, float* dst) {
   const int groups = (ch + L - 1) / L;
   for (int ra = q0 * Rows; ra < q1 * Rows; ++ra)
-    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo, 0, ch);
+    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo);
   for (long t = static_cast<long>(q0) * g.tw(); t < static_cast<long>(q1) * g.tw(); ++t)
     for (int cg = 0; cg < groups; ++cg)
       tile_transform<Rows, Transposed>(mat, g, halo, ch, t, cg, dst);

@@ -72,30 +72,30 @@ inline void load_xi(float (&m)[kXi][L], const float* src, long stride, int n) {
   }
 }
 
-// Row ra of the halo of the tile rows from r0 of an NCHW tensor (ch channels, h x w), channels
-// c_lo..c_hi-1 of it (multiples of 16, or ch): row a = ra % rows of tile row r0 + ra / rows, its
-// source row 4*trow - top + a, shifted right by `left`, channels innermost and 0 outside the
-// tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows make the tile transforms' loads 16
-// contiguous channels.
+// Row ra of the halo of the tile rows from r0 of an NCHW tensor (ch channels, h x w): row a =
+// ra % rows of tile row r0 + ra / rows, its source row 4*trow - top + a, shifted right by `left`,
+// channels innermost and 0 outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows
+// make the tile transforms' loads 16 contiguous channels.
 inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int top, int left,
-                     int rows, int r0, int ra, float* halo, int c_lo, int c_hi) {
-  const int wp = g.wp(), th = g.th(), nc = c_hi - c_lo;
+                     int rows, int r0, int ra, float* halo) {
+  const int wp = g.wp(), th = g.th();
+  const long row_len = static_cast<long>(wp) * ch;
   const int rr = ra / rows, a = ra % rows;
   const int n = (r0 + rr) / th, y = kM * ((r0 + rr) % th) - top + a;
-  float* dst = halo + static_cast<long>(ra) * wp * ch + c_lo;
-  auto zero_columns = [&](int x0, int x1) {
-    for (int x = x0; x < x1; ++x) std::fill_n(dst + static_cast<long>(x) * ch, nc, 0.0f);
-  };
-  if (y < 0 || y >= h) return zero_columns(0, wp);
+  float* dst = halo + ra * row_len;
+  if (y < 0 || y >= h) {
+    std::fill_n(dst, row_len, 0.0f);
+    return;
+  }
   const int x1 = std::min(w, wp - left);  // source columns that land inside the row
-  zero_columns(0, left);
-  zero_columns(left + x1, wp);
+  std::fill_n(dst, static_cast<long>(left) * ch, 0.0f);
+  std::fill(dst + static_cast<long>(left + x1) * ch, dst + row_len, 0.0f);
   const long plane = static_cast<long>(h) * w;
-  const float* img = src + (static_cast<long>(n) * ch * h + y) * w + c_lo * plane;
+  const float* img = src + (static_cast<long>(n) * ch * h + y) * w;
   alignas(64) float blk[L][L];
   for (int x0 = 0; x0 < x1; x0 += L)  // 16 x 16 transposes through L1: whole-line loads, stores
-    for (int c0 = 0; c0 < nc; c0 += L) {
-      const int xb = std::min(L, x1 - x0), cb = std::min(L, nc - c0);
+    for (int c0 = 0; c0 < ch; c0 += L) {
+      const int xb = std::min(L, x1 - x0), cb = std::min(L, ch - c0);
       for (int cc = 0; cc < cb; ++cc) copy_lanes(blk[cc], img + (c0 + cc) * plane + x0, xb);
       float* d = dst + static_cast<long>(left + x0) * ch + c0;
       for (int xx = 0; xx < xb; ++xx)
