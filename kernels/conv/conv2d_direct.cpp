@@ -117,11 +117,13 @@ void pack_a(const Conv2dShape& f, Weight weight, float* ap) {
 #pragma omp for schedule(static)
   for (int gb = 0; gb < f.g * blocks; ++gb) {
     const int g = gb / blocks, row0 = (gb % blocks) * kMR;
+    const int rows = std::min(kMR, f.kg() - row0);
     float* dst = ap + long(gb) * crs * kMR;
-    for (int i = 0; i < kMR; ++i) {
-      const int row = row0 + i;
-      for (int t = 0; t < crs; ++t)
-        dst[long(t) * kMR + i] = row < f.kg() ? weight(g, row, t) : 0.0f;
+    // tap by tap: the panel is written in order (a float every 24 bytes, 6 passes over it, took
+    // 7 % of ResNet-50 layer4.0.conv2's forward), the weights read as `rows` sequential streams
+    for (int t = 0; t < crs; ++t, dst += kMR) {
+      for (int i = 0; i < rows; ++i) dst[i] = weight(g, row0 + i, t);
+      for (int i = rows; i < kMR; ++i) dst[i] = 0.0f;
     }
   }
 }
