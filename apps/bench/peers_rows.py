@@ -116,12 +116,12 @@ def placement_lines(runs):
     if not trips:
         return ["the cores' round trip was not recorded (one thread, or one CPU allowed)"]
     least = min(trips)
-    near = {"sharing a cache": lambda t: t <= 2 * least, "sharing none": lambda t: t > 2 * least}
+    apart = lambda t: t > 2 * least  # noqa: E731  (cores sharing no cache)
     lines = [
         f"the cores' cache-line round trip: {least:.0f} to {max(trips):.0f} ns over {len(trips)} timings; "
-        f"{sum(1 for t in trips if t > 2 * least)} of them at more than twice the least (cores sharing no cache)"
+        f"{sum(1 for t in trips if apart(t))} of them at more than twice the least (cores sharing no cache)"
     ]
-    for name, keep in near.items():
+    for name, keep in (("sharing a cache", lambda t: not apart(t)), ("sharing none", apart)):
         ratios = []
         for algos in runs.values():
             times = {

@@ -182,6 +182,14 @@ bool prepare(Session& run, CaseEntry& e) {
 
 // ---- perf mode on Google Benchmark ----
 
+// Where a case's threads share data across cores, the placement it was timed in: the cores'
+// round trips appended to its record's, once before its timing and once after.
+void probe_cores(CaseEntry& e) {
+  if (e.threads < 2 || e.backend == Backend::kCudnn) return;
+  const std::vector<CoreRoundTrip> now = probe_core_pairs();
+  e.cores.insert(e.cores.end(), now.begin(), now.end());
+}
+
 class RecordReporter : public benchmark::BenchmarkReporter {
  public:
   explicit RecordReporter(Session& run) : run_(run) {
@@ -195,6 +203,7 @@ class RecordReporter : public benchmark::BenchmarkReporter {
       done_.insert(it->first);
       if (r.error_occurred && it->second->error.empty() && it->second->check.status != "failed")
         it->second->error = r.error_message;
+      if (!it->second->samples_s.empty()) probe_cores(*it->second);  // after its timing
       finish_case(run_, *it->second);
     }
   }
@@ -204,10 +213,6 @@ class RecordReporter : public benchmark::BenchmarkReporter {
   std::map<std::string, CaseEntry*> by_name_;
   std::set<std::string> done_;
 };
-
-void append(std::vector<CoreRoundTrip>& to, const std::vector<CoreRoundTrip>& more) {
-  to.insert(to.end(), more.begin(), more.end());
-}
 
 void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
   if (!e->prepared && !prepare(*run, *e)) {
@@ -219,9 +224,8 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
     return;
   }
   set_threads(e->threads);
-  // where the case's threads share data across cores: the placement it was timed in
-  const bool probe = e->threads > 1 && e->backend != Backend::kCudnn;
-  if (probe) append(e->cores, probe_core_pairs());
+  // before its first timed call: Google Benchmark calls this body several times
+  if (e->samples_s.empty()) probe_cores(*e);
   ProcessCounters* pc = run->counter_set ? &*run->counter_set : nullptr;
   if (pc) pc->attach();  // the case's threads: set_threads started its team
   for (auto _ : st) {
@@ -232,7 +236,6 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
     e->samples_s.push_back(s);
   }
   if (pc) e->counters.add(pc->events(), pc->read());
-  if (probe) append(e->cores, probe_core_pairs());
   e->iterations += st.iterations();
   if (e->kcase->flop() > 0)
     st.counters["GFLOP/s"] =

@@ -190,7 +190,7 @@ void filter_gemm(const Geom& g, const Block& b, long t0, long t1, int xi, float 
 }
 
 // The calling thread's share of dU += V^T dM over block b (Split): under kRows `du` is the
-// thread's own sum, under kXi the team's (the first block's GEMMs overwrite it).
+// thread's own sum, under kShared the team's (the first block's GEMMs overwrite it).
 void filter_block(const Geom& g, const float* x, const float* dy, float* du, const Block& b,
                   Split split) {
   if (split == Split::kRows) {
