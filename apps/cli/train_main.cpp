@@ -188,8 +188,8 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
       ->default_str("openblas");
   app.add_option("--conv-algo",
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 "
-                 "layers of 16+ channels, the direct convolution for the forward and backward "
-                 "filter of layers of fewer than 16 input channels, im2col + GEMM elsewhere), "
+                 "layers of 16+ channels, the direct convolution wherever else it applies, "
+                 "im2col + GEMM for the rest: a strided layer's backward data), "
                  "gemm, winograd or "
                  "direct (wherever it applies), or find (per layer and pass, the fastest of "
                  "those timed on its first run; metrics.conv_algos)")

@@ -306,8 +306,15 @@ TEST(Dist, LocalSgdEveryStepEqualsSsgd) {
   ASSERT_EQ(rl.result.status, "ok") << rl.result.error;
   EXPECT_EQ(rl.result.metrics["averages"].get<long>(), kSteps);
   ASSERT_EQ(run("ssgd", "none", s).result.status, "ok");
+  // Averaging the weights after each rank's step, or the gradients before one step, differ by
+  // the order of float sums: about 1e-6 of the largest change after 2 steps. A rounding can tip a
+  // near tie of a ReLU or a max pooling window (SsgdEqualsOneProcessAtTheGlobalBatch): at 4 ranks
+  // on an AVX-512 Zen 4 with the direct convolution one tips at step 3 (1.1e-6 of the change after
+  // 2 steps, 1.7e-5 after 3, 1.1e-4 after 6; with im2col + GEMM none did, 7.8e-7 after 6). The
+  // bound is that test's: 1e-3 of the largest change, 60 times below what one wrong sample of the
+  // ranks' batches does to a step (about 1/16 of the change at 4 ranks, measured there).
   const double moved = max_abs_diff(w0, s), diff = max_abs_diff(l, s);
-  EXPECT_LE(diff, 2e-5 * moved) << "max |w_local - w_ssgd| = " << diff << ", largest change "
+  EXPECT_LE(diff, 1e-3 * moved) << "max |w_local - w_ssgd| = " << diff << ", largest change "
                                 << moved;
   if (c.rank() == 0)
     std::printf("localsgd every step vs ssgd, %d ranks: max |dw| %.3g (ratio %.2g)\n", c.size(),

@@ -18,8 +18,7 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
   if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
-  if (dir != ConvDir::kBwdData && sh.cg() < 16) return ConvAlgo::kDirect;
-  return ConvAlgo::kGemm;
+  return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
 }
 
 void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y,

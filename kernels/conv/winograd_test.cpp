@@ -131,25 +131,24 @@ TEST(Winograd, RejectsWhatItCannotDo) {
   }
 }
 
-TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectForFewInputChannels) {
+TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectWhereItApplies) {
   EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kAuto,
                               ConvDir::kFwd),
             ConvAlgo::kWinograd);
-  // 3 input channels: no Winograd; the forward and backward filter direct, backward data gemm
+  // 3 input channels: no Winograd; direct for every pass (stride 1)
   const Conv2dShape first = Conv2dShape::parse("mb1ic3ih56oc64kh3ph1");
-  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kDirect);
-  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kGemm);
-  EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kDirect);
-  // 64 input channels, not 3x3: gemm for every pass
-  const Conv2dShape point = Conv2dShape::parse("mb1ic64ih56oc64kh1");
   for (const ConvDir d : {ConvDir::kFwd, ConvDir::kBwdData, ConvDir::kBwdFilter})
-    EXPECT_EQ(resolve_conv_algo(point, ConvAlgo::kAuto, d), ConvAlgo::kGemm);
-  EXPECT_EQ(
-      resolve_conv_algo(Conv2dShape::parse("g8mb1ic64ih9oc8kh1"), ConvAlgo::kAuto, ConvDir::kFwd),
-      ConvAlgo::kDirect);  // 64 channels in 8 groups: 8 a group is few
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto,
-                              ConvDir::kFwd),
-            ConvAlgo::kGemm);
+    EXPECT_EQ(resolve_conv_algo(first, ConvAlgo::kAuto, d), ConvAlgo::kDirect);
+  // 1x1, strided or not, and grouped: direct for every pass
+  for (const char* s : {"mb1ic64ih56oc64kh1", "mb1ic64ih56oc128kh1sh2", "g8mb1ic64ih9oc8kh1"})
+    for (const ConvDir d : {ConvDir::kFwd, ConvDir::kBwdData, ConvDir::kBwdFilter})
+      EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse(s), ConvAlgo::kAuto, d), ConvAlgo::kDirect)
+          << s;
+  // a strided 3x3: direct forward and backward filter, gemm backward data (direct has none)
+  const Conv2dShape strided = Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2");
+  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kGemm);
   EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm,
                               ConvDir::kFwd),
             ConvAlgo::kGemm);
