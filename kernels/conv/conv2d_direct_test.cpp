@@ -77,6 +77,7 @@ const char* const kDirectShapes[] = {
     "mb1ic37ih6iw7oc19kh3ph1",              // reduction 333 > one 256-row block
     "mb2ic5ih12iw8oc6kh3ph2dh1",            // dilated
     "g2mb2ic6ih7iw9oc10kh3ph1",             // groups
+    "g2mb1ic18ih7oc14kh3ph1",               // groups of 7 outputs: a full weight panel each
     "g2mb2ic6ih9oc4kh1sh2",                 // groups, 1x1 stride 2
     "g3mb1ic6ih7oc9kh1ph1",                 // groups, 1x1 padded
     "mb1ic2ih40iw3oc3kh3kw1ph1pw0",         // 3 columns: every tile crosses rows
