@@ -12,7 +12,7 @@ import pytest
 
 from dlsanalysis.project import comm, compute, schemes
 from dlsanalysis.project.calibration import Profile, fit_band
-from dlsanalysis.project.model import SpecError
+from dlsanalysis.project.model import SpecError, reduction_bandwidth
 from dlsanalysis.project.run import project, spec_from
 from dlsanalysis.project.site import Level
 
@@ -165,6 +165,40 @@ def test_carrying_over_divides_by_the_site_rates():
     assert (c.compute, c.memory) == (0.25, 0.5)
     same = compute.carry_factors(1e12, 2e11, S, same_site=True)
     assert (same.compute, same.memory) == (1.0, 1.0)
+
+
+def test_reduction_cores_sum_at_their_share_of_the_ranks_bandwidth():
+    """An allreduce's local sums on the cores a library gives them (MLSL's endpoint servers): those
+    cores' share of the rank's memory bandwidth, at most all of it; the exchange's gamma term grows
+    by the inverse, and every output names where the count comes from."""
+
+    class S:
+        cores, ranks_per_node, rank_memory_bandwidth = 68, 1, 450e9
+
+    def spec(cores):
+        extra = {"reduction_cores": cores, "reduction_cores_source": "a test"} if cores else {}
+        return spec_from({"model": "m", "scales": [1], **extra}, "t")
+
+    assert reduction_bandwidth(spec(0), S) == 450e9
+    assert reduction_bandwidth(spec(4), S) == pytest.approx(450e9 * 4 / 68)
+    S.ranks_per_node, S.rank_memory_bandwidth = 4, 450e9 / 4  # 17 cores a rank
+    assert reduction_bandwidth(spec(4), S) == pytest.approx(450e9 / 4 * 4 / 17)
+    assert reduction_bandwidth(spec(40), S) == 450e9 / 4  # not above the rank's own
+    req = {"model": "cifar10_quick", "scales": [1, 8], "unit": "nodes", "batch": 16, "algo": "ring"}
+    whole = project(spec_from(req, "t"), CHECK, "stampede2_knl", ROOT)
+    few = project(spec_from({**req, "reduction_cores": 4, "reduction_cores_source": "MLSL"}, "t"), CHECK, "stampede2_knl", ROOT)
+    ins = {i["name"]: i for i in few.inputs}
+    # a ring of 8 sums (p-1)/p of the gradients' bytes, 3 bytes of memory traffic each
+    summed = 7 / 8 * ins["parameter_bytes"]["value"] * 3
+    extra = summed * (68 / (4 * 450e9) - 1 / 450e9)
+    assert few.rows[-1]["comm_s"] - whole.rows[-1]["comm_s"] == pytest.approx(extra)
+    bw = ins["reduction_bandwidth"]
+    assert bw["value"] == pytest.approx(450e9 * 4 / 68) and "MLSL" in bw["source"]
+    assert any("4 core(s)" in a for a in few.assumptions)
+    with pytest.raises(SpecError, match="reduction_cores needs reduction_cores_source"):
+        spec_from({**req, "reduction_cores": 4}, "t")
+    with pytest.raises(SpecError, match="reduction_cores must be a whole number"):
+        spec_from({**req, "reduction_cores": -1, "reduction_cores_source": "x"}, "t")
 
 
 def test_band_fit_recovers_alpha_and_beta_and_keeps_alpha_non_negative():

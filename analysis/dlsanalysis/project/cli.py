@@ -57,6 +57,13 @@ def add_parser(sub):
         "--sync-floor-at", type=int, help="fit that floor: an exchange period's communication equals its compute at this scale"
     )
     p.add_argument("--sync-floor-source", help="where the floor's number comes from (named in every output)")
+    p.add_argument(
+        "--reduction-cores",
+        type=int,
+        help="cores a rank that do the allreduce's sums, at their share of its memory bandwidth "
+        "(default: all of the rank's; with --reduction-cores-source)",
+    )
+    p.add_argument("--reduction-cores-source", help="where that count comes from (named in every output)")
     p.add_argument("--spec", help="a projection file (YAML: projections: [{name, site, model, ...}]) instead")
     p.add_argument("--out", help="output folder (default results/projections/SITE_MODEL_SCHEME)")
 
@@ -89,7 +96,7 @@ def _request(a):
     )
     if a.overlap is not None:
         d["overlap"] = a.overlap
-    for k in ("sync_floor_s", "sync_floor_at", "sync_floor_source"):
+    for k in ("sync_floor_s", "sync_floor_at", "sync_floor_source", "reduction_cores", "reduction_cores_source"):
         if getattr(a, k) is not None:
             d[k] = getattr(a, k)
     return d

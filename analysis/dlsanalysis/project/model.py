@@ -57,6 +57,8 @@ class Spec:
     epochs_source: str = ""
     efficiency_over: str = "workers"  # EFFICIENCY_OVER: what the ideal speed-up counts
     sync_floor: SyncFloor = field(default_factory=SyncFloor)  # sync_floor.py
+    reduction_cores: int = 0  # cores of a rank that do the allreduce's sums (0: all of its share)
+    reduction_source: str = ""  # where that count comes from (named in every output)
 
     def ranks(self, x, site):
         if self.unit == "nodes":
@@ -82,6 +84,17 @@ def _input_exposed(spec, site, global_batch, rest_s, measured_input):
     return measured_input + max(0.0, read - rest_s), read
 
 
+def reduction_bandwidth(spec, site):
+    """The memory bandwidth the allreduce's local sums run at (B/s): a rank's share of the node's,
+    or, where the request names the cores that do the sums (an MLSL endpoint server's, or a
+    library's progress thread), those cores' share of it (0: no bandwidth declared)."""
+    bw = site.rank_memory_bandwidth
+    if bw > 0 and spec.reduction_cores > 0:
+        cores_a_rank = max(1.0, site.cores / site.ranks_per_node)
+        bw *= min(1.0, spec.reduction_cores / cores_a_rank)
+    return bw
+
+
 def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0, floor_s=0.0):
     """One scale's row: every term of the step (seconds) and the rates; each exchange across
     nodes takes at least floor_s (sync_floor.py)."""
@@ -91,9 +104,8 @@ def step_at(spec, x, site, profiles, carry, fits, sensitivity=1.0, floor_s=0.0):
     n = profiles[0].parameter_bytes
     gb = w * b
     steps = math.ceil(spec.images_per_epoch / gb) if spec.images_per_epoch else 0
-    fab = Fabric(
-        site.levels, min(site.ranks_per_node, p), 3.0 / site.rank_memory_bandwidth if site.rank_memory_bandwidth > 0 else 0.0
-    )
+    red = reduction_bandwidth(spec, site)
+    fab = Fabric(site.levels, min(site.ranks_per_node, p), 3.0 / red if red > 0 else 0.0)
     nodes = math.ceil(p / site.ranks_per_node)
     ex = apply(floor_s, exchange(spec.scheme, fab, fits, n, p, c["backward"], steps), nodes)
     compute = c["forward"] + c["backward"] + c["update"]

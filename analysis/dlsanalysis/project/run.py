@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
-from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, project_rows, step_at
+from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, project_rows, reduction_bandwidth, step_at
 from .schemes import SCHEMES, Scheme
 from .site import load_site, site_path
 from .sync_floor import fitted_seconds, floor_from
@@ -99,7 +99,15 @@ def _inputs(spec, site, profs, carry, cal_rates, floor_s):
         ins.append(dict(name="sample_bytes", value=spec.sample_bytes, source="the request"))
     if spec.sync_floor.given():
         ins.append(dict(name="sync_floor_s", value=floor_s, source=spec.sync_floor.describe(floor_s)))
+    ins.append(dict(name="reduction_bandwidth", value=reduction_bandwidth(spec, site), source=_reduction_source(spec, site)))
     return ins
+
+
+def _reduction_source(spec, site):
+    mine = f"site {os.path.basename(site.path)}: node.memory_bandwidth / ranks a node"
+    if not spec.reduction_cores:
+        return mine
+    return f"{mine} x {spec.reduction_cores} of a rank's {site.cores / site.ranks_per_node:g} cores ({spec.reduction_source})"
 
 
 def _floor_seconds(spec, site, profs, carry, fits):
@@ -161,6 +169,11 @@ def project(spec, calibration, site_name, root):
         assumptions.append("the calibration's allreduce fits are not used: the site's levels give every exchange")
     if spec.sync_floor.given():
         assumptions.append(spec.sync_floor.describe(floor_s))
+    if spec.reduction_cores:
+        assumptions.append(
+            f"the allreduce's sums run on {spec.reduction_cores} core(s) a rank at their share of its memory bandwidth, "
+            f"{reduction_bandwidth(spec, site) / 1e9:.3g} GB/s ({spec.reduction_source})"
+        )
     ins = _inputs(spec, site, profs, carry, rates, floor_s)
     return Projection(spec, site, cal.path, rows, ins, assumptions, bands, floor_s)
 
@@ -197,6 +210,8 @@ def spec_from(d, where):
         "sync_floor_s",
         "sync_floor_at",
         "sync_floor_source",
+        "reduction_cores",
+        "reduction_cores_source",
     }
     extra = set(d) - known
     if extra:
@@ -214,6 +229,14 @@ def spec_from(d, where):
     )
     if "overlap" in d:
         sch.overlap, sch.overlap_source = float(d["overlap"]), f"{where}: overlap"
+    try:
+        red = int(d.get("reduction_cores", 0))
+    except (TypeError, ValueError):
+        red = -1
+    if red < 0:
+        raise SpecError(f"{where}: reduction_cores must be a whole number of cores >= 0, got {d['reduction_cores']}")
+    if red and not str(d.get("reduction_cores_source", "")).strip():
+        raise SpecError(f"{where}: reduction_cores needs reduction_cores_source (where the count comes from)")
     scales = d["scales"]
     try:
         scales = [int(s) for s in (scales.split(",") if isinstance(scales, str) else scales)]
@@ -242,6 +265,8 @@ def spec_from(d, where):
         epochs_source=str(d.get("epochs_source", "")),
         efficiency_over=str(d.get("efficiency_over", "workers")),
         sync_floor=floor_from(d, where, SpecError),
+        reduction_cores=red,
+        reduction_source=str(d.get("reduction_cores_source", "")),
     )
 
 
