@@ -33,7 +33,9 @@
 // layer's footprint, B from L2; a reduction block of 128 or 192 taps 0.89-0.99, BLIS's order
 // 0.74-0.99 and a 12x32 tile (24 accumulators) 0.93-1.03 on one thread; on two, prefetching the
 // next block's input into L2 between the tiles 0.92-1.03, pack_b prefetching 8 to 32 taps ahead
-// instead of 4 0.98-1.02, both lines of a panel's row 1.01-1.03. Where oneDNN is ahead on small
+// instead of 4 0.98-1.02, both lines of a panel's row 1.01-1.03, each thread packing all of A
+// itself (no panel written by the other core; 7x7 and 14x14 layers, the cores sharing no cache)
+// 0.95-0.99, and its own padded copy of the batch too 0.90-0.98. Where oneDNN is ahead on small
 // images it skips the taps that fall in the padding (ResNet-50's 7x7 3x3 layers: 18 % of the
 // nominal multiply-adds; oneDNN's forward ran at 136 GFLOP/s nominal on one core there, above
 // the FMA peak); this code multiplies the padding's zeros.
