@@ -6,7 +6,6 @@ ceiling). Raw records go to keep(row, record) as they arrive.
 """
 
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -131,7 +130,7 @@ def placement_lines(runs):
                 ours = min(statistics.median(v) for a, v in times.items() if a != "onednn")
                 ratios.append(statistics.median(times["onednn"]) / ours)
         if ratios:
-            gm = math.exp(statistics.fmean(math.log(r) for r in ratios))
+            gm = statistics.geometric_mean(ratios)
             lines.append(f"timed with the cores {name}: geomean {gm:.3f} over {len(ratios)} layer-passes")
     return lines
 
@@ -139,7 +138,7 @@ def placement_lines(runs):
 def conv_rows(a, keep):
     table, sgemm, runs = conv_times(a, keep)
     ratios = {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
-    gm = math.exp(statistics.fmean(math.log(r) for r in ratios.values()))
+    gm = statistics.geometric_mean(ratios.values())
     worst = min(ratios, key=ratios.get)
     out = [
         summary("conv_vs_onednn", f"geomean of {len(ratios)} layer-passes", None, None, gm, ">= 1.3", gm >= 1.3),

@@ -156,7 +156,7 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
 //             of gemm's time summed over the 57 layer-passes where both apply, 0.6 on a network's
 //             first layer (im2col copies its input R*S times into a column matrix of only C*R*S
 //             rows), up to 1.11 on the 7x7 1x1 layers; training 1.04 (ResNet-50, AlexNet) to
-//             1.2 (CIFAR-10 ConvNets) of the images/s of the earlier rule (direct only for
+//             1.13-1.29 (CIFAR-10 ConvNets) of the images/s of the earlier rule (direct only for
 //             layers of fewer than 16 input channels a group). README: "--conv-algo".
 //   find      measured per layer (conv2d_*_chosen below); without a measurement (these
 //             functions, resolve_conv_algo) as auto

@@ -125,8 +125,8 @@ __attribute__((noinline)) void pack_b(const Conv2dShape& f, const Layout& l, Sou
 struct WeightRows {
   const float* w;
   long kg, crs;
-  float operator()(int g, int row, int t) const { return w[(g * kg + row) * crs + t]; }
   const float* row(int g, int r) const { return w + (g * kg + r) * crs; }
+  float operator()(int g, int r, int t) const { return row(g, r)[t]; }
 };
 
 // Taps [0, crs - crs % 8) of a full panel (rows row0 .. row0 + MR) of contiguous rows, 8 taps

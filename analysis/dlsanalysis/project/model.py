@@ -84,14 +84,18 @@ def _input_exposed(spec, site, global_batch, rest_s, measured_input):
     return measured_input + max(0.0, read - rest_s), read
 
 
+def cores_a_rank(site):
+    """A rank's share of the node's cores (at least one)."""
+    return max(1.0, site.cores / site.ranks_per_node)
+
+
 def reduction_bandwidth(spec, site):
     """The memory bandwidth the allreduce's local sums run at (B/s): a rank's share of the node's,
     or, where the request names the cores that do the sums (an MLSL endpoint server's, or a
     library's progress thread), those cores' share of it (0: no bandwidth declared)."""
     bw = site.rank_memory_bandwidth
     if bw > 0 and spec.reduction_cores > 0:
-        cores_a_rank = max(1.0, site.cores / site.ranks_per_node)
-        bw *= min(1.0, spec.reduction_cores / cores_a_rank)
+        bw *= min(1.0, spec.reduction_cores / cores_a_rank(site))
     return bw
 
 

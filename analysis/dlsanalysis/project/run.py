@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
-from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, project_rows, reduction_bandwidth, step_at
+from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, cores_a_rank, project_rows, reduction_bandwidth, step_at
 from .schemes import SCHEMES, Scheme
 from .site import load_site, site_path
 from .sync_floor import fitted_seconds, floor_from
@@ -107,7 +107,7 @@ def _reduction_source(spec, site):
     mine = f"site {os.path.basename(site.path)}: node.memory_bandwidth / ranks a node"
     if not spec.reduction_cores:
         return mine
-    return f"{mine} x {spec.reduction_cores} of a rank's {site.cores / site.ranks_per_node:g} cores ({spec.reduction_source})"
+    return f"{mine} x {spec.reduction_cores} of a rank's {cores_a_rank(site):g} cores ({spec.reduction_source})"
 
 
 def _floor_seconds(spec, site, profs, carry, fits):
