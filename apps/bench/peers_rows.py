@@ -58,9 +58,9 @@ def conv_layers(models=("resnet50", "vgg16")):
 
 
 def conv_times(a, keep):
-    """{(layer name, dir): {algo: metrics}} for gemm, winograd and direct (where they apply:
-    `dlscale kernels` skips the other layers and passes, as winograd_applicable and
-    direct_applicable say) and onednn."""
+    """{(layer name, dir): {algo: metrics}} for gemm, winograd, direct and blocked (where they
+    apply: `dlscale kernels` skips the other layers and passes, as winograd_applicable,
+    direct_applicable and blocked_applicable say) and onednn."""
     descs = conv_layers()
     path = os.path.join(a.tmp, "conv_shapes.txt")
     with open(path, "w") as f:
@@ -68,6 +68,7 @@ def conv_times(a, keep):
             f.writelines(f"conv2d_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS)
+            f.write(f"conv2d_blocked_fwd {d}\n")
     threads = ["--threads", str(a.threads)]
     runs, sgemm = {}, []
     for k in range(a.conv_rounds):
@@ -83,8 +84,10 @@ def conv_times(a, keep):
             if m["op"] == "gemm":
                 sgemm.append(m["gflop_per_s"])
                 continue
-            variant = next((v for v in ("wino", "direct") if f"_{v}_" in m["op"]), None)
-            algo = {"wino": "winograd", "direct": "direct"}.get(variant) or {"openblas": "gemm"}.get(m["backend"], m["backend"])
+            variant = next((v for v in ("wino", "direct", "blocked") if f"_{v}_" in m["op"]), None)
+            algo = {"wino": "winograd", "direct": "direct", "blocked": "blocked"}.get(variant) or {"openblas": "gemm"}.get(
+                m["backend"], m["backend"]
+            )
             op = m["op"].replace(f"{variant}_", "") if variant else m["op"]
             key = (m["shape"].split("_n", 1)[1], op.removeprefix("conv2d_"))
             runs.setdefault(key, {}).setdefault(algo, []).append(m)

@@ -230,10 +230,11 @@ TEST(Models, TinyNetOverfitsOneBatch) {
 }
 
 // The same float net with its convolutions on another algorithm (`other`: Winograd F(4x4,3x3)
-// on every 3x3 stride-1 layer, or the direct convolution on every forward and stride-1 backward
-// data) and on im2col + GEMM: one training step's loss and gradients agree (two algorithms for
-// the same maths, whose rounding differs). The models with layers `other` applies to; the
-// kernels are checked one by one against the reference in kernels/conv/. Returns the nets run.
+// on every 3x3 stride-1 layer, the direct convolution on every forward and stride-1 backward
+// data, or the blocked one on every ungrouped forward) and on im2col + GEMM: one training step's
+// loss and gradients agree (two algorithms for the same maths, whose rounding differs). The models
+// with layers `other` applies to; the kernels are checked one by one against the reference in
+// kernels/conv/. Returns the nets run.
 int same_step_as_gemm(ConvAlgo other) {
   int nets = 0;
   for (const ModelInfo& m : model_table()) {
@@ -283,6 +284,11 @@ TEST(Models, WinogradAndGemmGiveTheSameStep) {
 
 TEST(Models, DirectAndGemmGiveTheSameStep) {
   EXPECT_GE(same_step_as_gemm(ConvAlgo::kDirect), 9);  // every model with a convolution
+}
+
+TEST(Models, BlockedAndGemmGiveTheSameStep) {
+  // every model with an ungrouped convolution (CaffeNet and AlexNet group theirs, not all)
+  EXPECT_GE(same_step_as_gemm(ConvAlgo::kBlocked), 9);
 }
 
 // ---- --conv-algo find: measured on the first pass of every conv layer and direction ----

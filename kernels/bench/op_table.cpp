@@ -27,6 +27,8 @@ const std::vector<OpEntry>& op_table() {
        &make_conv2d_direct_bwd_data_case},
       {"conv2d_direct_bwd_filter", "as conv2d_fwd", "openblas",
        &make_conv2d_direct_bwd_filter_case},
+      {"conv2d_blocked_fwd", "as conv2d_fwd; 1 group (blocked: channel blocks, packed weights)",
+       "openblas", &make_conv2d_blocked_fwd_case},
       {"fc_fwd", "benchdnn ip: mb16ic9216oc4096 (or mb16ic256ih6iw6oc4096)", "ref openblas",
        &make_fc_fwd_case},
       {"fc_bwd_data", "as fc_fwd", "ref openblas", &make_fc_bwd_data_case},

@@ -40,6 +40,8 @@ std::string conv_algo_name(ConvAlgo a) {
       return "winograd";
     case ConvAlgo::kDirect:
       return "direct";
+    case ConvAlgo::kBlocked:
+      return "blocked";
     case ConvAlgo::kFind:
       return "find";
   }
@@ -51,9 +53,12 @@ ConvAlgo parse_conv_algo(std::string_view name) {
   if (name == "gemm") return ConvAlgo::kGemm;
   if (name == "winograd") return ConvAlgo::kWinograd;
   if (name == "direct") return ConvAlgo::kDirect;
+  if (name == "blocked") return ConvAlgo::kBlocked;
   if (name == "find") return ConvAlgo::kFind;
-  throw ConfigError(fmt::format(
-      "--conv-algo '{}': unknown algorithm (expected auto, gemm, winograd, direct or find)", name));
+  throw ConfigError(
+      fmt::format("--conv-algo '{}': unknown algorithm (expected auto, gemm, winograd, direct, "
+                  "blocked or find)",
+                  name));
 }
 
 }  // namespace dls

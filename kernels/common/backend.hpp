@@ -17,7 +17,7 @@ Backend parse_backend(std::string_view name);  // throws ConfigError naming --ba
 // The openblas backend's convolution algorithm (kernels/conv/conv2d.hpp says which shapes each
 // takes): auto | gemm (im2col + BLAS) | winograd (F(4x4,3x3)) | find (each layer's fastest of
 // the applicable ones, measured on its first pass: kernels/conv/conv2d_find.cpp).
-enum class ConvAlgo { kAuto, kGemm, kWinograd, kDirect, kFind };
+enum class ConvAlgo { kAuto, kGemm, kWinograd, kDirect, kBlocked, kFind };
 std::string conv_algo_name(ConvAlgo a);
 ConvAlgo parse_conv_algo(std::string_view name);  // throws ConfigError naming --conv-algo
 

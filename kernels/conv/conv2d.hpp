@@ -87,6 +87,9 @@ struct ConvWorkspace {
   // the backward filter's transposed dW (a 1x1 layer with fewer output than input channels).
   std::vector<float> direct_a, direct_sub;
   std::vector<std::vector<float>> direct_b, direct_x;
+  // The blocked convolution's input in channel blocks, packed weights and blocked output
+  // (conv2d_blocked.cpp).
+  std::vector<float> blocked_x, blocked_w, blocked_y;
   long min_winograd_block_tiles =
       128;  // ...unless that is fewer tiles than this (conv2d_winograd.cpp)
 
@@ -96,8 +99,8 @@ struct ConvWorkspace {
     long floats = 0;
     for (const auto* per_thread : {&col, &tmp, &dw, &direct_b, &direct_x})
       for (const std::vector<float>& v : *per_thread) floats += long(v.size());
-    for (const auto* v :
-         {&wino_u, &wino_v, &wino_m, &wino_hx, &wino_hy, &wino_acc, &direct_a, &direct_sub})
+    for (const auto* v : {&wino_u, &wino_v, &wino_m, &wino_hx, &wino_hy, &wino_acc, &direct_a,
+                          &direct_sub, &blocked_x, &blocked_w, &blocked_y})
       floats += long(v->size());
     return floats * long(sizeof(float));
   }
@@ -144,14 +147,28 @@ void conv2d_bwd_data_direct(const Conv2dShape& sh, const float* dy, const float*
 void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                               ConvWorkspace& ws, float beta = 0.0f);
 
+// ---- blocked: the direct convolution in a channel-blocked layout, oneDNN's way
+// (conv2d_blocked.cpp) ----
+// The forward of a layer of one group (else std::invalid_argument). beta as conv2d_fwd_direct's.
+// Its buffers: the batch's input in channel blocks, zero-padded; the packed weights; the
+// output's partial sums (ws.blocked_*).
+bool blocked_applicable(const Conv2dShape& sh, ConvDir dir);
+void conv2d_fwd_blocked(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                        ConvWorkspace& ws, float beta = 0.0f);
+
 // ---- the CPU convolution with an algorithm choice (conv2d_cpu.cpp) ----
 //   gemm      im2col + BLAS (every shape and pass)
 //   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
 //   direct    the direct convolution where applicable (direct_applicable: every pass but the
 //             backward data of a strided layer larger than 1x1), gemm elsewhere
+//   blocked   the blocked convolution for the forward (blocked_applicable: one group), direct
+//             for the backward passes (gemm where direct does not apply)
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
-//             tile transforms cost more than the multiplies they save); else direct where
-//             applicable; else gemm (the backward data of a strided layer larger than 1x1).
+//             tile transforms cost more than the multiplies they save); else, for the forward of
+//             a strided layer larger than 1x1 with at least 16 input channels, blocked where
+//             applicable (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: 0.90 to 0.95
+//             of direct's time); else direct where applicable; else gemm (the backward data of
+//             a strided layer larger than 1x1).
 //             Measured on ResNet-50's and VGG-16's layers (2 threads, Zen 4): direct took 0.92
 //             of gemm's time summed over the 57 layer-passes where both apply, 0.6 on a network's
 //             first layer (im2col copies its input R*S times into a column matrix of only C*R*S
@@ -163,7 +180,7 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
 // (ConvAlgo, its names and parse_conv_algo are in kernels/common/backend.hpp.)
 // The algorithms that can run a pass, gemm first (find's candidates).
 std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir);
-// What a request runs for one pass: kGemm, kWinograd or kDirect.
+// What a request runs for one pass: kGemm, kWinograd, kDirect or kBlocked.
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir dir);
 void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float* y,
                     ConvWorkspace& ws, ConvAlgo algo);
@@ -176,10 +193,9 @@ void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* d
 // ---- measured selection, cuDNN's "find" for the CPU algorithms (conv2d_find.cpp) ----
 // A layer keeps one ConvChoice (reset when its shape is set) and runs its convolutions through
 // conv2d_*_chosen with one of its slots. With algo kFind the first call of a slot times every
-// applicable algorithm (conv_candidates: gemm; winograd, direct where they apply) on that call's
-// inputs, each
-// writing into the call's own output where the real call overwrites it (beta 0), else into
-// scratch with the call's beta (kFindWarmup untimed calls, then the best of
+// applicable algorithm (conv_candidates: gemm; winograd, direct, blocked where they apply) on that
+// call's inputs, each writing into the call's own output where the real call overwrites it (beta
+// 0), else into scratch with the call's beta (kFindWarmup untimed calls, then the best of
 // kFindRepeats timed ones), keeps the fastest, and runs it on the real output; later calls run
 // it directly; a slot marked found beforehand replays its algo without measuring. Any other
 // algo runs as conv2d_*_cpu's (the slot is then reset). Either way the slot records what ran.
@@ -187,7 +203,7 @@ inline constexpr int kFindWarmup = 1, kFindRepeats = 2;
 struct ConvChoice {
   struct Slot {
     bool ran = false;                 // a call has run
-    ConvAlgo algo = ConvAlgo::kGemm;  // what the last call ran: kGemm, kWinograd or kDirect
+    ConvAlgo algo = ConvAlgo::kGemm;  // what the last call ran: kGemm, kWinograd, kDirect, kBlocked
     bool found = false;               // find's: measured, the only candidate, or set to replay
     std::vector<std::pair<ConvAlgo, double>> times_s;  // each candidate's best (>= 2 candidates)
     double find_s = 0;  // wall time of the measurement, every candidate call included

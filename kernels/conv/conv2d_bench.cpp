@@ -2,7 +2,7 @@
 // one direction on one Conv2dShape, checked against the conv2d_*_ref functions. The ops
 // conv2d_wino_* (group conv2d_wino) run the CPU's Winograd F(4x4,3x3) kernels instead of im2col +
 // GEMM; their FLOP count is the direct method's, so their GFLOP/s is an effective rate. The ops
-// conv2d_direct_* run the direct (implicit GEMM) kernels.
+// conv2d_direct_* run the direct (implicit GEMM) kernels, conv2d_blocked_fwd the blocked one.
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
@@ -18,9 +18,10 @@ class ConvCase final : public TensorCase {
   ConvCase(Conv2dShape sh, ConvDir dir, ConvAlgo algo)
       : sh_(std::move(sh)), dir_(dir), algo_(algo), wino_(algo == ConvAlgo::kWinograd) {}
   std::string op() const override {
-    const std::string base = wino_                        ? "conv2d_wino_"
-                             : algo_ == ConvAlgo::kDirect ? "conv2d_direct_"
-                                                          : "conv2d_";
+    const std::string base = wino_                         ? "conv2d_wino_"
+                             : algo_ == ConvAlgo::kDirect  ? "conv2d_direct_"
+                             : algo_ == ConvAlgo::kBlocked ? "conv2d_blocked_"
+                                                           : "conv2d_";
     return base + (dir_ == ConvDir::kFwd       ? "fwd"
                    : dir_ == ConvDir::kBwdData ? "bwd_data"
                                                : "bwd_filter");
@@ -54,6 +55,12 @@ class ConvCase final : public TensorCase {
         return "the direct convolution is a CPU kernel of the openblas backend";
       if (!direct_applicable(sh_, dir_))
         return "the direct backward data needs a 1x1 filter, or stride 1 and pad <= (R-1)(dil+1)";
+      return "";
+    }
+    if (algo_ == ConvAlgo::kBlocked) {
+      if (b != Backend::kOpenBlas)
+        return "the blocked convolution is a CPU kernel of the openblas backend";
+      if (!blocked_applicable(sh_, dir_)) return "the blocked convolution needs 1 group";
       return "";
     }
     return KernelCase::supports(b);
@@ -126,6 +133,8 @@ class ConvCase final : public TensorCase {
         conv2d_bwd_filter_direct(sh_, x_.data(), dy_.data(), out_.data(), ws_);
       return;
     }
+    if (algo_ == ConvAlgo::kBlocked)
+      return conv2d_fwd_blocked(sh_, x_.data(), w_.data(), out_.data(), ws_);
     if (dir_ == ConvDir::kFwd)
       conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
     else if (dir_ == ConvDir::kBwdData)
@@ -231,6 +240,9 @@ std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d,
   return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdFilter, ConvAlgo::kWinograd);
 }
 
+std::unique_ptr<KernelCase> make_conv2d_blocked_fwd_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kBlocked);
+}
 std::unique_ptr<KernelCase> make_conv2d_direct_fwd_case(std::string_view d, int mb) {
   return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kDirect);
 }

@@ -7,10 +7,14 @@ std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir) {
   std::vector<ConvAlgo> out{ConvAlgo::kGemm};
   if (winograd_applicable(sh)) out.push_back(ConvAlgo::kWinograd);
   if (direct_applicable(sh, dir)) out.push_back(ConvAlgo::kDirect);
+  if (blocked_applicable(sh, dir)) out.push_back(ConvAlgo::kBlocked);
   return out;
 }
 
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir dir) {
+  if (requested == ConvAlgo::kBlocked)  // the forward; direct for the backward passes
+    requested = blocked_applicable(sh, dir) ? requested : ConvAlgo::kDirect;
+  if (requested == ConvAlgo::kBlocked) return ConvAlgo::kBlocked;
   if (requested == ConvAlgo::kDirect)
     return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
   if (requested == ConvAlgo::kGemm) return ConvAlgo::kGemm;
@@ -18,6 +22,9 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
   if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
+  if (blocked_applicable(sh, dir) && (sh.stride_h > 1 || sh.stride_w > 1) && sh.r * sh.s > 1 &&
+      sh.c >= 16)
+    return ConvAlgo::kBlocked;
   return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
 }
 
@@ -28,6 +35,8 @@ void conv2d_fwd_cpu(const Conv2dShape& sh, const float* x, const float* w, float
       return conv2d_fwd_winograd(sh, x, w, y, ws);
     case ConvAlgo::kDirect:
       return conv2d_fwd_direct(sh, x, w, y, ws);
+    case ConvAlgo::kBlocked:
+      return conv2d_fwd_blocked(sh, x, w, y, ws);
     default:
       return conv2d_fwd_openblas(sh, x, w, y, ws);
   }

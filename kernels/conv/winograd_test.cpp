@@ -144,9 +144,10 @@ TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectWhereItApplies) {
     for (const ConvDir d : {ConvDir::kFwd, ConvDir::kBwdData, ConvDir::kBwdFilter})
       EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse(s), ConvAlgo::kAuto, d), ConvAlgo::kDirect)
           << s;
-  // a strided 3x3: direct forward and backward filter, gemm backward data (direct has none)
+  // a strided 3x3: blocked forward, direct backward filter, gemm backward data (direct has
+  // none)
   const Conv2dShape strided = Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2");
-  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kBlocked);
   EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kDirect);
   EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kGemm);
   EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb1ic64ih56oc64kh3ph1"), ConvAlgo::kGemm,

@@ -1,0 +1,112 @@
+// The blocked convolution (conv2d_blocked.cpp) against the reference: the forward on odd shapes
+// (prime channel counts, a partial channel block and a partial group of output channels, fewer
+// than a block of input channels, pad 0, 2 and wider than the filter, strides 2 and 3, batch 1,
+// dilation, non-square, rows short enough to be run in pairs with an odd row left, rows of one
+// run and of several, a reduction of several chunks), with beta 0, 1 and 0.5 over what the output
+// held; at 1, 2 and 3 threads. Then what --conv-algo runs with it.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/common/rng.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
+#include "measure/compare.hpp"
+
+namespace dls {
+namespace {
+
+const char* const kBlockedShapes[] = {
+    "mb1ic3ih9iw11oc7kh3kw3ph1pw1",         // 3 channels (one short block), 7 outputs
+    "mb2ic5ih13oc11kh3ph0",                 // pad 0, prime counts
+    "mb1ic7ih9iw10oc13kh3ph2",              // pad 2
+    "mb1ic2ih5oc3kh3ph3",                   // pad 3: rows of taps wholly in the padding
+    "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",  // ResNet-50's conv1, small: 7x7/2, pad 3
+    "mb2ic17ih9oc37kh3sh2ph1",              // a block and one channel; a group and 5 outputs
+    "mb3ic19ih14oc33kh3sh2ph1",             // 7x7 outputs: rows in pairs, the last alone
+    "mb1ic16ih28oc32kh3sh2ph1",             // 14 outputs a row: one run
+    "mb1ic23ih31iw37oc9kh3sh2ph1",          // 16 x 19 outputs: a run of 14 and one of 5
+    "mb1ic13ih10iw9oc17kh1kw1",             // pointwise
+    "mb3ic11ih9oc7kh1sh2sw2",               // 1x1 stride 2
+    "mb2ic5ih12iw8oc6kh3ph2dh1",            // dilated
+    "mb2ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
+    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
+    "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
+    "mb1ic256ih5oc97kh3ph1"};               // 16 blocks: a reduction of several chunks
+
+// fn(out, beta) against the reference beta * init + ref.
+void expect_forward(const Conv2dShape& sh, const std::vector<double>& ref,
+                    const std::vector<double>& ref_abs,
+                    const std::function<void(float*, float)>& fn) {
+  const auto init = random_vector(ref.size(), 9);
+  for (const float beta : {0.0f, 1.0f, 0.5f}) {
+    SCOPED_TRACE(::testing::Message() << "beta " << beta);
+    std::vector<float> got = beta == 0.0f ? std::vector<float>(ref.size(), NAN) : init;
+    fn(got.data(), beta);
+    std::vector<double> want(ref.size()), scale(ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      want[i] = ref[i] + (beta == 0.0f ? 0.0 : double(beta) * init[i]);
+      scale[i] = ref_abs[i] + (beta == 0.0f ? 0.0 : std::abs(double(beta) * init[i]));
+    }
+    const CompareReport rep = compare(want, scale, got, conv2d_bound(sh, ConvDir::kFwd, false));
+    EXPECT_TRUE(rep.ok()) << rep.summary();
+  }
+}
+
+TEST(ConvBlocked, ForwardMatchesTheReferenceAtEveryThreadCount) {
+  const int saved = omp_get_max_threads();
+  for (const char* text : kBlockedShapes) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+    std::vector<double> y(sh.y_count()), y_abs(sh.y_count());
+    conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), y_abs.data());
+    ASSERT_TRUE(blocked_applicable(sh, ConvDir::kFwd)) << sh.str();
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
+      omp_set_num_threads(threads);
+      ConvWorkspace ws;
+      expect_forward(sh, y, y_abs, [&](float* out, float beta) {
+        conv2d_fwd_blocked(sh, x.data(), w.data(), out, ws, beta);
+      });
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+// Groups and the backward passes are not its: refused, and run by direct under kBlocked.
+TEST(ConvBlocked, RefusesGroupsAndTheBackwardPasses) {
+  const Conv2dShape grouped = Conv2dShape::parse("g2mb1ic4ih5oc6kh3ph1");
+  EXPECT_FALSE(blocked_applicable(grouped, ConvDir::kFwd));
+  ConvWorkspace ws;
+  std::vector<float> x(grouped.x_count()), w(grouped.w_count()), y(grouped.y_count());
+  EXPECT_THROW(conv2d_fwd_blocked(grouped, x.data(), w.data(), y.data(), ws),
+               std::invalid_argument);
+  EXPECT_EQ(resolve_conv_algo(grouped, ConvAlgo::kBlocked, ConvDir::kFwd), ConvAlgo::kDirect);
+  const Conv2dShape sh = Conv2dShape::parse("mb1ic4ih5oc6kh3ph1");
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kFwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdFilter), ConvAlgo::kDirect);
+  // a strided 3x3 layer's backward data has no direct: gemm
+  const Conv2dShape s2 = Conv2dShape::parse("mb1ic4ih6oc6kh3sh2ph1");
+  EXPECT_EQ(resolve_conv_algo(s2, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kGemm);
+}
+
+// auto: blocked for the forward of a strided layer larger than 1x1 with 16 input channels or
+// more; direct for fewer (a network's first layer), for 1x1 and for stride 1.
+TEST(ConvBlocked, AutoRunsItOnWideStridedLayers) {
+  const auto fwd = [](const char* text) {
+    return resolve_conv_algo(Conv2dShape::parse(text), ConvAlgo::kAuto, ConvDir::kFwd);
+  };
+  EXPECT_EQ(fwd("mb16ic128ih56oc128kh3sh2ph1"), ConvAlgo::kBlocked);
+  EXPECT_EQ(fwd("mb16ic3ih224oc64kh7sh2ph3"), ConvAlgo::kDirect);
+  EXPECT_EQ(fwd("mb16ic256ih56oc512kh1sh2"), ConvAlgo::kDirect);
+  EXPECT_EQ(fwd("mb16ic64ih56oc64kh3ph1"), ConvAlgo::kWinograd);
+  EXPECT_EQ(fwd("g2mb16ic64ih56oc64kh3sh2ph1"), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb16ic128ih56oc128kh3sh2ph1"), ConvAlgo::kAuto,
+                              ConvDir::kBwdFilter),
+            ConvAlgo::kDirect);
+}
+
+}  // namespace
+}  // namespace dls
