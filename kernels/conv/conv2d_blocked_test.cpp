@@ -12,6 +12,7 @@
 
 #include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
+#include "kernels/conv/conv2d_expect.hpp"
 #include "measure/compare.hpp"
 
 namespace dls {
@@ -35,25 +36,6 @@ const char* const kBlockedShapes[] = {
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
     "mb1ic256ih5oc97kh3ph1"};               // 16 blocks: a reduction of several chunks
 
-// fn(out, beta) against the reference beta * init + ref.
-void expect_forward(const Conv2dShape& sh, const std::vector<double>& ref,
-                    const std::vector<double>& ref_abs,
-                    const std::function<void(float*, float)>& fn) {
-  const auto init = random_vector(ref.size(), 9);
-  for (const float beta : {0.0f, 1.0f, 0.5f}) {
-    SCOPED_TRACE(::testing::Message() << "beta " << beta);
-    std::vector<float> got = beta == 0.0f ? std::vector<float>(ref.size(), NAN) : init;
-    fn(got.data(), beta);
-    std::vector<double> want(ref.size()), scale(ref.size());
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      want[i] = ref[i] + (beta == 0.0f ? 0.0 : double(beta) * init[i]);
-      scale[i] = ref_abs[i] + (beta == 0.0f ? 0.0 : std::abs(double(beta) * init[i]));
-    }
-    const CompareReport rep = compare(want, scale, got, conv2d_bound(sh, ConvDir::kFwd, false));
-    EXPECT_TRUE(rep.ok()) << rep.summary();
-  }
-}
-
 TEST(ConvBlocked, ForwardMatchesTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
   for (const char* text : kBlockedShapes) {
@@ -66,7 +48,7 @@ TEST(ConvBlocked, ForwardMatchesTheReferenceAtEveryThreadCount) {
       SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
       omp_set_num_threads(threads);
       ConvWorkspace ws;
-      expect_forward(sh, y, y_abs, [&](float* out, float beta) {
+      expect_direction(sh, ConvDir::kFwd, y, y_abs, [&](float* out, float beta) {
         conv2d_fwd_blocked(sh, x.data(), w.data(), out, ws, beta);
       });
     }

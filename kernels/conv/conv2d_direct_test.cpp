@@ -14,6 +14,7 @@
 
 #include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
+#include "kernels/conv/conv2d_expect.hpp"
 #include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
 #include "measure/compare.hpp"
@@ -94,25 +95,6 @@ const char* const kDirectShapes[] = {
     "mb1ic7ih67iw65oc11kh1sh2sw2",     // 1x1 stride 2, one image of 34 x 33: items within it
     "g2mb2ic4ih66iw64oc6kh3sh2ph1",    // groups and a stride: 33 x 32 outputs
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2"};  // stride 2 with dilation 2: the tap phases vary
-
-// x (or dy) through fn(out, beta) against the reference out_ref = beta * init + ref.
-void expect_direction(const Conv2dShape& sh, ConvDir dir, const std::vector<double>& ref,
-                      const std::vector<double>& ref_abs,
-                      const std::function<void(float*, float)>& fn) {
-  const auto init = random_vector(ref.size(), 9);
-  for (const float beta : {0.0f, 1.0f, 0.5f}) {
-    SCOPED_TRACE(::testing::Message() << "beta " << beta);
-    std::vector<float> got = beta == 0.0f ? std::vector<float>(ref.size(), NAN) : init;
-    fn(got.data(), beta);
-    std::vector<double> want(ref.size()), scale(ref.size());
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      want[i] = ref[i] + (beta == 0.0f ? 0.0 : double(beta) * init[i]);
-      scale[i] = ref_abs[i] + (beta == 0.0f ? 0.0 : std::abs(double(beta) * init[i]));
-    }
-    const CompareReport rep = compare(want, scale, got, conv2d_bound(sh, dir, false));
-    EXPECT_TRUE(rep.ok()) << rep.summary();
-  }
-}
 
 TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
   for (const char* text : kDirectShapes) {
