@@ -68,7 +68,7 @@ def conv_times(a, keep):
             f.writelines(f"conv2d_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS)
-            f.write(f"conv2d_blocked_fwd {d}\n")
+            f.writelines(f"conv2d_blocked_{x} {d}\n" for x in ("fwd", "bwd_data"))
     threads = ["--threads", str(a.threads)]
     runs, sgemm = {}, []
     for k in range(a.conv_rounds):

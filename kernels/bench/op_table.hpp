@@ -40,6 +40,7 @@ std::unique_ptr<KernelCase> make_conv2d_wino_bwd_data_case(std::string_view d, i
 std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_direct_fwd_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_blocked_fwd_case(std::string_view d, int mb);
+std::unique_ptr<KernelCase> make_conv2d_blocked_bwd_data_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_direct_bwd_data_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_conv2d_direct_bwd_filter_case(std::string_view d, int mb);
 std::unique_ptr<KernelCase> make_fc_fwd_case(std::string_view d, int mb);

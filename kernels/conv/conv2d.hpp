@@ -149,26 +149,31 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
 
 // ---- blocked: the direct convolution in a channel-blocked layout, oneDNN's way
 // (conv2d_blocked.cpp) ----
-// The forward of a layer of one group (else std::invalid_argument). beta as conv2d_fwd_direct's.
-// Its buffers: the batch's input in channel blocks, zero-padded; the packed weights; the
-// output's partial sums (ws.blocked_*).
+// The forward and backward data of a layer of one group and at most 128 taps (else
+// std::invalid_argument); every stride, padding and dilation. beta as conv2d_fwd_direct's. Its
+// buffers: the batch's input (x, or dy) in channel blocks with zero margins; the packed weights;
+// the output's partial sums (ws.blocked_*).
 bool blocked_applicable(const Conv2dShape& sh, ConvDir dir);
 void conv2d_fwd_blocked(const Conv2dShape& sh, const float* x, const float* w, float* y,
                         ConvWorkspace& ws, float beta = 0.0f);
+void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
+                             ConvWorkspace& ws, float beta = 0.0f);
 
 // ---- the CPU convolution with an algorithm choice (conv2d_cpu.cpp) ----
 //   gemm      im2col + BLAS (every shape and pass)
 //   winograd  Winograd F(4x4, 3x3) where applicable, gemm elsewhere
 //   direct    the direct convolution where applicable (direct_applicable: every pass but the
 //             backward data of a strided layer larger than 1x1), gemm elsewhere
-//   blocked   the blocked convolution for the forward (blocked_applicable: one group), direct
-//             for the backward passes (gemm where direct does not apply)
+//   blocked   the blocked convolution for the forward and backward data (blocked_applicable:
+//             one group), direct for the backward filter (gemm where direct does not apply)
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
-//             tile transforms cost more than the multiplies they save); else, for the forward of
-//             a strided layer larger than 1x1 with at least 16 input channels, blocked where
-//             applicable (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: 0.90 to 0.95
-//             of direct's time); else direct where applicable; else gemm (the backward data of
-//             a strided layer larger than 1x1).
+//             tile transforms cost more than the multiplies they save); else, for the forward or
+//             backward data of a strided layer larger than 1x1 summing over at least 16
+//             channels (input channels forward, output channels backward), blocked where
+//             applicable (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: forward 0.90
+//             to 0.95 of direct's time, backward data 0.92 to 1.0 of gemm's); else direct where
+//             applicable; else gemm (the backward data of a strided layer larger than 1x1 that
+//             blocked does not take: groups).
 //             Measured on ResNet-50's and VGG-16's layers (2 threads, Zen 4): direct took 0.92
 //             of gemm's time summed over the 57 layer-passes where both apply, 0.6 on a network's
 //             first layer (im2col copies its input R*S times into a column matrix of only C*R*S

@@ -2,7 +2,8 @@
 // one direction on one Conv2dShape, checked against the conv2d_*_ref functions. The ops
 // conv2d_wino_* (group conv2d_wino) run the CPU's Winograd F(4x4,3x3) kernels instead of im2col +
 // GEMM; their FLOP count is the direct method's, so their GFLOP/s is an effective rate. The ops
-// conv2d_direct_* run the direct (implicit GEMM) kernels, conv2d_blocked_fwd the blocked one.
+// conv2d_direct_* run the direct (implicit GEMM) kernels, conv2d_blocked_fwd and _bwd_data the
+// blocked ones.
 #include <fmt/format.h>
 
 #include "kernels/bench/op_table.hpp"
@@ -60,7 +61,8 @@ class ConvCase final : public TensorCase {
     if (algo_ == ConvAlgo::kBlocked) {
       if (b != Backend::kOpenBlas)
         return "the blocked convolution is a CPU kernel of the openblas backend";
-      if (!blocked_applicable(sh_, dir_)) return "the blocked convolution needs 1 group";
+      if (!blocked_applicable(sh_, dir_))
+        return "the blocked convolution needs 1 group and at most 128 taps (no backward filter)";
       return "";
     }
     return KernelCase::supports(b);
@@ -133,8 +135,13 @@ class ConvCase final : public TensorCase {
         conv2d_bwd_filter_direct(sh_, x_.data(), dy_.data(), out_.data(), ws_);
       return;
     }
-    if (algo_ == ConvAlgo::kBlocked)
-      return conv2d_fwd_blocked(sh_, x_.data(), w_.data(), out_.data(), ws_);
+    if (algo_ == ConvAlgo::kBlocked) {
+      if (dir_ == ConvDir::kFwd)
+        conv2d_fwd_blocked(sh_, x_.data(), w_.data(), out_.data(), ws_);
+      else
+        conv2d_bwd_data_blocked(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+      return;
+    }
     if (dir_ == ConvDir::kFwd)
       conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
     else if (dir_ == ConvDir::kBwdData)
@@ -242,6 +249,9 @@ std::unique_ptr<KernelCase> make_conv2d_wino_bwd_filter_case(std::string_view d,
 
 std::unique_ptr<KernelCase> make_conv2d_blocked_fwd_case(std::string_view d, int mb) {
   return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kBlocked);
+}
+std::unique_ptr<KernelCase> make_conv2d_blocked_bwd_data_case(std::string_view d, int mb) {
+  return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kBwdData, ConvAlgo::kBlocked);
 }
 std::unique_ptr<KernelCase> make_conv2d_direct_fwd_case(std::string_view d, int mb) {
   return std::make_unique<ConvCase>(conv_with_mb(d, mb), ConvDir::kFwd, ConvAlgo::kDirect);

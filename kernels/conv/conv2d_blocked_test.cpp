@@ -1,4 +1,5 @@
-// The blocked convolution (conv2d_blocked.cpp) against the reference: the forward on odd shapes
+// The blocked convolution (conv2d_blocked.cpp) against the reference: forward and backward data
+// on odd shapes
 // (prime channel counts, a partial channel block and a partial group of output channels, fewer
 // than a block of input channels, pad 0, 2 and wider than the filter, strides 2 and 3, batch 1,
 // dilation, non-square, rows short enough to be run in pairs with an odd row left, rows of one
@@ -36,58 +37,72 @@ const char* const kBlockedShapes[] = {
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
     "mb1ic256ih5oc97kh3ph1"};               // 16 blocks: a reduction of several chunks
 
-TEST(ConvBlocked, ForwardMatchesTheReferenceAtEveryThreadCount) {
+TEST(ConvBlocked, ForwardAndBackwardDataMatchTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
   for (const char* text : kBlockedShapes) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
-    std::vector<double> y(sh.y_count()), y_abs(sh.y_count());
-    conv2d_fwd_ref(sh, x.data(), w.data(), y.data(), y_abs.data());
+    const auto dy = random_vector(sh.y_count(), 3);
+    const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
     ASSERT_TRUE(blocked_applicable(sh, ConvDir::kFwd)) << sh.str();
+    ASSERT_TRUE(blocked_applicable(sh, ConvDir::kBwdData)) << sh.str();
     for (const int threads : {1, 2, 3}) {
       SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
       omp_set_num_threads(threads);
       ConvWorkspace ws;
-      expect_direction(sh, ConvDir::kFwd, y, y_abs, [&](float* out, float beta) {
+      expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
         conv2d_fwd_blocked(sh, x.data(), w.data(), out, ws, beta);
+      });
+      expect_direction(sh, ConvDir::kBwdData, r.dx, r.dx_abs, [&](float* out, float beta) {
+        conv2d_bwd_data_blocked(sh, dy.data(), w.data(), out, ws, beta);
       });
     }
   }
   omp_set_num_threads(saved);
 }
 
-// Groups and the backward passes are not its: refused, and run by direct under kBlocked.
-TEST(ConvBlocked, RefusesGroupsAndTheBackwardPasses) {
-  const Conv2dShape grouped = Conv2dShape::parse("g2mb1ic4ih5oc6kh3ph1");
-  EXPECT_FALSE(blocked_applicable(grouped, ConvDir::kFwd));
+// Groups, filters of more than 128 taps and the backward filter are not its: refused, and run
+// by direct under kBlocked (by gemm where direct does not apply either).
+TEST(ConvBlocked, RefusesGroupsLargeFiltersAndTheBackwardFilter) {
   ConvWorkspace ws;
-  std::vector<float> x(grouped.x_count()), w(grouped.w_count()), y(grouped.y_count());
-  EXPECT_THROW(conv2d_fwd_blocked(grouped, x.data(), w.data(), y.data(), ws),
-               std::invalid_argument);
-  EXPECT_EQ(resolve_conv_algo(grouped, ConvAlgo::kBlocked, ConvDir::kFwd), ConvAlgo::kDirect);
+  for (const char* text : {"g2mb1ic4ih5oc6kh3ph1", "mb1ic2ih13oc3kh13"}) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    SCOPED_TRACE(sh.str());
+    EXPECT_FALSE(blocked_applicable(sh, ConvDir::kFwd));
+    EXPECT_FALSE(blocked_applicable(sh, ConvDir::kBwdData));
+    std::vector<float> x(sh.x_count()), w(sh.w_count()), y(sh.y_count());
+    EXPECT_THROW(conv2d_fwd_blocked(sh, x.data(), w.data(), y.data(), ws), std::invalid_argument);
+    EXPECT_THROW(conv2d_bwd_data_blocked(sh, y.data(), w.data(), x.data(), ws),
+                 std::invalid_argument);
+    EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kFwd), ConvAlgo::kDirect);
+  }
   const Conv2dShape sh = Conv2dShape::parse("mb1ic4ih5oc6kh3ph1");
+  EXPECT_FALSE(blocked_applicable(sh, ConvDir::kBwdFilter));
   EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kFwd), ConvAlgo::kBlocked);
-  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kDirect);
+  EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kBlocked);
   EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdFilter), ConvAlgo::kDirect);
-  // a strided 3x3 layer's backward data has no direct: gemm
-  const Conv2dShape s2 = Conv2dShape::parse("mb1ic4ih6oc6kh3sh2ph1");
+  // a grouped strided 3x3 layer's backward data: neither direct nor blocked, gemm
+  const Conv2dShape s2 = Conv2dShape::parse("g2mb1ic4ih6oc6kh3sh2ph1");
   EXPECT_EQ(resolve_conv_algo(s2, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kGemm);
 }
 
-// auto: blocked for the forward of a strided layer larger than 1x1 with 16 input channels or
-// more; direct for fewer (a network's first layer), for 1x1 and for stride 1.
+// auto: blocked for the forward and backward data of a strided layer larger than 1x1 summing
+// over 16 channels or more; direct for fewer (a network's first layer), for 1x1 and for stride 1.
 TEST(ConvBlocked, AutoRunsItOnWideStridedLayers) {
-  const auto fwd = [](const char* text) {
-    return resolve_conv_algo(Conv2dShape::parse(text), ConvAlgo::kAuto, ConvDir::kFwd);
+  const auto algo = [](const char* text, ConvDir d) {
+    return resolve_conv_algo(Conv2dShape::parse(text), ConvAlgo::kAuto, d);
   };
-  EXPECT_EQ(fwd("mb16ic128ih56oc128kh3sh2ph1"), ConvAlgo::kBlocked);
-  EXPECT_EQ(fwd("mb16ic3ih224oc64kh7sh2ph3"), ConvAlgo::kDirect);
-  EXPECT_EQ(fwd("mb16ic256ih56oc512kh1sh2"), ConvAlgo::kDirect);
-  EXPECT_EQ(fwd("mb16ic64ih56oc64kh3ph1"), ConvAlgo::kWinograd);
-  EXPECT_EQ(fwd("g2mb16ic64ih56oc64kh3sh2ph1"), ConvAlgo::kDirect);
-  EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("mb16ic128ih56oc128kh3sh2ph1"), ConvAlgo::kAuto,
-                              ConvDir::kBwdFilter),
-            ConvAlgo::kDirect);
+  const ConvDir fwd = ConvDir::kFwd, bwd = ConvDir::kBwdData;
+  EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", fwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", bwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", ConvDir::kBwdFilter), ConvAlgo::kDirect);
+  EXPECT_EQ(algo("mb16ic3ih224oc64kh7sh2ph3", fwd), ConvAlgo::kDirect);
+  EXPECT_EQ(algo("mb16ic3ih224oc64kh7sh2ph3", bwd), ConvAlgo::kBlocked);  // sums 64 channels
+  EXPECT_EQ(algo("mb16ic64ih32oc8kh3sh2ph1", bwd), ConvAlgo::kGemm);      // sums 8
+  EXPECT_EQ(algo("mb16ic256ih56oc512kh1sh2", fwd), ConvAlgo::kDirect);
+  EXPECT_EQ(algo("mb16ic256ih56oc512kh1sh2", bwd), ConvAlgo::kDirect);
+  EXPECT_EQ(algo("mb16ic64ih56oc64kh3ph1", fwd), ConvAlgo::kWinograd);
+  EXPECT_EQ(algo("g2mb16ic64ih56oc64kh3sh2ph1", fwd), ConvAlgo::kDirect);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir) {
 }
 
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir dir) {
-  if (requested == ConvAlgo::kBlocked)  // the forward; direct for the backward passes
+  if (requested == ConvAlgo::kBlocked)  // forward and backward data; direct for the filter
     requested = blocked_applicable(sh, dir) ? requested : ConvAlgo::kDirect;
   if (requested == ConvAlgo::kBlocked) return ConvAlgo::kBlocked;
   if (requested == ConvAlgo::kDirect)
@@ -22,8 +22,9 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
   if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
+  const int reduced = dir == ConvDir::kFwd ? sh.c : sh.k;  // the channels a pass sums over
   if (blocked_applicable(sh, dir) && (sh.stride_h > 1 || sh.stride_w > 1) && sh.r * sh.s > 1 &&
-      sh.c >= 16)
+      reduced >= 16)
     return ConvAlgo::kBlocked;
   return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
 }
@@ -47,6 +48,7 @@ void conv2d_bwd_data_cpu(const Conv2dShape& sh, const float* dy, const float* w,
   const ConvAlgo a = resolve_conv_algo(sh, algo, ConvDir::kBwdData);
   if (a == ConvAlgo::kGemm) return conv2d_bwd_data_openblas(sh, dy, w, dx, ws, beta);
   if (a == ConvAlgo::kDirect) return conv2d_bwd_data_direct(sh, dy, w, dx, ws, beta);
+  if (a == ConvAlgo::kBlocked) return conv2d_bwd_data_blocked(sh, dy, w, dx, ws, beta);
   if (beta == 0.0f) return conv2d_bwd_data_winograd(sh, dy, w, dx, ws);
   const long n = sh.x_count();
   if (long(ws.wino_acc.size()) < n) ws.wino_acc.resize(std::size_t(n));

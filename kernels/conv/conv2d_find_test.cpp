@@ -59,7 +59,7 @@ std::vector<Pass> passes(const Conv2dShape& sh, const float* x, const float* w, 
 // The slot after find: one of the pass's candidates, each timed where there are several. The
 // candidates themselves: gemm always, Winograd where winograd_applicable, direct where
 // direct_applicable (forward and backward filter always, backward data at stride 1 or 1x1),
-// blocked where blocked_applicable (the forward of one group).
+// blocked where blocked_applicable (forward and backward data of one group).
 void expect_found(const ConvChoice::Slot& s, const Conv2dShape& sh, ConvDir dir) {
   EXPECT_TRUE(s.ran && s.found);
   const bool wino = winograd_applicable(sh);
@@ -67,7 +67,7 @@ void expect_found(const ConvChoice::Slot& s, const Conv2dShape& sh, ConvDir dir)
   std::vector<ConvAlgo> expected{ConvAlgo::kGemm};
   if (wino) expected.push_back(ConvAlgo::kWinograd);
   if (direct) expected.push_back(ConvAlgo::kDirect);
-  if (dir == ConvDir::kFwd && sh.g == 1) expected.push_back(ConvAlgo::kBlocked);
+  if (dir != ConvDir::kBwdFilter && sh.g == 1) expected.push_back(ConvAlgo::kBlocked);
   EXPECT_EQ(conv_candidates(sh, dir), expected);
   EXPECT_NE(std::find(expected.begin(), expected.end(), s.algo), expected.end())
       << conv_algo_name(s.algo);
