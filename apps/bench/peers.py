@@ -7,7 +7,7 @@ ratio beside its target:
 
   conv_vs_onednn   per ResNet-50 and VGG-16 convolution layer and pass (fwd, bwd_data,
                    bwd_filter), oneDNN's time over ours (the best of our algorithms: im2col+GEMM,
-                   Winograd and the direct convolution where they apply), `dlscale kernels`,
+                   Winograd, the direct and blocked convolutions where they apply), `dlscale kernels`,
                    checks on; geometric mean and worst. With --conv-rounds N the row runs N
                    times and each layer-pass and algorithm takes its median time.          target: each >= 0.9, mean >= 1.3
   conv_vs_sgemm    ResNet-50's 3x3 and 1x1 layers, fwd+bwd FLOPs over time (best algorithm, each

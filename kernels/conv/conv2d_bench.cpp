@@ -91,7 +91,7 @@ class ConvCase final : public TensorCase {
     }
   }
   void teardown() override {
-    x_ = w_ = dy_ = out_ = {};
+    release(x_, w_, dy_, out_);
     ws_ = {};
     dnn_.reset();
     cudnn_.reset();

@@ -28,7 +28,7 @@ class DropoutCase final : public TensorCase {
       dropout_fwd_cpu(float(s_.p), kSeed, x_.data(), y.data(), mask_.data(), s_.t.count);
     }
   }
-  void teardown() override { x_ = out_ = {}, mask_ = {}; }
+  void teardown() override { release(x_, out_, mask_); }
 
  protected:
   void run_backend() override {

@@ -32,7 +32,7 @@ class ActCase final : public TensorCase {
     }
   }
   void teardown() override {
-    x_ = y_ = dy_ = out_ = {};
+    release(x_, y_, dy_, out_);
     gpu_.reset();
   }
 
@@ -80,7 +80,7 @@ class AddCase final : public TensorCase {
     if (b == Backend::kCudnn) gpu_start(make_add_gpu(sh_.count, false), {{"a", &a_}, {"b", &b_}});
   }
   void teardown() override {
-    a_ = b_ = z_ = {};
+    release(a_, b_, z_);
     gpu_.reset();
   }
 

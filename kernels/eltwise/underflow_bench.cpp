@@ -31,7 +31,7 @@ class ScaleCase final : public TensorCase {
     for (float& v : x_) v = (1.5f + 0.5f * v) * at;  // [1, 2) x at
     y_.assign(sh_.count, 0.0f);
   }
-  void teardown() override { x_ = y_ = {}; }
+  void teardown() override { release(x_, y_); }
 
  protected:
   void run_backend() override { scale_copy_cpu(kFactor, x_.data(), y_.data(), sh_.count); }

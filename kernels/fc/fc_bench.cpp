@@ -33,7 +33,7 @@ class FcCase final : public TensorCase {
     out_.assign(dir_ == Dir::kFwd ? no : dir_ == Dir::kBwdData ? ni : oi, 0.0f);
     if (dir_ == Dir::kBwdWeights) db_.assign(sh_.out, 0.0f);
   }
-  void teardown() override { x_ = w_ = b_ = dy_ = out_ = db_ = {}; }
+  void teardown() override { release(x_, w_, b_, dy_, out_, db_); }
 
  protected:
   void run_backend() override {

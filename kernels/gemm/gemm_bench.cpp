@@ -37,7 +37,7 @@ class GemmCase final : public TensorCase {
     }
   }
   void teardown() override {
-    a_ = b_ = c_ = {};
+    release(a_, b_, c_);
     cublas_.reset();
   }
 

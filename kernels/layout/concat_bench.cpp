@@ -25,7 +25,7 @@ class ConcatCase final : public TensorCase {
     else
       big_.assign(big_.size(), 0.0f);
   }
-  void teardown() override { big_ = {}, parts_ = {}; }
+  void teardown() override { release(big_, parts_); }
 
  protected:
   void run_backend() override {

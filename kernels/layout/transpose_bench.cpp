@@ -20,7 +20,7 @@ class TransposeCase final : public TensorCase {
     x_ = case_input(sh_.count, 1);
     y_.assign(sh_.count, 0.0f);
   }
-  void teardown() override { x_ = y_ = {}; }
+  void teardown() override { release(x_, y_); }
 
  protected:
   void run_backend() override {

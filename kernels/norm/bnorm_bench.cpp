@@ -55,7 +55,7 @@ class BnormCase final : public TensorCase {
     return KernelCase::supports(b);
   }
   void teardown() override {
-    x_ = dy_ = gamma_ = beta_ = out_ = mean_ = var_ = dgamma_ = dbeta_ = {};
+    release(x_, dy_, gamma_, beta_, out_, mean_, var_, dgamma_, dbeta_);
     gpu_.reset();
   }
 

@@ -40,7 +40,7 @@ class LrnCase final : public TensorCase {
     return KernelCase::supports(b);
   }
   void teardown() override {
-    x_ = dy_ = out_ = y_ = scale_ = {};
+    release(x_, dy_, out_, y_, scale_);
     gpu_.reset();
   }
 

@@ -33,7 +33,7 @@ class OptimCase final : public TensorCase {
                 {{"w", &w_}, {"g", &g_}, {"s1", &s1_}, {"s2", &s2_}});
   }
   void teardown() override {
-    w0_ = g_ = s1_0_ = s2_0_ = w_ = s1_ = s2_ = {};
+    release(w0_, g_, s1_0_, s2_0_, w_, s1_, s2_);
     gpu_.reset();
   }
 

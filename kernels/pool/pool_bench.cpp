@@ -54,7 +54,7 @@ class PoolCase final : public TensorCase {
     }
   }
   void teardown() override {
-    x_ = dy_ = out_ = idx_f_ = {}, idx_ = {};
+    release(x_, dy_, out_, idx_f_, idx_);
     gpu_.reset();
   }
 

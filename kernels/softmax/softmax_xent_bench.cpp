@@ -38,7 +38,7 @@ class SoftmaxCase final : public TensorCase {
     }
   }
   void teardown() override {
-    x_ = p_ = out_ = loss_ = {};
+    release(x_, p_, out_, loss_);
     gpu_.reset();
   }
 
