@@ -231,10 +231,10 @@ TEST(Models, TinyNetOverfitsOneBatch) {
 
 // The same float net with its convolutions on another algorithm (`other`: Winograd F(4x4,3x3)
 // on every 3x3 stride-1 layer, the direct convolution on every forward and stride-1 backward
-// data, or the blocked one on every ungrouped forward) and on im2col + GEMM: one training step's
-// loss and gradients agree (two algorithms for the same maths, whose rounding differs). The models
-// with layers `other` applies to; the kernels are checked one by one against the reference in
-// kernels/conv/. Returns the nets run.
+// data, or the blocked one on every ungrouped forward and backward data) and on im2col + GEMM: one
+// training step's loss and gradients agree (two algorithms for the same maths, whose rounding
+// differs). The models with layers `other` applies to; the kernels are checked one by one against
+// the reference in kernels/conv/. Returns the nets run.
 int same_step_as_gemm(ConvAlgo other) {
   int nets = 0;
   for (const ModelInfo& m : model_table()) {

@@ -6,6 +6,7 @@
 // of the whole is conv2d_fwd_ref / conv2d_bwd_data_ref (conv2d_blocked_test.cpp).
 #pragma once
 
+#include <cassert>
 #include <utility>
 
 #include "kernels/conv/direct_micro.hpp"
@@ -71,6 +72,7 @@ void run_row(int ur, const Call& c, std::integer_sequence<int, U...>) {
 
 // ur (1 .. kMaxUR, or kMaxUR / 2 with two rows) pixels a row, rows 1 or 2.
 inline void run(int ur, int rows, const Call& c) {
+  assert(ur >= 1 && ur <= (rows == 2 ? kMaxUR / 2 : kMaxUR) && (rows == 1 || rows == 2));
   if (rows == 2)
     run_row<2>(ur, c, std::make_integer_sequence<int, kMaxUR / 2>{});
   else

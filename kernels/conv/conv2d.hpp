@@ -165,15 +165,16 @@ void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float
 //   direct    the direct convolution where applicable (direct_applicable: every pass but the
 //             backward data of a strided layer larger than 1x1), gemm elsewhere
 //   blocked   the blocked convolution for the forward and backward data (blocked_applicable:
-//             one group), direct for the backward filter (gemm where direct does not apply)
+//             one group, at most 128 taps), direct elsewhere and for the backward filter (gemm
+//             where direct does not apply)
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
-//             tile transforms cost more than the multiplies they save); else, for the forward or
-//             backward data of a strided layer larger than 1x1 summing over at least 16
-//             channels (input channels forward, output channels backward), blocked where
-//             applicable (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: forward 0.90
-//             to 0.95 of direct's time, backward data 0.92 to 1.0 of gemm's); else direct where
-//             applicable; else gemm (the backward data of a strided layer larger than 1x1 that
-//             blocked does not take: groups).
+//             tile transforms cost more than the multiplies they save); else, for the forward of
+//             a strided layer larger than 1x1 with at least 16 input and output channels, and
+//             for its backward data where dy is at most 14 pixels wide, blocked where applicable
+//             (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: forward 0.87 to 0.99 of
+//             the best other algorithm's time; backward data 0.93 at 7x7 dy, 0.99-1.0 at 14x14,
+//             1.02-1.03 at 28x28); else direct where applicable; else gemm (the backward data of
+//             the strided layers larger than 1x1 that blocked does not take).
 //             Measured on ResNet-50's and VGG-16's layers (2 threads, Zen 4): direct took 0.92
 //             of gemm's time summed over the 57 layer-passes where both apply, 0.6 on a network's
 //             first layer (im2col copies its input R*S times into a column matrix of only C*R*S

@@ -121,7 +121,8 @@ void fill_input(const Plan& pl, const float* x, float* xb, int blk) {
 }
 
 // Group og's weights: wb[cb][t][ci][j] = weight(out channel og kOG + j, in channel cb CB + ci,
-// tap t), 0 past the channels. The forward's weight is w[k][c][t], the backward data's w[c][k][t].
+// tap t), 0 past the channels: W[out][in][t] in the forward, W[in][out][t] in the backward data
+// (W the layer's K x C x R x S filter).
 void pack_weights(const Conv2dShape& sh, const Plan& pl, const float* w, float* wb, int og) {
   float* dst = wb + og * pl.w_og;
   const int rs = sh.r * sh.s;
@@ -145,7 +146,7 @@ void zero_pixels(const Call& c, int ur, int rows) {
     for (int u = 0; u < ur; ++u) std::fill_n(c.y + r * c.y_out_row + u * c.y_pixel, kOG, 0.0f);
 }
 
-// Forward: output rows oh .. oh + nrows (1, or 2 where a row is at most kMaxUR / 2 pixels: the
+// Forward: output rows oh .. oh + nrows - 1 (1, or 2 where a row is at most kMaxUR / 2 pixels: the
 // weights a call loads then serve twice the pixels) of image n, group og, over the chunk's
 // channel blocks [b0, b1); tap rows wholly in the padding (for every row of the call) skipped.
 void forward_rows(const Conv2dShape& sh, const Plan& pl, const float* xb, const float* wb,

@@ -35,7 +35,10 @@ const char* const kBlockedShapes[] = {
     "mb2ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
     "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
-    "mb1ic256ih5oc97kh3ph1"};               // 16 blocks: a reduction of several chunks
+    "mb1ic256ih5oc97kh3ph1",                // 16 blocks: a reduction of several chunks
+    "mb1ic128ih16oc512kh3sh2ph1",  // several chunks in both passes (backward: dy's 512 channels)
+    "mb2ic5ih13oc7kh3sh3ph1",      // vertical stride 3: the backward's row pairs 3 apart
+    "mb1ic4ih7oc5kh3sh2ph4"};      // stride 2 and a pad wider than the filter reaches
 
 TEST(ConvBlocked, ForwardAndBackwardDataMatchTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
@@ -86,19 +89,22 @@ TEST(ConvBlocked, RefusesGroupsLargeFiltersAndTheBackwardFilter) {
   EXPECT_EQ(resolve_conv_algo(s2, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kGemm);
 }
 
-// auto: blocked for the forward and backward data of a strided layer larger than 1x1 summing
-// over 16 channels or more; direct for fewer (a network's first layer), for 1x1 and for stride 1.
+// auto: blocked for the forward of a strided layer larger than 1x1 with 16 input and output
+// channels or more, and for its backward data where dy is at most 14 pixels wide; else direct
+// (fewer channels, 1x1, groups) or gemm (a strided backward data direct does not have);
+// Winograd first where it applies.
 TEST(ConvBlocked, AutoRunsItOnWideStridedLayers) {
   const auto algo = [](const char* text, ConvDir d) {
     return resolve_conv_algo(Conv2dShape::parse(text), ConvAlgo::kAuto, d);
   };
   const ConvDir fwd = ConvDir::kFwd, bwd = ConvDir::kBwdData;
   EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", fwd), ConvAlgo::kBlocked);
-  EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", bwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", bwd), ConvAlgo::kGemm);     // dy 28 wide
+  EXPECT_EQ(algo("mb16ic256ih28oc256kh3sh2ph1", bwd), ConvAlgo::kBlocked);  // 14 wide
   EXPECT_EQ(algo("mb16ic128ih56oc128kh3sh2ph1", ConvDir::kBwdFilter), ConvAlgo::kDirect);
   EXPECT_EQ(algo("mb16ic3ih224oc64kh7sh2ph3", fwd), ConvAlgo::kDirect);
-  EXPECT_EQ(algo("mb16ic3ih224oc64kh7sh2ph3", bwd), ConvAlgo::kBlocked);  // sums 64 channels
-  EXPECT_EQ(algo("mb16ic64ih32oc8kh3sh2ph1", bwd), ConvAlgo::kGemm);      // sums 8
+  EXPECT_EQ(algo("mb16ic3ih224oc64kh7sh2ph3", bwd), ConvAlgo::kGemm);  // makes 3 channels
+  EXPECT_EQ(algo("mb16ic64ih32oc8kh3sh2ph1", bwd), ConvAlgo::kGemm);   // sums 8
   EXPECT_EQ(algo("mb16ic256ih56oc512kh1sh2", fwd), ConvAlgo::kDirect);
   EXPECT_EQ(algo("mb16ic256ih56oc512kh1sh2", bwd), ConvAlgo::kDirect);
   EXPECT_EQ(algo("mb16ic64ih56oc64kh3ph1", fwd), ConvAlgo::kWinograd);

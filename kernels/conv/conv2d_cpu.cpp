@@ -1,4 +1,6 @@
 // The CPU convolution's algorithm choice (see conv2d.hpp).
+#include <algorithm>
+
 #include "kernels/conv/conv2d.hpp"
 
 namespace dls {
@@ -22,9 +24,11 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
   if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
-  const int reduced = dir == ConvDir::kFwd ? sh.c : sh.k;  // the channels a pass sums over
+  // blocked: strided, larger than 1x1, at least 16 channels summed over and 16 made (its
+  // vectors); its backward data only where dy is at most 14 pixels wide (slower at 28)
+  const bool fwd = dir == ConvDir::kFwd;
   if (blocked_applicable(sh, dir) && (sh.stride_h > 1 || sh.stride_w > 1) && sh.r * sh.s > 1 &&
-      reduced >= 16)
+      std::min(sh.c, sh.k) >= 16 && (fwd || sh.q() <= 14))
     return ConvAlgo::kBlocked;
   return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
 }

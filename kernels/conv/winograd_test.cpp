@@ -144,11 +144,11 @@ TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectWhereItApplies) {
     for (const ConvDir d : {ConvDir::kFwd, ConvDir::kBwdData, ConvDir::kBwdFilter})
       EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse(s), ConvAlgo::kAuto, d), ConvAlgo::kDirect)
           << s;
-  // a strided 3x3: blocked forward and backward data, direct backward filter
+  // a strided 3x3 (dy 28 wide): blocked forward, gemm backward data, direct backward filter
   const Conv2dShape strided = Conv2dShape::parse("mb1ic64ih56oc64kh3ph1sh2");
   EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kFwd), ConvAlgo::kBlocked);
   EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdFilter), ConvAlgo::kDirect);
-  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kBlocked);
+  EXPECT_EQ(resolve_conv_algo(strided, ConvAlgo::kAuto, ConvDir::kBwdData), ConvAlgo::kGemm);
   // grouped: neither direct nor blocked has its backward data: gemm
   EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("g2mb1ic64ih56oc64kh3ph1sh2"), ConvAlgo::kAuto,
                               ConvDir::kBwdData),
