@@ -146,6 +146,29 @@ void zero_pixels(const Call& c, int ur, int rows) {
     for (int u = 0; u < ur; ++u) std::fill_n(c.y + r * c.y_out_row + u * c.y_pixel, kOG, 0.0f);
 }
 
+// A call over the chunk's channel blocks [b0, b1) of group og's weights; its taps, pitches and
+// pixels are the pass's to set.
+Call chunk_call(const Plan& pl, const float* wb, int og, int b0, int b1) {
+  Call c;
+  c.blocks = b1 - b0, c.cb = pl.cb, c.x_cb = pl.x_cb, c.w_cb = pl.w_cb;
+  c.w = wb + og * pl.w_og + b0 * pl.w_cb;
+  c.first = b0 == 0;
+  return c;
+}
+
+// The calls of a run of `count` pixels a row (nrows rows) from x0 and y0, at most `most` a call.
+void run_calls(Call& c, const float* x0, float* y0, int count, int most, int nrows) {
+  for (int u0 = 0; u0 < count; u0 += most) {
+    const int ur = std::min(most, count - u0);
+    c.x = x0 + long(u0) * c.x_pixel;
+    c.y = y0 + long(u0) * c.y_pixel;
+    if (c.taps == 0)
+      zero_pixels(c, ur, nrows);
+    else
+      blocked::run(ur, nrows, c);
+  }
+}
+
 // Forward: output rows oh .. oh + nrows - 1 (1, or 2 where a row is at most kMaxUR / 2 pixels: the
 // weights a call loads then serve twice the pixels) of image n, group og, over the chunk's
 // channel blocks [b0, b1); tap rows wholly in the padding (for every row of the call) skipped.
@@ -153,11 +176,9 @@ void forward_rows(const Conv2dShape& sh, const Plan& pl, const float* xb, const 
                   float* yb, int n, int og, int oh, int nrows, int b0, int b1) {
   const int dh = sh.dil_h + 1, dw = sh.dil_w + 1;
   const int top = oh * sh.stride_h - sh.pad_h, bottom = (oh + nrows - 1) * sh.stride_h - sh.pad_h;
-  Call c;
-  c.blocks = b1 - b0, c.cb = pl.cb, c.x_cb = pl.x_cb, c.w_cb = pl.w_cb;
+  Call c = chunk_call(pl, wb, og, b0, b1);
   c.x_pixel = long(sh.stride_w) * pl.cb, c.x_out_row = long(sh.stride_h) * pl.wp * pl.cb;
   c.y_pixel = kOG, c.y_out_row = long(pl.ow) * kOG;
-  c.first = b0 == 0;
   for (int r = 0; r < sh.r; ++r) {
     if (bottom + r * dh < 0 || top + r * dh >= sh.h) continue;
     for (int s = 0; s < sh.s; ++s, ++c.taps) {
@@ -165,18 +186,8 @@ void forward_rows(const Conv2dShape& sh, const Plan& pl, const float* xb, const 
       c.w_tap[c.taps] = (long(r) * sh.s + s) * pl.cb * kOG;
     }
   }
-  const float* xrow = xb + n * pl.x_img + b0 * pl.x_cb + long(oh) * c.x_out_row;
-  float* yrow = yb + n * pl.y_img + og * pl.y_og + long(oh) * c.y_out_row;
-  c.w = wb + og * pl.w_og + b0 * pl.w_cb;
-  for (int q0 = 0; q0 < pl.ow; q0 += kMaxUR) {
-    const int ur = std::min(kMaxUR, pl.ow - q0);
-    c.x = xrow + q0 * c.x_pixel;
-    c.y = yrow + long(q0) * kOG;
-    if (c.taps == 0)
-      zero_pixels(c, ur, nrows);
-    else
-      blocked::run(ur, nrows, c);
-  }
+  run_calls(c, xb + n * pl.x_img + b0 * pl.x_cb + long(oh) * c.x_out_row,
+            yb + n * pl.y_img + og * pl.y_og + long(oh) * c.y_out_row, pl.ow, kMaxUR, nrows);
 }
 
 // Backward data: input rows h, h + sh, .. (nrows of them, 1 or 2) of image n, group og, their
@@ -185,11 +196,9 @@ void backward_rows(const Conv2dShape& sh, const Plan& pl, const float* xb, const
                    float* yb, int n, int og, int h, int nrows, int ph0, int b0, int b1) {
   const int dh = sh.dil_h + 1, dw = sh.dil_w + 1;
   const int count = (pl.ow - ph0 + sh.stride_w - 1) / sh.stride_w;  // pixels of the phase
-  Call c;
-  c.blocks = b1 - b0, c.cb = pl.cb, c.x_cb = pl.x_cb, c.w_cb = pl.w_cb;
+  Call c = chunk_call(pl, wb, og, b0, b1);
   c.x_pixel = pl.cb, c.x_out_row = long(pl.wp) * pl.cb;  // the next row of the call: dy's next
   c.y_pixel = long(sh.stride_w) * kOG, c.y_out_row = long(sh.stride_h) * pl.ow * kOG;
-  c.first = b0 == 0;
   for (int r = 0; r < sh.r; ++r) {
     const int num = h + sh.pad_h - r * dh;
     if (num % sh.stride_h != 0) continue;
@@ -203,19 +212,9 @@ void backward_rows(const Conv2dShape& sh, const Plan& pl, const float* xb, const
       c.w_tap[c.taps++] = (long(r) * sh.s + s) * pl.cb * kOG;
     }
   }
-  const float* xrow = xb + n * pl.x_img + b0 * pl.x_cb;
-  float* yrow = yb + n * pl.y_img + og * pl.y_og + (long(h) * pl.ow + ph0) * kOG;
-  c.w = wb + og * pl.w_og + b0 * pl.w_cb;
-  const int most = nrows == 2 ? kMaxUR / 2 : kMaxUR;
-  for (int u0 = 0; u0 < count; u0 += most) {
-    const int ur = std::min(most, count - u0);
-    c.x = xrow + long(u0) * c.x_pixel;
-    c.y = yrow + long(u0) * c.y_pixel;
-    if (c.taps == 0)
-      zero_pixels(c, ur, nrows);
-    else
-      blocked::run(ur, nrows, c);
-  }
+  run_calls(c, xb + n * pl.x_img + b0 * pl.x_cb,
+            yb + n * pl.y_img + og * pl.y_og + (long(h) * pl.ow + ph0) * kOG, count,
+            nrows == 2 ? kMaxUR / 2 : kMaxUR, nrows);
 }
 
 // One item's rows of image n, group og, over blocks [b0, b1): the forward's output rows, the

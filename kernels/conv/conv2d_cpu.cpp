@@ -14,9 +14,10 @@ std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir) {
 }
 
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir dir) {
-  if (requested == ConvAlgo::kBlocked)  // forward and backward data; direct for the filter
-    requested = blocked_applicable(sh, dir) ? requested : ConvAlgo::kDirect;
-  if (requested == ConvAlgo::kBlocked) return ConvAlgo::kBlocked;
+  if (requested == ConvAlgo::kBlocked) {  // forward and backward data; direct elsewhere
+    if (blocked_applicable(sh, dir)) return ConvAlgo::kBlocked;
+    requested = ConvAlgo::kDirect;
+  }
   if (requested == ConvAlgo::kDirect)
     return direct_applicable(sh, dir) ? ConvAlgo::kDirect : ConvAlgo::kGemm;
   if (requested == ConvAlgo::kGemm) return ConvAlgo::kGemm;
