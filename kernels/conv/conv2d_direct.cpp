@@ -35,7 +35,10 @@
 // next block's input into L2 between the tiles 0.92-1.03, pack_b prefetching 8 to 32 taps ahead
 // instead of 4 0.98-1.02, both lines of a panel's row 1.01-1.03, each thread packing all of A
 // itself (no panel written by the other core; 7x7 and 14x14 layers, the cores sharing no cache)
-// 0.95-0.99, and its own padded copy of the batch too 0.90-0.98. Where oneDNN is ahead on small
+// 0.95-0.99, and its own padded copy of the batch too 0.90-0.98; packing the next block's panels
+// a few rows between the current block's tiles (two buffers, so that the input's reads wait
+// behind multiply-adds) 0.88-1.01 on ResNet-50's 1x1 layers and 0.95-0.98 on 3x3 and conv1,
+// though not packing at all (stale panels, results wrong) ran 1.05-1.31 (256->64 at 56x56). Where oneDNN is ahead on small
 // images it skips the taps that fall in the padding (ResNet-50's 7x7 3x3 layers: 18 % of the
 // nominal multiply-adds; oneDNN's forward ran at 136 GFLOP/s nominal on one core there, above
 // the FMA peak); this code multiplies the padding's zeros.
