@@ -30,18 +30,19 @@
 // there, against its peak in L1. On a Zen 4 (AVX-512, 6x32 tiles; ResNet-50's 1x1, 3x3 and
 // stride-2 3x3 layers, medians of 2-3 alternating runs, each this code's time over the
 // variant's): the tile alone runs at 0.98 of the FMA peak (114 of 117 GFLOP/s, one core) with a
-// layer's footprint, B from L2; a reduction block of 128 or 192 taps 0.89-0.99, BLIS's order
-// 0.74-0.99 and a 12x32 tile (24 accumulators) 0.93-1.03 on one thread; on two, prefetching the
-// next block's input into L2 between the tiles 0.92-1.03, pack_b prefetching 8 to 32 taps ahead
+// layer's footprint, B from L2; a reduction block of 128 or 192 taps 0.89-0.99 (of 512, with B
+// blocks of 256 or 512 KiB, 0.94-1.05 on the 1x1 layers summing 1024 or 2048 channels), BLIS's
+// order 0.74-0.99 and a 12x32 tile (24 accumulators) 0.93-1.03 on one thread; on two, prefetching
+// the next block's input into L2 between the tiles 0.92-1.03, pack_b prefetching 8 to 32 taps ahead
 // instead of 4 0.98-1.02, both lines of a panel's row 1.01-1.03, each thread packing all of A
 // itself (no panel written by the other core; 7x7 and 14x14 layers, the cores sharing no cache)
 // 0.95-0.99, and its own padded copy of the batch too 0.90-0.98; packing the next block's panels
 // a few rows between the current block's tiles (two buffers, so that the input's reads wait
 // behind multiply-adds) 0.88-1.01 on ResNet-50's 1x1 layers and 0.95-0.98 on 3x3 and conv1,
-// though not packing at all (stale panels, results wrong) ran 1.05-1.31 (256->64 at 56x56). Where oneDNN is ahead on small
-// images it skips the taps that fall in the padding (ResNet-50's 7x7 3x3 layers: 18 % of the
-// nominal multiply-adds; oneDNN's forward ran at 136 GFLOP/s nominal on one core there, above
-// the FMA peak); this code multiplies the padding's zeros.
+// though not packing at all (stale panels, results wrong) ran 1.00-1.31 (the most at 256->64,
+// 56x56). Where oneDNN is ahead on small images it skips the taps that fall in the padding
+// (ResNet-50's 7x7 3x3 layers: 18 % of the nominal multiply-adds; oneDNN's forward ran at 136
+// GFLOP/s nominal on one core there, above the FMA peak); this code multiplies the padding's zeros.
 #include <omp.h>
 
 #include <algorithm>
