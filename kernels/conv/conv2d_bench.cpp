@@ -14,18 +14,40 @@
 namespace dls {
 namespace {
 
+// Our own CPU algorithms beside im2col + GEMM: the op's prefix, the name in messages, where the
+// algorithm applies and what it needs where it does not.
+struct OwnAlgo {
+  ConvAlgo algo;
+  const char *op, *name, *needs;
+  bool (*applies)(const Conv2dShape&, ConvDir);
+};
+constexpr OwnAlgo kOwnAlgos[] = {
+    {ConvAlgo::kWinograd, "conv2d_wino_", "Winograd",
+     "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2",
+     [](const Conv2dShape& sh, ConvDir) { return winograd_applicable(sh); }},
+    {ConvAlgo::kDirect, "conv2d_direct_", "the direct convolution",
+     "the direct backward data needs a 1x1 filter, or stride 1 and pad <= (R-1)(dil+1)",
+     &direct_applicable},
+    {ConvAlgo::kBlocked, "conv2d_blocked_", "the blocked convolution",
+     "the blocked convolution needs 1 group and at most 128 taps (no backward filter)",
+     &blocked_applicable},
+};
+
+const OwnAlgo* own_algo(ConvAlgo algo) {
+  for (const OwnAlgo& a : kOwnAlgos)
+    if (a.algo == algo) return &a;
+  return nullptr;
+}
+
 class ConvCase final : public TensorCase {
  public:
   ConvCase(Conv2dShape sh, ConvDir dir, ConvAlgo algo)
       : sh_(std::move(sh)), dir_(dir), algo_(algo), wino_(algo == ConvAlgo::kWinograd) {}
   std::string op() const override {
-    const std::string base = wino_                         ? "conv2d_wino_"
-                             : algo_ == ConvAlgo::kDirect  ? "conv2d_direct_"
-                             : algo_ == ConvAlgo::kBlocked ? "conv2d_blocked_"
-                                                           : "conv2d_";
-    return base + (dir_ == ConvDir::kFwd       ? "fwd"
-                   : dir_ == ConvDir::kBwdData ? "bwd_data"
-                                               : "bwd_filter");
+    const OwnAlgo* own = own_algo(algo_);
+    return std::string(own ? own->op : "conv2d_") + (dir_ == ConvDir::kFwd       ? "fwd"
+                                                     : dir_ == ConvDir::kBwdData ? "bwd_data"
+                                                                                 : "bwd_filter");
   }
   std::string shape() const override { return sh_.str(); }
   nlohmann::json shape_params() const override {
@@ -45,27 +67,11 @@ class ConvCase final : public TensorCase {
     return 4.0 * double(sh_.x_count() + sh_.w_count() + sh_.y_count());
   }
   std::string supports(Backend b) const override {
-    if (wino_) {
-      if (b != Backend::kOpenBlas) return "Winograd is a CPU kernel of the openblas backend";
-      if (!winograd_applicable(sh_))
-        return "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2";
-      return "";
-    }
-    if (algo_ == ConvAlgo::kDirect) {
-      if (b != Backend::kOpenBlas)
-        return "the direct convolution is a CPU kernel of the openblas backend";
-      if (!direct_applicable(sh_, dir_))
-        return "the direct backward data needs a 1x1 filter, or stride 1 and pad <= (R-1)(dil+1)";
-      return "";
-    }
-    if (algo_ == ConvAlgo::kBlocked) {
-      if (b != Backend::kOpenBlas)
-        return "the blocked convolution is a CPU kernel of the openblas backend";
-      if (!blocked_applicable(sh_, dir_))
-        return "the blocked convolution needs 1 group and at most 128 taps (no backward filter)";
-      return "";
-    }
-    return KernelCase::supports(b);
+    const OwnAlgo* own = own_algo(algo_);
+    if (!own) return KernelCase::supports(b);
+    if (b != Backend::kOpenBlas)
+      return fmt::format("{} is a CPU kernel of the openblas backend", own->name);
+    return own->applies(sh_, dir_) ? "" : own->needs;
   }
   void setup(Backend b) override {
     backend_ = b;
