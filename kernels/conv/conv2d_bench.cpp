@@ -6,6 +6,8 @@
 // blocked ones.
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "kernels/bench/op_table.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
@@ -75,6 +77,10 @@ class ConvCase final : public TensorCase {
   }
   void setup(Backend b) override {
     backend_ = b;
+    if (b == Backend::kOpenBlas && resolve_conv_algo(sh_, algo_, dir_) != algo_)
+      throw std::logic_error(op() + " would run " +
+                             conv_algo_name(resolve_conv_algo(sh_, algo_, dir_)) + " on " +
+                             sh_.str());
     // inputs: fwd (x, w), bwd_data (dy, w), bwd_filter (x, dy)
     if (dir_ != ConvDir::kBwdData) x_ = case_input(sh_.x_count(), 1);
     if (dir_ != ConvDir::kBwdFilter) w_ = case_input(sh_.w_count(), 2);
@@ -123,37 +129,14 @@ class ConvCase final : public TensorCase {
         dnn_->backward_filter();
       return;
     }
-    if (wino_) {
-      if (dir_ == ConvDir::kFwd)
-        conv2d_fwd_winograd(sh_, x_.data(), w_.data(), out_.data(), ws_);
-      else if (dir_ == ConvDir::kBwdData)
-        conv2d_bwd_data_winograd(sh_, dy_.data(), w_.data(), out_.data(), ws_);
-      else
-        conv2d_bwd_filter_winograd(sh_, x_.data(), dy_.data(), out_.data(), ws_);
-      return;
-    }
-    if (algo_ == ConvAlgo::kDirect) {
-      if (dir_ == ConvDir::kFwd)
-        conv2d_fwd_direct(sh_, x_.data(), w_.data(), out_.data(), ws_);
-      else if (dir_ == ConvDir::kBwdData)
-        conv2d_bwd_data_direct(sh_, dy_.data(), w_.data(), out_.data(), ws_);
-      else
-        conv2d_bwd_filter_direct(sh_, x_.data(), dy_.data(), out_.data(), ws_);
-      return;
-    }
-    if (algo_ == ConvAlgo::kBlocked) {
-      if (dir_ == ConvDir::kFwd)
-        conv2d_fwd_blocked(sh_, x_.data(), w_.data(), out_.data(), ws_);
-      else
-        conv2d_bwd_data_blocked(sh_, dy_.data(), w_.data(), out_.data(), ws_);
-      return;
-    }
+    // our CPU algorithms through the dispatch training uses: supports() refused what algo_ does
+    // not take, so it runs as requested (setup() checks)
     if (dir_ == ConvDir::kFwd)
-      conv2d_fwd_openblas(sh_, x_.data(), w_.data(), out_.data(), ws_);
+      conv2d_fwd_cpu(sh_, x_.data(), w_.data(), out_.data(), ws_, algo_);
     else if (dir_ == ConvDir::kBwdData)
-      conv2d_bwd_data_openblas(sh_, dy_.data(), w_.data(), out_.data(), ws_);
+      conv2d_bwd_data_cpu(sh_, dy_.data(), w_.data(), out_.data(), ws_, algo_);
     else
-      conv2d_bwd_filter_openblas(sh_, x_.data(), dy_.data(), out_.data(), ws_);
+      conv2d_bwd_filter_cpu(sh_, x_.data(), dy_.data(), out_.data(), ws_, algo_);
   }
   std::vector<OutputView> outputs() override {
     if (backend_ == Backend::kCudnn) {  // device to host (untimed)
