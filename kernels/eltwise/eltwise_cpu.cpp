@@ -1,7 +1,14 @@
 // Element-wise ops, optimised: OpenMP over the tensor, branch-free bodies the compiler
 // vectorises (see eltwise.hpp). Seed 000 found activations among Chainer's hot spots on K.
+// The residual add and its backward fan-out stream outputs of at least a core's L2
+// (stream_store.hpp; the fan-out writes both outputs in one pass): in ResNet-50 training (Zen 4
+// VM, batch 16, 2 threads) the adds took 17-20 ms forward and 20-29 ms backward a step, against
+// 24-25 and 37-38 ms without, in 2 alternating pairs of runs.
+#include <omp.h>
+
 #include <cmath>
 
+#include "kernels/common/stream_store.hpp"
 #include "kernels/eltwise/eltwise.hpp"
 
 namespace dls {
@@ -40,7 +47,46 @@ void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* 
   }
 }
 
+namespace {
+
+// Each thread's share [lo, hi) of count elements, static as OpenMP's schedule(static) cuts it.
+struct Share {
+  long lo, hi;
+};
+Share my_share(long count) {
+  const long t = omp_get_num_threads(), i = omp_get_thread_num();
+  return {count * i / t, count * (i + 1) / t};
+}
+
+// out[i] = vec(i) / one(i) over count elements through streaming stores, split over a team.
+template <class Vec, class One>
+void stream_team(float* out, long count, Vec vec, One one) {
+#pragma omp parallel
+  {
+    const Share s = my_share(count);
+    stream_map(
+        out + s.lo, s.hi - s.lo, [&](long i) { return vec(s.lo + i); },
+        [&](long i) { return one(s.lo + i); });
+    stream_fence();
+  }
+}
+
+}  // namespace
+
 void add_cpu(const float* a, const float* b, float* z, long count, bool relu) {
+  if (streaming_pays(count)) {
+    const Vec16f zero{};
+    return stream_team(
+        z, count,
+        [&](long i) {
+          const Vec16f v = load_vec16f(a + i) + load_vec16f(b + i);
+          return relu ? (v > 0.0f ? v : zero) : v;
+        },
+        [&](long i) {
+          const float v = a[i] + b[i];
+          return !relu || v > 0.0f ? v : 0.0f;
+        });
+  }
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < count; ++i) {
     const float v = a[i] + b[i];
@@ -49,6 +95,23 @@ void add_cpu(const float* a, const float* b, float* z, long count, bool relu) {
 }
 
 void fan_out_cpu(const float* dz, float* za, float* zb, long count, const float* relu_y) {
+  if (za && zb && streaming_pays(count)) {  // two outputs, each streamed
+    const Vec16f zero{};
+    const auto vec = [&](long i) {
+      const Vec16f g = load_vec16f(dz + i);
+      return relu_y ? (load_vec16f(relu_y + i) > 0.0f ? g : zero) : g;
+    };
+    const auto one = [&](long i) { return !relu_y || relu_y[i] > 0.0f ? dz[i] : 0.0f; };
+#pragma omp parallel
+    {
+      const Share s = my_share(count);
+      stream_map2(
+          za + s.lo, zb + s.lo, s.hi - s.lo, [&](long i) { return vec(s.lo + i); },
+          [&](long i) { return one(s.lo + i); });
+      stream_fence();
+    }
+    return;
+  }
   if (relu_y && za && zb) {
 #pragma omp parallel for simd schedule(static)
     for (long i = 0; i < count; ++i) za[i] = zb[i] = relu_y[i] > 0.0f ? dz[i] : 0.0f;

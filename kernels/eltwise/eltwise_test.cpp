@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/rng.hpp"
+#include "kernels/common/stream_store.hpp"
 #include "measure/check.hpp"
 #include "measure/compare.hpp"
 
@@ -54,6 +55,40 @@ TEST(Bias, CpuMatchesReference) {
   for (int k = 0; k < c; ++k) dbr[std::size_t(k)] += 0.5, dscale[std::size_t(k)] += 0.5;
   rep = compare(dbr, dscale, db, dot_bound(double(n * hw)));
   EXPECT_TRUE(rep.ok()) << rep.summary();
+}
+
+// The residual add (with and without its fused ReLU) and its backward fan-out equal their
+// plain loops exactly, below and above the size where they stream their outputs
+// (stream_store.hpp), at every alignment of the outputs (heads of 0 to 15 floats, and the
+// fan-out's two outputs aligned alike or not).
+TEST(AddAndFanOut, CpuMatchesPlainLoopsAtEverySizeAndAlignment) {
+  for (const long count : {37L, kStreamMinBytes / long(sizeof(float)) + 21}) {
+    const auto a = random_vector(std::size_t(count), 3), b = random_vector(std::size_t(count), 4);
+    std::vector<float> buf(std::size_t(count) + 64), buf2(std::size_t(count) + 64);
+    for (const int skew : {0, 1, 5, 15})
+      for (const bool relu : {false, true}) {
+        float* z = buf.data() + skew;
+        add_cpu(a.data(), b.data(), z, count, relu);
+        long zeros = 0;
+        for (long i = 0; i < count; ++i) {
+          const float v = a[std::size_t(i)] + b[std::size_t(i)];
+          ASSERT_EQ(z[i], !relu || v > 0.0f ? v : 0.0f) << count << " skew " << skew << " @" << i;
+          zeros += relu && v <= 0.0f;
+        }
+        EXPECT_EQ(zeros > 0, relu) << "the data should put some sums below zero";
+        // fan-out of dz = a, masked by y = b where relu
+        for (const int skew2 : {skew, skew + 3}) {
+          float* za = buf.data() + skew;
+          float* zb = buf2.data() + skew2;
+          fan_out_cpu(a.data(), za, zb, count, relu ? b.data() : nullptr);
+          for (long i = 0; i < count; ++i) {
+            const float want = !relu || b[std::size_t(i)] > 0.0f ? a[std::size_t(i)] : 0.0f;
+            ASSERT_EQ(za[i], want) << count << " skew " << skew << " @" << i;
+            ASSERT_EQ(zb[i], want) << count << " skew " << skew2 << " @" << i;
+          }
+        }
+      }
+  }
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <tuple>
 
 #include "kernels/common/fd_grad.hpp"
 #include "kernels/common/rng.hpp"
+#include "kernels/common/stream_store.hpp"
 #include "measure/check.hpp"
 #include "measure/compare.hpp"
 
@@ -57,11 +59,21 @@ TEST(Bnorm, ReferenceBackwardIsTheGradient) {
   }
 }
 
+// A tensor just past the size from which batch norm streams its outputs: 2 x 3 planes of
+// 247 x ih floats (odd, so the planes start at every alignment).
+std::string streamed_shape() {
+  const long ih = kStreamMinBytes / long(sizeof(float)) / (2 * 3 * 247) + 1;
+  return "mb2ic3ih" + std::to_string(ih) + "iw247";
+}
+
 TEST(Bnorm, CpuMatchesReference) {
   // planes with and without a 16-lane tail; several flushes of the float lanes (20x20); one
-  // value per plane; 300 channels of 32 values: two channel blocks (256 + 44)
-  for (const char* d : {"mb2ic3ih3iw2", "mb1ic1ih7iw5", "mb4ic16ih9iw9", "mb16ic2ih1iw1eps1e-3",
-                        "mb3ic5ih20iw20", "mb2ic300ih4iw4"}) {
+  // value per plane; 300 channels of 32 values: two channel blocks (256 + 44); and one past the
+  // size where the outputs are streamed (stream_store.hpp), its planes of 247 x ih floats starting
+  // at every alignment
+  for (const std::string& d : std::vector<std::string>{
+           "mb2ic3ih3iw2", "mb1ic1ih7iw5", "mb4ic16ih9iw9", "mb16ic2ih1iw1eps1e-3",
+           "mb3ic5ih20iw20", "mb2ic300ih4iw4", streamed_shape()}) {
     const BnormShape s = BnormShape::parse(d, 0);
     const auto c = std::size_t(s.t.c);
     auto x = random_vector(s.t.count, 6, -1.0f, 4.0f);
@@ -95,7 +107,8 @@ TEST(Bnorm, CpuMatchesReference) {
 // of the ReLU's input gradient dy * [y > 0], bit for bit (the mask recomputed from x agrees with
 // the forward's).
 TEST(Bnorm, FusedReluIsThePlainKernelThenReLU) {
-  for (const char* d : {"mb2ic3ih3iw2", "mb4ic16ih9iw9", "mb3ic5ih20iw20", "mb2ic300ih4iw4"}) {
+  for (const std::string& d : std::vector<std::string>{
+           "mb2ic3ih3iw2", "mb4ic16ih9iw9", "mb3ic5ih20iw20", "mb2ic300ih4iw4", streamed_shape()}) {
     const BnormShape s = BnormShape::parse(d, 0);
     const auto c = std::size_t(s.t.c);
     const auto x = random_vector(s.t.count, 15, -1.0f, 4.0f), dy = random_vector(s.t.count, 16);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/common/vec16.hpp"
 #include "kernels/pool/pool.hpp"
 
 namespace dls {
@@ -53,21 +54,14 @@ inline int window_argmax(const float* xp, int w, PoolWindow wy, PoolWindow wx, f
 }
 
 // ---- max pooling, a row of outputs at a time ----
-#pragma GCC diagnostic ignored "-Wpsabi"  // 16-lane vectors, never passed across units
-constexpr int kLanes = 16;
-using VF = float __attribute__((vector_size(kLanes * sizeof(float))));
-using VI = int __attribute__((vector_size(kLanes * sizeof(int))));
+constexpr int kRowLanes = 16;  // outputs a vector
+using VI = int __attribute__((vector_size(kRowLanes * sizeof(int))));
 
-inline VF load16(const float* p) {
-  VF v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 // p[i * sw] for lanes i < 16, sw 1 or 2 (at 2: reads p[0 .. 32))
-inline VF strided16(const float* p, int sw) {
-  if (sw == 1) return load16(p);
-  return __builtin_shufflevector(load16(p), load16(p + kLanes), 0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                 20, 22, 24, 26, 28, 30);
+inline Vec16f strided16(const float* p, int sw) {
+  if (sw == 1) return load_vec16f(p);
+  return __builtin_shufflevector(load_vec16f(p), load_vec16f(p + kRowLanes), 0, 2, 4, 6, 8, 10, 12,
+                                 14, 16, 18, 20, 22, 24, 26, 28, 30);
 }
 
 // The outputs of a row the vector path takes: chunks of 16 starting at lo, lo + 16, ..., none
@@ -80,23 +74,24 @@ RowSpan vector_span(const PoolShape& s) {
   RowSpan r;
   if (s.sw != 1 && s.sw != 2) return r;
   r.lo = (s.pw + s.sw - 1) / s.sw;  // the first output whose window starts inside the row
-  const int room = s.w - s.kw + s.pw + 1 - kLanes * s.sw;  // o0 sw <= room
+  const int room = s.w - s.kw + s.pw + 1 - kRowLanes * s.sw;  // o0 sw <= room
   r.last = room < 0 ? -1 : room / s.sw;
   return r;
 }
 
 // 16 outputs from o0: every window element in the reference's order, its strict '>'.
 template <bool Idx>
-inline void max_chunk(const PoolShape& s, PoolWindow wy, const float* xp, int o0, VF* m, VI* at) {
+inline void max_chunk(const PoolShape& s, PoolWindow wy, const float* xp, int o0, Vec16f* m,
+                      VI* at) {
   const int c0 = o0 * s.sw - s.pw;
   VI lane{};
   if constexpr (Idx)
-    for (int l = 0; l < kLanes; ++l) lane[l] = l * s.sw;
+    for (int l = 0; l < kRowLanes; ++l) lane[l] = l * s.sw;
   bool first = true;
   for (int yy = wy.begin; yy < wy.end; ++yy)
     for (int kx = 0; kx < s.kw; ++kx) {
       const int off = yy * s.w + c0 + kx;
-      const VF v = strided16(xp + off, s.sw);
+      const Vec16f v = strided16(xp + off, s.sw);
       if (first) {
         *m = v, first = false;
         if constexpr (Idx) *at = lane + off;
@@ -121,16 +116,16 @@ void max_row(const PoolShape& s, const Windows& win, RowSpan span, const float* 
     }
   };
   one_by_one(std::min(span.lo, s.ow));
-  while (span.last >= span.lo && o <= span.last + kLanes - 1 && o < s.ow) {
+  while (span.last >= span.lo && o <= span.last + kRowLanes - 1 && o < s.ow) {
     const int o0 = std::min(o, span.last);
-    VF m;
+    Vec16f m;
     VI at;
     max_chunk<Idx>(s, wy, xp, o0, &m, &at);
-    for (int l = o - o0; l < kLanes; ++l) {
+    for (int l = o - o0; l < kRowLanes; ++l) {
       y[o0 + l] = m[l];
       if constexpr (Idx) idx[o0 + l] = at[l];
     }
-    o = o0 + kLanes;
+    o = o0 + kRowLanes;
   }
   one_by_one(s.ow);
 }
