@@ -1,9 +1,9 @@
 // Non-temporal ("streaming") stores for memory-bound passes whose output is far larger than the
 // caches: a normal store first reads the line it writes (read for ownership), so a pass that
 // reads one tensor and writes another moves three tensors' bytes; a streaming store writes the
-// line without reading it, and without evicting what the caches hold. The output then sits in
-// memory, not in the caches: worth it only where the next reader would have found it evicted
-// anyway (streaming_pays).
+// line without reading it, and without filling the caches with it (a cached copy of the line is
+// invalidated). The output then sits in memory, not in the caches: worth it only where the next
+// reader would have found it evicted anyway (streaming_pays).
 //
 // stream_map(out, n, vec, one) writes out[i] for i < n: from the first 64-byte aligned element
 // on, 16 at a time with vec(i) (a Vec16f of out[i .. i+16)) through streaming stores, the head

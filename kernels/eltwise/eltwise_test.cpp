@@ -59,9 +59,10 @@ TEST(Bias, CpuMatchesReference) {
 
 // The residual add (with and without its fused ReLU) and its backward fan-out equal their
 // plain loops exactly, below and above the size where they stream their outputs
-// (stream_store.hpp), at every alignment of the outputs (heads of 0 to 15 floats, and the
-// fan-out's two outputs aligned alike or not).
-TEST(AddAndFanOut, CpuMatchesPlainLoopsAtEverySizeAndAlignment) {
+// (stream_store.hpp), at several alignments of the outputs (skews of 0, 1, 5 and 15 floats from
+// the buffer's start, so heads of several lengths, and the fan-out's two outputs aligned alike
+// or not).
+TEST(AddAndFanOut, CpuMatchesPlainLoopsAtBothSizesAndSeveralAlignments) {
   for (const long count : {37L, kStreamMinBytes / long(sizeof(float)) + 21}) {
     const auto a = random_vector(std::size_t(count), 3), b = random_vector(std::size_t(count), 4);
     std::vector<float> buf(std::size_t(count) + 64), buf2(std::size_t(count) + 64);

@@ -108,7 +108,7 @@ inline float affine(float a, float x, float b) {
 // where the hardware has it, as affine() computes it).
 template <bool Relu>
 Vec16f affine_vec(BnormAffine f, Vec16f x) {
-#ifdef __AVX512F__
+#if defined(__AVX512F__) && defined(__FMA__)  // affine() fuses only under __FMA__
   __m512 z = _mm512_fmadd_ps(_mm512_set1_ps(f.a), __m512(x), _mm512_set1_ps(f.b));
   if constexpr (Relu)
     z = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ), z);
@@ -145,7 +145,7 @@ void affine_plane(BnormAffine f, const float* x, float* y, long n, bool streamed
 // g where a x + b > 0, else 0, lane by lane: the fused ReLU's backward, its mask computed as
 // affine() computes the forward (one rounding where the hardware fuses).
 vf relu_mask(const BnormAffine& f, vf x, vf g) {
-#ifdef __AVX512F__
+#if defined(__AVX512F__) && defined(__FMA__)  // as affine(): fused only under __FMA__
   const __mmask16 pos =
       _mm512_cmp_ps_mask(_mm512_fmadd_ps(_mm512_set1_ps(f.a), __m512(x), _mm512_set1_ps(f.b)),
                          _mm512_setzero_ps(), _CMP_GT_OQ);

@@ -60,7 +60,7 @@ TEST(Bnorm, ReferenceBackwardIsTheGradient) {
 }
 
 // A tensor just past the size from which batch norm streams its outputs: 2 x 3 planes of
-// 247 x ih floats (odd, so the planes start at every alignment).
+// 247 x ih floats (odd, so the planes start at several alignments: 6 of the 16).
 std::string streamed_shape() {
   const long ih = kStreamMinBytes / long(sizeof(float)) / (2 * 3 * 247) + 1;
   return "mb2ic3ih" + std::to_string(ih) + "iw247";
@@ -70,7 +70,7 @@ TEST(Bnorm, CpuMatchesReference) {
   // planes with and without a 16-lane tail; several flushes of the float lanes (20x20); one
   // value per plane; 300 channels of 32 values: two channel blocks (256 + 44); and one past the
   // size where the outputs are streamed (stream_store.hpp), its planes of 247 x ih floats starting
-  // at every alignment
+  // at several alignments
   for (const std::string& d : std::vector<std::string>{
            "mb2ic3ih3iw2", "mb1ic1ih7iw5", "mb4ic16ih9iw9", "mb16ic2ih1iw1eps1e-3",
            "mb3ic5ih20iw20", "mb2ic300ih4iw4", streamed_shape()}) {

@@ -1,8 +1,9 @@
 // Max and average pooling over NCHW, forward and backward, with both rounding conventions.
 //   Output size, floor mode (PyTorch, benchdnn):  O = (I + 2p - k) / s + 1
-//   Ceil mode (Caffe's default):  O = ceil((I + 2p - k) / s) + 1, then if p > 0 and
-//     (O - 1) * s >= I + p the last window starts in the padding and is dropped (O -= 1)
-//     [Caffe pooling_layer.cpp; PyTorch's ceil_mode applies the same rule].
+//   Ceil mode (Caffe's default):  O = ceil((I + 2p - k) / s) + 1, then if (O - 1) * s >= I + p
+//     the last window starts in the padding or past the input and is dropped (O -= 1)
+//     [PyTorch's ceil_mode; Caffe pooling_layer.cpp drops it only if p > 0: with p = 0 it
+//     arises only where k < s, and Caffe's last window is then empty].
 //   Window of output o: [o*s - p, o*s - p + k), read over its part inside the input.
 //   Max: padding never wins; ties go to the first element in row-major window order (Caffe's
 //     strict '>'); the index saved for backward is h * W + w within the channel plane.

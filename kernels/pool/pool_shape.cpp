@@ -11,7 +11,9 @@ namespace dls {
 int pool_out_size(int in, int k, int s, int p, bool ceil_mode) {
   const int span = in + 2 * p - k;  // >= 0, checked by parse
   int o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  if (ceil_mode && p > 0 && (o - 1) * s >= in + p) --o;
+  // the last window starting past the input is dropped; Caffe drops it only with padding, but
+  // without, it arises only from a kernel smaller than the stride, where Caffe's window is empty
+  if (ceil_mode && (o - 1) * s >= in + p) --o;
   return o;
 }
 

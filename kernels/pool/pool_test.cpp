@@ -31,6 +31,11 @@ TEST(Pool, OutputSizeRules) {
   EXPECT_EQ(pool_out_size(5, 2, 2, 1, true), 3);
   EXPECT_EQ(pool_out_size(5, 2, 2, 1, false), 3);
   EXPECT_EQ(PoolShape::parse("mb1ic1ih112kh3sh2ceil1", "t").oh, 56);
+  // A kernel smaller than the stride, no padding: ceil((2 - 1) / 2) + 1 = 2, but window 1 would
+  // start at 2 = I, past the input (Caffe keeps it, empty): dropped, as PyTorch does.
+  EXPECT_EQ(pool_out_size(2, 1, 2, 0, true), 1);
+  EXPECT_EQ(PoolShape::parse("mb1ic1ih2iw34kh1kw2sh2sw2ceil1", "t").oh, 1);
+  EXPECT_EQ(PoolShape::parse("mb1ic1ih2iw34kh1kw2sh2sw2ceil1", "t").ow, 17);
   EXPECT_THROW(PoolShape::parse("mb1ic1ih112kh3sh2oh56", "t"), ConfigError);  // floor gives 55
   EXPECT_THROW(PoolShape::parse("ih5kh2ph2", "t"), ConfigError);              // pad >= kernel
   EXPECT_THROW(PoolShape::parse("ih5kh3ceil2", "t"), ConfigError);

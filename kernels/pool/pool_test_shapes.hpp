@@ -20,7 +20,7 @@ inline constexpr const char* kPoolTestShapes[] = {
     "mb2ic3ih9iw75kh3sh2ph1",           // ResNet's, odd width
     "mb1ic2ih5iw53kh3sh1ph1",           // stride 1 (GoogLeNet's inception pools)
     "mb1ic2ih6iw70kh2sh2",              // VGG's 2x2 s2
-    "mb1ic2ih7iw67kh3sh2ceil1",         // Caffe's ceil mode: the last window overhangs
+    "mb1ic2ih8iw68kh3sh2ceil1",         // Caffe's ceil mode: the last window overhangs
     "mb1ic1ih5iw40kh3kw4sh1sw2ph1pw2",  // kernel and pad differ by direction
     "mb1ic2ih3iw34kh3sh2",              // room for exactly one chunk
 };
