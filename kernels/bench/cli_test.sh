@@ -120,5 +120,20 @@ for r in recs:
 PY
 done
 
+# --cold-cache: the case runs checked and timed with a flush before each timed call, and the
+# record says which way it was timed (false without the flag)
+for flag in "" --cold-cache; do
+  "$DLS" kernels --op scale --shape n4096 --threads 2 --benchmark_min_time=0.01 $flag \
+    --out "$TMP/cold${flag}.jsonl" >/dev/null 2>"$TMP/stderr" || { bad "scale ${flag:-warm}: $(cat "$TMP/stderr")"; continue; }
+  python3 - "$TMP/cold${flag}.jsonl" "${flag:+1}" <<'PY' && ok || bad "cold-cache record (${flag:-warm})"
+import json, sys
+(r,) = [json.loads(l) for l in open(sys.argv[1])]
+assert r["status"] == "ok" and r["check"]["status"] == "passed", r
+assert r["params"]["cold_cache"] is (sys.argv[2] == "1"), r["params"]
+assert r["metrics"]["time_s"] > 0, r["metrics"]
+PY
+done
+expect_usage_error "--cold-cache with a value" "cold-cache" --op scale --shape n64 --cold-cache=maybe
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

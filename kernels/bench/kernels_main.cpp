@@ -19,6 +19,7 @@
 #include "kernels/bench/op_table.hpp"
 #include "kernels/common/descriptor.hpp"
 #include "kernels/gpu/gpu.hpp"
+#include "measure/cache_flush.hpp"
 #include "measure/check.hpp"
 #include "measure/cli_parse.hpp"
 #include "measure/core_latency.hpp"
@@ -41,6 +42,7 @@ struct Options {
   std::string out;
   CounterList counters = CounterList::parse("default");
   Denormals denormals = Denormals::kKeep;
+  bool cold_cache = false;  // a cache flush (untimed) before every timed call
   std::string site = "localhost";
   double peak_gflops = 0;       // > 0: given, not measured
   double full_ref_limit = 2e8;  // multiply-adds above which the check is sampled
@@ -85,11 +87,9 @@ Record make_record(const Session& run, const CaseEntry& e) {
   Record r;
   r.kind = "kernel";
   r.benchmark = e.op;
-  r.params = {{"op", e.op},
-              {"backend", backend_name(e.backend)},
-              {"shape", k.shape()},
-              {"threads", e.threads},
-              {"mode", run.opt.mode}};
+  r.params = {{"op", e.op},           {"backend", backend_name(e.backend)},
+              {"shape", k.shape()},   {"threads", e.threads},
+              {"mode", run.opt.mode}, {"cold_cache", run.opt.cold_cache}};
   r.params["shape_params"] = k.shape_params();
   r.metrics = {{"op", e.op},
                {"backend", backend_name(e.backend)},
@@ -227,8 +227,10 @@ void bench_body(benchmark::State& st, Session* run, CaseEntry* e) {
   // before its first timed call: Google Benchmark calls this body several times
   if (e->samples_s.empty()) probe_cores(*e);
   ProcessCounters* pc = run->counter_set ? &*run->counter_set : nullptr;
-  if (pc) pc->attach();  // the case's threads: set_threads started its team
+  if (pc) pc->attach();       // the case's threads: set_threads started its team
+  volatile long flushed = 0;  // keeps the flush's reads
   for (auto _ : st) {
+    if (run->opt.cold_cache) flushed = flushed + cache_flush();
     const CpuTimer t;
     e->kcase->run();
     const double s = t.seconds();
@@ -318,6 +320,9 @@ int kernels_main(int argc, char** argv) {
   add_named(&app, "--denormals", o.denormals, kDenormalsNames,
             "keep (IEEE gradual underflow) or ftz (flush denormals to zero: FTZ + DAZ; "
             "OpenBLAS's own threads keep theirs); recorded in provenance");
+  app.add_flag("--cold-cache", o.cold_cache,
+               "before every timed call, evict the caches by writing a buffer twice the L3 "
+               "(untimed); recorded as params.cold_cache");
   app.add_option("--peak-gflops", o.peak_gflops,
                  "node single-precision peak in GFLOP/s (else measured)")
       ->check(CLI::PositiveNumber);

@@ -7,7 +7,9 @@
 // pairs of runs); `dlscale kernels`, 16 x 256 x 56 x 56: forward 4.4-4.7 -> 3.4-3.6 ms, backward
 // 6.2-6.7 -> 5.1-5.2 ms; 16 x 1024 x 14 x 14 (12.8 MB, which stays in L3 between the bench's
 // repeats, not between a net's layers): forward 0.80-0.83 -> 0.65-0.91, backward 1.36-1.41 ->
-// 1.81-2.19 ms.
+// 1.81-2.19 ms; with --cold-cache 1.74-2.21 -> 2.56-2.65 ms, yet in ResNet-50 training the
+// 14x14 stage's batch norms took 19.3-19.7 ms a step backward streamed against 24.4-24.6 ms
+// with the backward streamed only from 28x28 planes (3 alternating pairs).
 // Sums: 16 float lanes, each adding at most kBnormFlush terms before its partial sum moves to a
 // double lane (the order is written out with vector types, so it does not depend on what the
 // compiler vectorises); plane tails go straight to double. A lane's partial sum is therefore
