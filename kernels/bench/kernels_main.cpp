@@ -87,9 +87,13 @@ Record make_record(const Session& run, const CaseEntry& e) {
   Record r;
   r.kind = "kernel";
   r.benchmark = e.op;
-  r.params = {{"op", e.op},           {"backend", backend_name(e.backend)},
-              {"shape", k.shape()},   {"threads", e.threads},
-              {"mode", run.opt.mode}, {"cold_cache", run.opt.cold_cache}};
+  r.params = {{"op", e.op},
+              {"backend", backend_name(e.backend)},
+              {"shape", k.shape()},
+              {"threads", e.threads},
+              {"mode", run.opt.mode}};
+  // only where set: the default's records keep the ids (parameter hashes) campaigns resume by
+  if (run.opt.cold_cache) r.params["cold_cache"] = true;
   r.params["shape_params"] = k.shape_params();
   r.metrics = {{"op", e.op},
                {"backend", backend_name(e.backend)},
@@ -322,7 +326,7 @@ int kernels_main(int argc, char** argv) {
             "OpenBLAS's own threads keep theirs); recorded in provenance");
   app.add_flag("--cold-cache", o.cold_cache,
                "before every timed call, evict the caches by writing a buffer twice the L3 "
-               "(untimed); recorded as params.cold_cache");
+               "(untimed); recorded as params.cold_cache: true");
   app.add_option("--peak-gflops", o.peak_gflops,
                  "node single-precision peak in GFLOP/s (else measured)")
       ->check(CLI::PositiveNumber);
