@@ -58,10 +58,15 @@ inline void stream_fence() {
 #endif
 }
 
+// floats from out to the first 64-byte aligned one
+inline long stream_head(const float* out) {
+  return long((64 - reinterpret_cast<std::uintptr_t>(out) % 64) % 64 / sizeof(float));
+}
+
 template <class Vec, class One>
 void stream_map(float* out, long n, Vec vec, One one) {
   long i = 0;
-  const long head = long((64 - reinterpret_cast<std::uintptr_t>(out) % 64) % 64 / sizeof(float));
+  const long head = stream_head(out);
   for (; i < n && i < head; ++i) out[i] = one(i);
   for (; i + 16 <= n; i += 16) stream_vec16f(out + i, vec(i));
   for (; i < n; ++i) out[i] = one(i);
@@ -71,12 +76,12 @@ void stream_map(float* out, long n, Vec vec, One one) {
 // not aligned alike it makes two passes.
 template <class Vec, class One>
 void stream_map2(float* out, float* out2, long n, Vec vec, One one) {
-  if ((reinterpret_cast<std::uintptr_t>(out) - reinterpret_cast<std::uintptr_t>(out2)) % 64) {
+  if (stream_head(out) != stream_head(out2)) {
     stream_map(out, n, vec, one);
     return stream_map(out2, n, vec, one);
   }
   long i = 0;
-  const long head = long((64 - reinterpret_cast<std::uintptr_t>(out) % 64) % 64 / sizeof(float));
+  const long head = stream_head(out);
   for (; i < n && i < head; ++i) out[i] = out2[i] = one(i);
   for (; i + 16 <= n; i += 16) {
     const Vec16f v = vec(i);

@@ -49,24 +49,15 @@ void act_bwd_cpu(Act a, const float* x, const float* y, const float* dy, float* 
 
 namespace {
 
-// Each thread's share [lo, hi) of count elements, static as OpenMP's schedule(static) cuts it.
-struct Share {
-  long lo, hi;
-};
-Share my_share(long count) {
-  const long t = omp_get_num_threads(), i = omp_get_thread_num();
-  return {count * i / t, count * (i + 1) / t};
-}
-
-// out[i] = vec(i) / one(i) over count elements through streaming stores, split over a team.
-template <class Vec, class One>
-void stream_team(float* out, long count, Vec vec, One one) {
+// Streams count elements over a team: each thread calls part(lo, n) on its static share [lo,
+// lo + n), which streams through stream_map or stream_map2, then fences its stores.
+template <class Part>
+void stream_team(long count, Part part) {
 #pragma omp parallel
   {
-    const Share s = my_share(count);
-    stream_map(
-        out + s.lo, s.hi - s.lo, [&](long i) { return vec(s.lo + i); },
-        [&](long i) { return one(s.lo + i); });
+    const long t = omp_get_num_threads(), i = omp_get_thread_num();
+    const long lo = count * i / t;
+    part(lo, count * (i + 1) / t - lo);
     stream_fence();
   }
 }
@@ -76,16 +67,18 @@ void stream_team(float* out, long count, Vec vec, One one) {
 void add_cpu(const float* a, const float* b, float* z, long count, bool relu) {
   if (streaming_pays(count)) {
     const Vec16f zero{};
-    return stream_team(
-        z, count,
-        [&](long i) {
-          const Vec16f v = load_vec16f(a + i) + load_vec16f(b + i);
-          return relu ? (v > 0.0f ? v : zero) : v;
-        },
-        [&](long i) {
-          const float v = a[i] + b[i];
-          return !relu || v > 0.0f ? v : 0.0f;
-        });
+    return stream_team(count, [&](long lo, long n) {
+      stream_map(
+          z + lo, n,
+          [&](long i) {
+            const Vec16f v = load_vec16f(a + lo + i) + load_vec16f(b + lo + i);
+            return relu ? (v > 0.0f ? v : zero) : v;
+          },
+          [&](long i) {
+            const float v = a[lo + i] + b[lo + i];
+            return !relu || v > 0.0f ? v : 0.0f;
+          });
+    });
   }
 #pragma omp parallel for simd schedule(static)
   for (long i = 0; i < count; ++i) {
@@ -102,15 +95,11 @@ void fan_out_cpu(const float* dz, float* za, float* zb, long count, const float*
       return relu_y ? (load_vec16f(relu_y + i) > 0.0f ? g : zero) : g;
     };
     const auto one = [&](long i) { return !relu_y || relu_y[i] > 0.0f ? dz[i] : 0.0f; };
-#pragma omp parallel
-    {
-      const Share s = my_share(count);
+    return stream_team(count, [&](long lo, long n) {
       stream_map2(
-          za + s.lo, zb + s.lo, s.hi - s.lo, [&](long i) { return vec(s.lo + i); },
-          [&](long i) { return one(s.lo + i); });
-      stream_fence();
-    }
-    return;
+          za + lo, zb + lo, n, [&](long i) { return vec(lo + i); },
+          [&](long i) { return one(lo + i); });
+    });
   }
   if (relu_y && za && zb) {
 #pragma omp parallel for simd schedule(static)

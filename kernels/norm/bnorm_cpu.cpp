@@ -106,6 +106,13 @@ inline float affine(float a, float x, float b) {
 #endif
 }
 
+// affine() then the fused ReLU (as act_fwd_cpu's), one value
+template <bool Relu>
+float affine_relu(BnormAffine f, float x) {
+  const float z = affine(f.a, x, f.b);
+  return !Relu || z > 0.0f ? z : 0.0f;
+}
+
 // affine() and the fused ReLU on 16 lanes (the same rounding: one fused multiply-add a lane
 // where the hardware has it, as affine() computes it).
 template <bool Relu>
@@ -117,10 +124,7 @@ Vec16f affine_vec(BnormAffine f, Vec16f x) {
   return Vec16f(z);
 #else
   Vec16f z;
-  for (int l = 0; l < 16; ++l) {
-    const float v = affine(f.a, x[l], f.b);
-    z[l] = !Relu || v > 0.0f ? v : 0.0f;
-  }
+  for (int l = 0; l < 16; ++l) z[l] = affine_relu<Relu>(f, x[l]);
   return z;
 #endif
 }
@@ -129,19 +133,12 @@ Vec16f affine_vec(BnormAffine f, Vec16f x) {
 // Streamed: through stream_map's streaming stores (the output past the caches).
 template <bool Relu>
 void affine_plane(BnormAffine f, const float* x, float* y, long n, bool streamed) {
-  if (streamed) {
-    const auto one = [&](long p) {
-      const float z = affine(f.a, x[p], f.b);
-      return !Relu || z > 0.0f ? z : 0.0f;
-    };
+  if (streamed)
     return stream_map(
-        y, n, [&](long p) { return affine_vec<Relu>(f, load_vec16f(x + p)); }, one);
-  }
+        y, n, [&](long p) { return affine_vec<Relu>(f, load_vec16f(x + p)); },
+        [&](long p) { return affine_relu<Relu>(f, x[p]); });
 #pragma omp simd
-  for (long p = 0; p < n; ++p) {
-    const float z = affine(f.a, x[p], f.b);
-    y[p] = !Relu || z > 0.0f ? z : 0.0f;
-  }
+  for (long p = 0; p < n; ++p) y[p] = affine_relu<Relu>(f, x[p]);
 }
 
 // g where a x + b > 0, else 0, lane by lane: the fused ReLU's backward, its mask computed as
