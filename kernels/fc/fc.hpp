@@ -5,7 +5,8 @@
 //   backward weights: dw = dy^T x,  db = sum_n dy    (overwrite)
 // Descriptor: benchdnn's ip syntax "mb16ic9216oc4096" (ic may be given as ic*ih*iw:
 // "mb16ic256ih6iw6oc4096" means I = 9216). FLOP = 2*N*I*O per direction.
-// Checked against the fc_*_ref functions (fc_test.cpp).
+// Checked against the fc_*_ref functions (fc_test.cpp). fc_openblas.cpp cuts each GEMM by columns
+// over the OpenMP team, OpenBLAS single-threaded in each thread (why: its header).
 #pragma once
 
 #include <string>
