@@ -1,7 +1,10 @@
 // Thread counts for the two thread pools a CPU kernel may use: OpenMP (our loops) and the BLAS
 // library's (OpenBLAS's pthreads, or BLIS's; CMake's DLS_BLAS picks the library, blas_*.cpp).
-// Kernels that parallelise over the batch run the BLAS single-threaded inside the parallel
-// region (BlasThreadsGuard) so the two pools never oversubscribe the cores.
+// The kernels of a training step call the BLAS single-threaded from OpenMP's team
+// (BlasThreadsGuard): im2col + GEMM and Winograd over images or tiles, the fully connected
+// layers over columns (fc_openblas.cpp: a threaded sgemm between OpenMP regions ran beside
+// libgomp's spinning workers and slowed both). OpenBLAS's own threads run `dlscale kernels
+// --op gemm` and im2col + GEMM on batches smaller than the thread count.
 #pragma once
 
 #include <string>
