@@ -114,9 +114,11 @@ template <int Rows, bool Transposed, class Matrix>
 void shared_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, int h, int w, int top,
                   int left, const Block& b, float* halo, float* dst) {
   const int groups = (ch + L - 1) / L;
+  const int rows = b.nr * Rows;
 #pragma omp for schedule(static)
-  for (int ra = 0; ra < b.nr * Rows; ++ra)
-    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo);
+  for (int ra = 0; ra < rows; ++ra)
+    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo,
+             ra + 1 < rows ? halo_source(g, src, ch, h, w, top, Rows, b.r0, ra + 1) : nullptr);
 #pragma omp for collapse(2) schedule(static)
   for (long t = 0; t < b.tb; ++t)
     for (int cg = 0; cg < groups; ++cg)
@@ -129,7 +131,8 @@ void own_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, int h
                int left, const Block& b, int q0, int q1, float* halo, float* dst) {
   const int groups = (ch + L - 1) / L;
   for (int ra = q0 * Rows; ra < q1 * Rows; ++ra)
-    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo);
+    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo,
+             ra + 1 < q1 * Rows ? halo_source(g, src, ch, h, w, top, Rows, b.r0, ra + 1) : nullptr);
   for (long t = static_cast<long>(q0) * g.tw(); t < static_cast<long>(q1) * g.tw(); ++t)
     for (int cg = 0; cg < groups; ++cg)
       tile_transform<Rows, Transposed>(mat, g, halo, ch, t, cg, dst);

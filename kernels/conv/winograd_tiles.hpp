@@ -72,18 +72,30 @@ inline void load_xi(float (&m)[kXi][L], const float* src, long stride, int n) {
   }
 }
 
+// Halo row ra's source: channel 0 of row 4*trow - top + a of its image (ra = rr * rows + a,
+// tile row r0 + rr), or null where that row lies outside the tensor (the halo row is zeros).
+inline const float* halo_source(const Geom& g, const float* src, int ch, int h, int w, int top,
+                                int rows, int r0, int ra) {
+  const int th = g.th(), rr = ra / rows, a = ra % rows;
+  const int n = (r0 + rr) / th, y = kM * ((r0 + rr) % th) - top + a;
+  if (y < 0 || y >= h) return nullptr;
+  return src + (static_cast<long>(n) * ch * h + y) * w;
+}
+
 // Row ra of the halo of the tile rows from r0 of an NCHW tensor (ch channels, h x w): row a =
 // ra % rows of tile row r0 + ra / rows, its source row 4*trow - top + a, shifted right by `left`,
 // channels innermost and 0 outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows
-// make the tile transforms' loads 16 contiguous channels.
+// make the tile transforms' loads 16 contiguous channels. `next` (the source of the row the
+// calling thread copies next, or null) is prefetched as this one is read, line for line: each
+// channel's row is a stream of its own, a few lines long, which the hardware prefetchers do not
+// follow across a row's hundreds of channels.
 inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int top, int left,
-                     int rows, int r0, int ra, float* halo) {
-  const int wp = g.wp(), th = g.th();
+                     int rows, int r0, int ra, float* halo, const float* next = nullptr) {
+  const int wp = g.wp();
   const long row_len = static_cast<long>(wp) * ch;
-  const int rr = ra / rows, a = ra % rows;
-  const int n = (r0 + rr) / th, y = kM * ((r0 + rr) % th) - top + a;
   float* dst = halo + ra * row_len;
-  if (y < 0 || y >= h) {
+  const float* img = halo_source(g, src, ch, h, w, top, rows, r0, ra);
+  if (!img) {
     std::fill_n(dst, row_len, 0.0f);
     return;
   }
@@ -91,11 +103,12 @@ inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int 
   std::fill_n(dst, static_cast<long>(left) * ch, 0.0f);
   std::fill(dst + static_cast<long>(left + x1) * ch, dst + row_len, 0.0f);
   const long plane = static_cast<long>(h) * w;
-  const float* img = src + (static_cast<long>(n) * ch * h + y) * w;
   alignas(64) float blk[L][L];
   for (int x0 = 0; x0 < x1; x0 += L)  // 16 x 16 transposes through L1: whole-line loads, stores
     for (int c0 = 0; c0 < ch; c0 += L) {
       const int xb = std::min(L, x1 - x0), cb = std::min(L, ch - c0);
+      if (next)
+        for (int cc = 0; cc < cb; ++cc) __builtin_prefetch(next + (c0 + cc) * plane + x0);
       for (int cc = 0; cc < cb; ++cc) copy_lanes(blk[cc], img + (c0 + cc) * plane + x0, xb);
       float* d = dst + static_cast<long>(left + x0) * ch + c0;
       for (int xx = 0; xx < xb; ++xx)
