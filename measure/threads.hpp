@@ -4,7 +4,9 @@
 // (BlasThreadsGuard): im2col + GEMM and Winograd over images or tiles, the fully connected
 // layers over columns (fc_openblas.cpp: a threaded sgemm between OpenMP regions ran beside
 // libgomp's spinning workers and slowed both). OpenBLAS's own threads run `dlscale kernels
-// --op gemm` and im2col + GEMM on batches smaller than the thread count.
+// --op gemm` and im2col + GEMM on batches smaller than the thread count. The guard's count is
+// process-wide: a guarded kernel is called from one thread at a time, outside parallel regions
+// (fc_openblas.cpp runs on the caller alone where it is called inside one).
 #pragma once
 
 #include <string>

@@ -86,7 +86,8 @@ inline const float* halo_source(const Geom& g, const float* src, int ch, int h, 
 // ra % rows of tile row r0 + ra / rows, its source row 4*trow - top + a, shifted right by `left`,
 // channels innermost and 0 outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows
 // make the tile transforms' loads 16 contiguous channels. `next` (the source of the row the
-// calling thread copies next, or null) is prefetched as this one is read, line for line: each
+// caller copies next, or null; under a work-shared loop the last row of a thread's share names
+// the next share's first) is prefetched as this one is read, a line a 16 columns: each
 // channel's row is a stream of its own, a few lines long, which the hardware prefetchers do not
 // follow across a row's hundreds of channels.
 inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int top, int left,

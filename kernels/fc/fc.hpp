@@ -2,7 +2,7 @@
 //   x: (N, I)   w: (O, I)   b: (O)   y: (N, O)
 //   forward:          y = x w^T + b                  y[n,o] = sum_i x[n,i] w[o,i] + b[o]
 //   backward data:    dx = dy w                      dx[n,i] = sum_o dy[n,o] w[o,i]
-//   backward weights: dw = dy^T x,  db = sum_n dy    (overwrite)
+//   backward weights: dw = dy^T x,  db = sum_n dy    (met by beta: 0 overwrites, 1 adds)
 // Descriptor: benchdnn's ip syntax "mb16ic9216oc4096" (ic may be given as ic*ih*iw:
 // "mb16ic256ih6iw6oc4096" means I = 9216). FLOP = 2*N*I*O per direction.
 // Checked against the fc_*_ref functions (fc_test.cpp). fc_openblas.cpp cuts each GEMM by columns

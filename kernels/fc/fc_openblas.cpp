@@ -21,14 +21,20 @@
 namespace dls {
 namespace {
 
-constexpr long kLine = 16;  // floats a cache line: a thread's range starts on one
+constexpr long kLine = 16;  // columns a share is a multiple of (a cache line of a row that
+                            // starts on one; shares of rows of other widths may share a line)
 
-// part(c0, c1) on each thread of the team over [0, count) in contiguous ranges (multiples of a
-// cache line but the last; a thread past the end gets none), the BLAS single-threaded.
+// part(c0, c1) on each thread of the team over [0, count) in contiguous ranges (multiples of
+// kLine but the last; with fewer such units than threads some threads get none), the BLAS
+// single-threaded. One thread, or a call from inside a parallel region (whose BLAS calls are
+// already its threads' own; BlasThreadsGuard's count is process-wide and not to be set from
+// two threads at once): part(0, count) on the caller, the BLAS count as it is (set_threads
+// makes it the OpenMP count). A layer of at most kLine outputs runs on one thread: its GEMM is
+// a few microseconds.
 template <class Part>
 void team_columns(long count, Part part) {
   const int threads = omp_threads();
-  if (threads == 1) return part(0L, count);
+  if (threads == 1 || omp_in_parallel()) return part(0L, count);
   BlasThreadsGuard single(1);
 #pragma omp parallel num_threads(threads)
   {

@@ -6,6 +6,7 @@
 #include "kernels/fc/fc.hpp"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <limits>
@@ -99,6 +100,27 @@ TEST_P(FcCut, WeightGradientMeetsWhatItHeldByBeta) {
       expect_close(rdw, dw, sh.n, "weights");
       expect_close(rdb, db, sh.n, "bias");
     }
+}
+
+// Called from inside a parallel region (each thread its own layer), the kernels run on the
+// caller alone and leave the process-wide BLAS thread count as it was: two threads saving and
+// restoring it at once left it at 1.
+TEST(Fc, InsideAParallelRegionLeavesTheBlasThreadCountAlone) {
+  const FcShape sh{3, 37, 40, ""};
+  const auto x = random_vector(std::size_t(sh.n) * sh.in, 11);
+  const auto w = random_vector(std::size_t(sh.out) * sh.in, 12);
+  std::vector<float> alone(std::size_t(sh.n) * sh.out);  // one thread, the whole range
+  set_threads(1);
+  fc_fwd_openblas(sh, x.data(), w.data(), nullptr, alone.data());
+  set_threads(2);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::vector<float>> y(2, std::vector<float>(alone.size()));
+#pragma omp parallel num_threads(2)
+    fc_fwd_openblas(sh, x.data(), w.data(), nullptr, y[std::size_t(omp_get_thread_num())].data());
+    ASSERT_EQ(blas_threads(), 2) << "round " << round;
+    for (const auto& got : y) ASSERT_EQ(got, alone) << "round " << round;
+  }
+  set_threads(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, FcCut, ::testing::Values(1, 2, 3));
