@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace dls {
 
@@ -22,6 +23,14 @@ std::string blas_config();  // openblas_get_config(), or BLIS and its version
 std::string
 blas_corename();  // the dispatched kernel family (OpenBLAS core, BLIS sub-configuration)
 std::string blas_parallel_mode();  // sequential | pthreads | openmp
+
+// Inside an OpenMP region: the calling thread's contiguous share [first, second) of [0, count),
+// in whole units of `unit` but the last (thread i of t: units i t^-1 .. (i+1) t^-1 of the
+// ceil(count / unit), as schedule(static) cuts them; with fewer units than threads some shares
+// are empty). The static splits of the kernels (batch norm's channel blocks, the streamed
+// passes, the fully connected layers' columns, Winograd's tile rows, the backward filter's
+// images or taps) are this one.
+std::pair<long, long> team_share(long count, long unit = 1);
 
 // Sets the BLAS to n threads for its scope and restores the previous count.
 class BlasThreadsGuard {

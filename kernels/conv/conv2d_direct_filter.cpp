@@ -188,8 +188,9 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
     if (by_images) {
       std::vector<float>& mine = ws.dw[std::size_t(tid)];
       mine.resize(std::size_t(count));
-      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(long(sh.n) * tid / team),
-                   int(long(sh.n) * (tid + 1) / team), 0, panels, ws, tid);
+      const auto [n0, n1] = team_share(sh.n);
+      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(n0), int(n1), 0, panels, ws,
+                   tid);
 #pragma omp barrier
 #pragma omp for schedule(static)
       for (long i = 0; i < count; ++i) {  // fixed order: the team's sums from thread 0 up
@@ -198,8 +199,8 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
         dw[i] = beta == 0.0f ? s : beta * dw[i] + s;
       }
     } else {
-      const int q0 = int(long(panels) * tid / team), q1 = int(long(panels) * (tid + 1) / team);
-      filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, q0, q1, ws, tid);
+      const auto [q0, q1] = team_share(panels);
+      filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, int(q0), int(q1), ws, tid);
     }
   }
 }

@@ -84,8 +84,8 @@ struct Block {
   float *v, *m, *hx, *hy;  // the workspace's buffers
   // The calling thread's share of the tile rows (kRows).
   std::pair<int, int> rows() const {
-    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    return {nr * id / nt, nr * (id + 1) / nt};
+    const auto [q0, q1] = team_share(nr);
+    return {int(q0), int(q1)};
   }
 };
 

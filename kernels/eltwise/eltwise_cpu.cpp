@@ -10,6 +10,7 @@
 
 #include "kernels/common/stream_store.hpp"
 #include "kernels/eltwise/eltwise.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 
@@ -55,9 +56,8 @@ template <class Part>
 void stream_team(long count, Part part) {
 #pragma omp parallel
   {
-    const long t = omp_get_num_threads(), i = omp_get_thread_num();
-    const long lo = count * i / t;
-    part(lo, count * (i + 1) / t - lo);
+    const auto [lo, hi] = team_share(count);
+    part(lo, hi - lo);
     stream_fence();
   }
 }

@@ -38,10 +38,7 @@ void team_columns(long count, Part part) {
   BlasThreadsGuard single(1);
 #pragma omp parallel num_threads(threads)
   {
-    const long lines = (count + kLine - 1) / kLine, t = omp_get_num_threads(),
-               i = omp_get_thread_num();
-    const long c0 = std::min(count, lines * i / t * kLine),
-               c1 = std::min(count, lines * (i + 1) / t * kLine);
+    const auto [c0, c1] = team_share(count, kLine);
     if (c1 > c0) part(c0, c1);
   }
 }

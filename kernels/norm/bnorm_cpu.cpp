@@ -16,8 +16,6 @@
 // rounded at most kBnormFlush - 1 times: the error of a channel sum is below kBnormFlush ulps of
 // the sum of the terms' absolute values (plus double rounding), at a quarter of the cost of
 // converting every term to double.
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -29,6 +27,7 @@
 
 #include "kernels/common/stream_store.hpp"
 #include "kernels/norm/bnorm.hpp"
+#include "measure/threads.hpp"
 
 namespace dls {
 namespace {
@@ -249,9 +248,8 @@ void channel_blocks(const TensorShape& t, Body body) {
   const int blocks = (t.c + cb - 1) / cb;
 #pragma omp parallel
   {
-    const int nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int b0 = blocks * id / nt, b1 = blocks * (id + 1) / nt;
-    for (int b = b0; b < b1; ++b)
+    const auto [b0, b1] = team_share(blocks);
+    for (int b = int(b0); b < b1; ++b)
       body(b * cb, std::min(t.c, b * cb + cb), b + 1 < b1 ? (b + 1) * cb : t.c);
   }
 }
