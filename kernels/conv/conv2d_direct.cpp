@@ -144,11 +144,46 @@ struct WeightRows {
   float operator()(int g, int r, int t) const { return row(g, r)[t]; }
 };
 
+// The backward data's weights, flipped and transposed per group: A_g(c, t) = W[g K/G + k][c][RS - 1
+// - t % RS], k = t / RS (conv2d_bwd_data_direct's transposed problem, whose rows are the input's
+// channels and whose taps run over the output's channels k and the filter's taps).
+struct FlippedWeights {
+  const float* w;
+  long kg, cg;  // the forward's output and input channels a group
+  int rs;
+  // Panels [gb0, gb1) (panel gb: group gb / blocks, rows from (gb % blocks) MR) of the packed A
+  // at ap (pack_a's layout), kKRows rows of W at a time: those rows are read as that many
+  // sequential streams across the panels' channels, each line once, and each panel gets their
+  // taps as one contiguous run (a 1x1 layer's 8 x 6 floats: three whole lines). One panel at a
+  // time over every k read six floats from each of K/G rows 2 KiB or more apart, lines the next
+  // panel read again from L3 (7x7 2048 -> 512: the packing took 6-8 % of the backward data);
+  // every panel at once for each k wrote a run of six floats to each of them, 12 KiB or more
+  // apart, mostly in one set of L1.
+  void pack_panels(int rows_a_group, int gb0, int gb1, float* ap) const {
+    constexpr int kKRows = 8;
+    const int blocks = (rows_a_group + kMR - 1) / kMR;
+    const long taps = kg * rs;
+    for (long k0 = 0; k0 < kg; k0 += kKRows)
+      for (int gb = gb0; gb < gb1; ++gb) {
+        const int g = gb / blocks, c0 = gb % blocks * kMR;
+        const int rows = std::min(kMR, rows_a_group - c0);
+        float* dst = ap + (long(gb) * taps + k0 * rs) * kMR;
+        for (long k = k0; k < std::min(kg, k0 + kKRows); ++k) {
+          const float* last = w + ((g * kg + k) * cg + c0) * rs + rs - 1;  // row c0's flipped tap 0
+          for (int rr = 0; rr < rs; ++rr, dst += kMR) {
+            for (int i = 0; i < rows; ++i) dst[i] = last[i * rs - rr];
+            for (int i = rows; i < kMR; ++i) dst[i] = 0.0f;
+          }
+        }
+      }
+  }
+};
+
 // Taps [0, crs - crs % 8) of a full panel (rows row0 .. row0 + MR) of contiguous rows, 8 taps
 // at a time through an 8 x 8 register transpose (rows past MR repeat the last and are dropped).
-// Returns the taps packed; pack_a's float-at-a-time loop does the rest (and every panel of the
-// backward data's flipped weights). The direct tests' forward cases check both against the
-// reference convolution.
+// Returns the taps packed; pack_a's float-at-a-time loop does the rest. The direct tests'
+// forward cases check both against the reference convolution (and their backward data cases
+// FlippedWeights::pack_panel).
 int pack_rows8(const WeightRows& w, int g, int row0, int crs, float* dst) {
   static_assert(kMR <= 8, "a panel's rows fit one 8 x 8 transpose");
   const float* src[8];
@@ -163,18 +198,22 @@ int pack_rows8(const WeightRows& w, int g, int row0, int crs, float* dst) {
 }
 
 // W of every group in MR-row panels: ap[((g * blocks + ib) * crs + t) * MR + i] = A_g(ib*MR+i, t)
-// (0 past the group's rows), A_g(row, t) = weight(g, row, t). Split over the calling team.
-template <class Weight>
-void pack_a(const Conv2dShape& f, Weight weight, float* ap) {
+// (0 past the group's rows), A_g(row, t) as WeightRows or FlippedWeights map it. Split over the
+// calling team; each ends in a barrier.
+void pack_a(const Conv2dShape& f, const FlippedWeights& weight, float* ap) {
+  const auto [gb0, gb1] = team_share(long(f.g) * ((f.kg() + kMR - 1) / kMR));
+  weight.pack_panels(f.kg(), int(gb0), int(gb1), ap);
+#pragma omp barrier
+}
+
+void pack_a(const Conv2dShape& f, const WeightRows& weight, float* ap) {
   const int blocks = (f.kg() + kMR - 1) / kMR, crs = f.crs();
 #pragma omp for schedule(static)
   for (int gb = 0; gb < f.g * blocks; ++gb) {
     const int g = gb / blocks, row0 = (gb % blocks) * kMR;
     const int rows = std::min(kMR, f.kg() - row0);
     float* dst = ap + long(gb) * crs * kMR;
-    int t = 0;
-    if constexpr (std::is_same_v<Weight, WeightRows>)
-      if (rows == kMR) t = pack_rows8(weight, g, row0, crs, dst);
+    int t = rows == kMR ? pack_rows8(weight, g, row0, crs, dst) : 0;
     // tap by tap: the panel is written in order (a float every 24 bytes, 6 passes over it, took
     // 7 % of ResNet-50 layer4.0.conv2's forward), the weights read as `rows` sequential streams
     for (dst += long(t) * kMR; t < crs; ++t, dst += kMR) {
@@ -362,17 +401,8 @@ void conv2d_bwd_data_direct(const Conv2dShape& sh, const float* dy, const float*
     conv2d_bwd_data_direct(f, dy, w, ws.direct_sub.data(), ws, 0.0f);
     return direct::scatter_subsampled(sh, ws.direct_sub.data(), dx, beta);
   }
-  const Conv2dShape f = transposed(sh);
-  const int rs = sh.r * sh.s;
   // f's tap t = (k, r', s') of output row c: W[g*K/G + k][c][R-1-r'][S-1-s']
-  implicit_gemm(
-      f, dy,
-      [&](int g, int c, int t) {
-        const int k = t / rs, r = t / sh.s % sh.r, s = t % sh.s;
-        return w[((long(g) * sh.kg() + k) * sh.cg() + c) * rs + (sh.r - 1 - r) * sh.s +
-                 (sh.s - 1 - s)];
-      },
-      dx, beta, ws);
+  implicit_gemm(transposed(sh), dy, FlippedWeights{w, sh.kg(), sh.cg(), sh.r * sh.s}, dx, beta, ws);
 }
 
 }  // namespace dls
