@@ -91,6 +91,7 @@ const char* const kDirectShapes[] = {
     "mb2ic4ih32iw33oc5kh1",            // pointwise: the input itself
     "mb1ic41ih32iw33oc7kh1",           // pointwise, fewer outputs: dy packed, several blocks
     "mb7ic9ih9oc13kh1",                // pointwise 9x9: 3 images a block, then 1 (1 thread)
+    "mb3ic70ih3oc5kh1",                // pointwise, dW over twice dy: backward filter by taps
     "g2mb6ic8ih5oc6kh1",               // the same in groups
     "mb1ic7ih67iw65oc11kh1sh2sw2",     // 1x1 stride 2, one image of 34 x 33: items within it
     "g2mb2ic4ih66iw64oc6kh3sh2ph1",    // groups and a stride: 33 x 32 outputs
@@ -149,7 +150,8 @@ TEST(ConvDirect, EveryThreadCountAndAShortTeam) {
   const int saved = omp_get_max_threads();
   for (const char* text :
        {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1", "mb3ic3ih34iw40oc7kh3ph1",
-        "mb1ic7ih67iw65oc11kh1sh2sw2", "mb3ic13ih16oc5kh1", "mb7ic9ih9oc13kh1"}) {
+        "mb1ic7ih67iw65oc11kh1sh2sw2", "mb3ic13ih16oc5kh1", "mb7ic9ih9oc13kh1",
+        "mb3ic70ih3oc5kh1"}) {  // the last: the backward filter by taps at every thread count
     const Conv2dShape sh = Conv2dShape::parse(text);
     for (const int threads : {1, 2, 3}) {
       SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
