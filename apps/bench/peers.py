@@ -14,6 +14,9 @@ ratio beside its target:
                    layer weighted by its count) over OpenBLAS sgemm 2048^3's GFLOP/s.   >= 0.85
   train_vs_pytorch images/s, dlscale over PyTorch, same network and batch, medians of --repeats
                    (apps/bench/pytorch_compare.py's runs).  ResNet-50 >= 1.5, AlexNet and VGG-16 >= 1.3
+                   Each run's placement is printed (the cores' round trip: dlscale's own probes,
+                   a triad kernel's just before and after PyTorch's), with the ratio of the two
+                   sides' medians within each placement both ran in.
   ssgd_vs_ddp      2 ranks of --ddp-threads threads, ssgd (mpirun) over PyTorch DDP (gloo), same
                    model and per-rank batch, medians.                                   >= 1.2
   rss_vs_pytorch   peak RSS after 2 training steps at batch 16, dlscale over PyTorch.   <= 0.9

@@ -180,6 +180,51 @@ def conv_rows(a, keep):
 TRAIN_TARGET = {"resnet50": 1.5, "alexnet": 1.3, "vgg16": 1.3}
 
 
+def probe_round_trip(a):
+    """The cores' cache-line round trip now (ns, the larger of a triad kernel's two probes,
+    measure/core_latency.hpp), or None where none is measured (one thread, one CPU allowed)."""
+    out = os.path.join(a.tmp, "probe.jsonl")
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [a.dlscale, "kernels", "--counters", "none", "--op", "triad", "--shape", "n65536", "--threads", str(a.threads)]
+    subprocess.run([*cmd, "--check-limit", "1", "--peak-gflops", "100", "--out", out], check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        cores = [json.loads(line)["metrics"].get("cores") for line in f]
+    trips = [c["round_trip_ns"] for c in cores if c]
+    return max(trips) if trips else None
+
+
+def torch_run_placed(a, model, steps):
+    """A PyTorch training run with the cores' round trip probed just before and just after it
+    (its "cores", as the dlscale side records its own at its start and end)."""
+    before = probe_round_trip(a)
+    run = pytorch_compare.run_torch(a, model, 16, steps, a.warmup)
+    after = probe_round_trip(a)
+    trips = [t for t in (before, after) if t is not None]
+    run["cores"] = {"probes_ns": trips, "round_trip_ns": max(trips)} if trips else None
+    return run
+
+
+def train_placement_lines(ours, theirs):
+    """Where each side's runs ran (the cores' round trip, ns) and, for each placement both sides
+    ran in, the ratio of their medians there: a run where the two vCPUs share no cache is not
+    comparable with one where they do (ResNet-50: 8.25-8.27 images/s against 8.42-8.54)."""
+    trip = lambda r: r["cores"]["round_trip_ns"] if r.get("cores") else None  # noqa: E731
+    trips = [t for t in map(trip, ours + theirs) if t is not None]
+    show = lambda rs: "/".join(f"{trip(r):.0f}" if trip(r) is not None else "-" for r in rs)  # noqa: E731
+    lines = [f"cores' round trip (ns), run by run: ours {show(ours)}, PyTorch {show(theirs)}"]
+    if not trips:
+        return lines
+    least = min(trips)
+    for name, keep in (("sharing a cache", lambda t: t <= 2 * least), ("sharing none", lambda t: t > 2 * least)):
+        o = [r["images_per_s"] for r in ours if trip(r) is not None and keep(trip(r))]
+        t = [r["images_per_s"] for r in theirs if trip(r) is not None and keep(trip(r))]
+        if o and t:
+            ratio = statistics.median(o) / statistics.median(t)
+            lines.append(f"both sides' runs with the cores {name}: {len(o)} and {len(t)}, ratio {ratio:.3f}")
+    return lines
+
+
 def train_rows(a, keep):
     out = []
     for model in a.models.split(","):
@@ -187,11 +232,13 @@ def train_rows(a, keep):
         ours, theirs = [], []
         for _ in range(a.repeats):
             ours.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup))
-            theirs.append(pytorch_compare.run_torch(a, model, 16, steps, a.warmup))
+            theirs.append(torch_run_placed(a, model, steps))
             keep("train", ours[-1])
             keep("train", theirs[-1])
         if ours[0]["parameters"] != theirs[0]["parameters"]:
             sys.exit(f"peers: {model}: {ours[0]['parameters']} parameters here, {theirs[0]['parameters']} in PyTorch")
+        for line in train_placement_lines(ours, theirs):
+            print(f"  {model}: {line}", flush=True)
         o = statistics.median(r["images_per_s"] for r in ours)
         t = statistics.median(r["images_per_s"] for r in theirs)
         target = TRAIN_TARGET.get(model, 1.0)
