@@ -51,7 +51,10 @@
 // 56x56, forward and backward data, 2 alternating runs): B's full panels read in place from the
 // input rows (no pack_b) 0.81-0.95 in this order and 0.72-0.88 with each B panel swept over every
 // A panel (BLIS's order, the panel in L1); prefetching a tile's output rows before its reduction
-// (7x7 and 14x14 layers too, all three passes): no change.
+// (7x7 and 14x14 layers too, all three passes): no change. Later (2026-11-27, 2 threads and 1,
+// ResNet-50's 7x7 and 14x14 1x1 layers, 3 alternating runs): the staged tiles' scatter (a tile
+// across an image's end, most tiles at 7x7) a vector at a time instead of a float at a time:
+// within noise.
 #include <omp.h>
 
 #include <algorithm>
