@@ -186,7 +186,7 @@ struct FlippedWeights {
 // at a time through an 8 x 8 register transpose (rows past MR repeat the last and are dropped).
 // Returns the taps packed; pack_a's float-at-a-time loop does the rest. The direct tests'
 // forward cases check both against the reference convolution (and their backward data cases
-// FlippedWeights::pack_panel).
+// FlippedWeights::pack_panels).
 int pack_rows8(const WeightRows& w, int g, int row0, int crs, float* dst) {
   static_assert(kMR <= 8, "a panel's rows fit one 8 x 8 transpose");
   const float* src[8];
