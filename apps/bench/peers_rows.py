@@ -110,6 +110,13 @@ def round_trips(runs):
     return [m["cores"]["round_trip_ns"] for algos in runs.values() for ms in algos.values() for m in ms if m.get("cores")]
 
 
+def placements(trips):
+    """The two placements as (name, test of a round trip in ns), told apart by the least of
+    `trips`: more than twice it, the cores share no cache."""
+    least = min(trips)
+    return (("sharing a cache", lambda t: t <= 2 * least), ("sharing none", lambda t: t > 2 * least))
+
+
 def placement_lines(runs):
     """How far apart the cores were while the layer-passes were timed, and the geometric mean
     of the layer-passes whose every algorithm was timed in one placement, for each: a time taken
@@ -117,13 +124,12 @@ def placement_lines(runs):
     trips = round_trips(runs)
     if not trips:
         return ["the cores' round trip was not recorded (one thread, or one CPU allowed)"]
-    least = min(trips)
-    apart = lambda t: t > 2 * least  # noqa: E731  (cores sharing no cache)
+    apart = dict(placements(trips))["sharing none"]
     lines = [
-        f"the cores' cache-line round trip: {least:.0f} to {max(trips):.0f} ns over {len(trips)} timings; "
+        f"the cores' cache-line round trip: {min(trips):.0f} to {max(trips):.0f} ns over {len(trips)} timings; "
         f"{sum(1 for t in trips if apart(t))} of them at more than twice the least (cores sharing no cache)"
     ]
-    for name, keep in (("sharing a cache", lambda t: not apart(t)), ("sharing none", apart)):
+    for name, keep in placements(trips):
         ratios = []
         for algos in runs.values():
             times = {
@@ -187,6 +193,7 @@ def probe_round_trip(a):
     if os.path.exists(out):
         os.remove(out)
     cmd = [a.dlscale, "kernels", "--counters", "none", "--op", "triad", "--shape", "n65536", "--threads", str(a.threads)]
+    # a given peak: the probe needs no FMA-peak measurement (the run's percentages are unused)
     subprocess.run([*cmd, "--check-limit", "1", "--peak-gflops", "100", "--out", out], check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         cores = [json.loads(line)["metrics"].get("cores") for line in f]
@@ -215,8 +222,7 @@ def train_placement_lines(ours, theirs):
     lines = [f"cores' round trip (ns), run by run: ours {show(ours)}, PyTorch {show(theirs)}"]
     if not trips:
         return lines
-    least = min(trips)
-    for name, keep in (("sharing a cache", lambda t: t <= 2 * least), ("sharing none", lambda t: t > 2 * least)):
+    for name, keep in placements(trips):
         o = [r["images_per_s"] for r in ours if trip(r) is not None and keep(trip(r))]
         t = [r["images_per_s"] for r in theirs if trip(r) is not None and keep(trip(r))]
         if o and t:
