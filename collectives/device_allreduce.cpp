@@ -66,12 +66,9 @@ class DeviceTarget final : public AllreduceTarget {
                       : ndev == 0      ? std::string("no CUDA device")
                                        : "";
     const bool nccl = std::find(algos_.begin(), algos_.end(), DeviceAlgo::kNccl) != algos_.end();
-    if (why.empty() && nccl && place.local_size > ndev)
-      why = fmt::format(
-          "{} ranks on a node with {} GPU(s): NCCL needs a GPU per rank (run at most {} ranks a "
-          "node, "
-          "or --algo mpi)",
-          place.local_size, ndev, ndev);
+    // collective: every rank asks (a GPU per rank, or DLS_NCCL_SHARE_GPU=1 on one node)
+    const std::string nccl_why = nccl ? NcclComm::unusable(c) : "";
+    if (why.empty() && !nccl_why.empty()) why = nccl_why + " (or --algo mpi)";
     if (c.any(!why.empty()))
       throw ConfigError(
           fmt::format("--memory device: {}", why.empty() ? "another rank has no usable GPU" : why));
@@ -129,7 +126,7 @@ class DeviceTarget final : public AllreduceTarget {
     if (algos_[algo] == DeviceAlgo::kMpi)
       j["mpi_path"] = cuda_aware_ ? "cuda-aware" : "host staging";
     else
-      j["nccl_version"] = NCCL_VERSION_CODE;
+      j["nccl_version"] = NCCL_VERSION_CODE, j["nccl_shared_gpu"] = comm_->shares_gpu();
     return j;
   }
 

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "kernels/gpu/cuda_check.hpp"
 #include "measure/check.hpp"
 
@@ -14,48 +17,102 @@ void nccl_ok(ncclResult_t r, const char* what) {
   if (r != ncclSuccess) throw Error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
 }
 
+bool share_requested() {
+  const char* v = std::getenv("DLS_NCCL_SHARE_GPU");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+
+struct Placement {
+  int node_ranks = 1, gpus = 0;
+};
+Placement placement(const Comm& c) {
+  MPI_Comm node;
+  mpi_check(MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, c.rank(), MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  Placement p;
+  MPI_Comm_size(node, &p.node_ranks);
+  MPI_Comm_free(&node);
+  if (cudaGetDeviceCount(&p.gpus) != cudaSuccess) p.gpus = 0;
+  return p;
+}
+
+// "" when NCCL can run here; else why not (this rank's view)
+std::string why_not(const Comm& c, const Placement& p) {
+  if (p.gpus == 0) return "no CUDA device";
+  if (p.node_ranks <= p.gpus) return "";
+  if (!share_requested())
+    return fmt::format(
+        "NCCL needs a GPU per rank: {} ranks on a node with {} GPU(s) (run at most that many "
+        "ranks a node, or name a host allreduce, e.g. --allreduce ring, to stage through host "
+        "memory; DLS_NCCL_SHARE_GPU=1 shares a GPU for testing)",
+        p.node_ranks, p.gpus);
+  if (p.node_ranks != c.size())
+    return fmt::format(
+        "DLS_NCCL_SHARE_GPU=1: the ranks share a GPU only on one node ({} of {} ranks here)",
+        p.node_ranks, c.size());
+  return "";
+}
+
+// Each rank a host of its own to NCCL, talking over the loopback (nccl_comm.hpp)
+void present_as_own_host(int rank) {
+  setenv("NCCL_HOSTID", fmt::format("dlscale-shared-gpu-rank{}", rank).c_str(), 0);
+  setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+}
+
 }  // namespace
 
 struct NcclComm::Impl {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  cudaEvent_t computed = nullptr;  // the compute stream's work before a start_average
 };
 
+std::string NcclComm::unusable(const Comm& c) {
+  const std::string why = why_not(c, placement(c));
+  if (c.any(!why.empty())) return why.empty() ? "another rank cannot run NCCL" : why;
+  return "";
+}
+
 NcclComm::NcclComm(const Comm& c) : impl_(std::make_unique<Impl>()) {
-  MPI_Comm node;
-  mpi_check(MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, c.rank(), MPI_INFO_NULL, &node),
-            "MPI_Comm_split_type");
-  int local = 1, ndev = 0;
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess) ndev = 0;
-  const bool short_of_gpus = local > ndev;
-  if (c.any(short_of_gpus))
-    throw ConfigError(fmt::format(
-        "NCCL needs a GPU per rank: {} ranks on a node with {} GPU(s) (run at most that many "
-        "ranks a node, or name a host allreduce, e.g. --allreduce ring, to stage through host "
-        "memory)",
-        local, ndev));
+  const Placement p = placement(c);
+  if (const std::string why = unusable(c); !why.empty()) throw ConfigError(why);
+  shares_gpu_ = p.node_ranks > p.gpus;
+  if (shares_gpu_) present_as_own_host(c.rank());
   ncclUniqueId id{};
   if (c.rank() == 0) nccl_ok(ncclGetUniqueId(&id), "ncclGetUniqueId");
   mpi_check(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, c.raw()), "MPI_Bcast (NCCL id)");
   nccl_ok(ncclCommInitRank(&impl_->comm, c.size(), id, c.rank()), "ncclCommInitRank");
   cuda_check(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking),
              "cudaStreamCreateWithFlags");
+  cuda_check(cudaEventCreateWithFlags(&impl_->computed, cudaEventDisableTiming),
+             "cudaEventCreateWithFlags");
 }
 
 NcclComm::~NcclComm() {
   if (impl_->comm) ncclCommDestroy(impl_->comm);
+  if (impl_->computed) cudaEventDestroy(impl_->computed);
   if (impl_->stream) cudaStreamDestroy(impl_->stream);
 }
 
-void NcclComm::average(float* dev, long count) {
-  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before the gradient allreduce)");
-  if (count > 0)
-    nccl_ok(ncclAllReduce(dev, dev, std::size_t(count), ncclFloat32, ncclAvg, impl_->comm,
-                          impl_->stream),
-            "ncclAllReduce");
-  cuda_check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize (gradient allreduce)");
+void NcclComm::start_average(float* dev, long count) {
+  if (count <= 0) return;
+  // after what the compute stream holds now (a stream waits on an event's latest record)
+  cuda_check(cudaEventRecord(impl_->computed, nullptr), "cudaEventRecord (before an allreduce)");
+  cuda_check(cudaStreamWaitEvent(impl_->stream, impl_->computed, 0), "cudaStreamWaitEvent");
+  nccl_ok(
+      ncclAllReduce(dev, dev, std::size_t(count), ncclFloat32, ncclAvg, impl_->comm, impl_->stream),
+      "ncclAllReduce");
+}
+
+void NcclComm::average(const std::vector<std::pair<float*, long>>& buffers) {
+  nccl_ok(ncclGroupStart(), "ncclGroupStart");
+  for (auto [p, n] : buffers) start_average(p, n);
+  nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
+  wait();
+}
+
+void NcclComm::wait() {
+  cuda_check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize (NCCL allreduce)");
 }
 
 void* NcclComm::raw() const { return impl_->comm; }

@@ -3,18 +3,22 @@
 #include "measure/check.hpp"
 
 namespace dls {
+namespace {
+const char* const kNoNccl =
+    "this build has no NCCL (built without CUDA or NCCL; configure with nvcc, cuDNN and NCCL "
+    "present)";
+}  // namespace
 
 struct NcclComm::Impl {};
 
-NcclComm::NcclComm(const Comm&) {
-  throw ConfigError(
-      "this build has no NCCL (built without CUDA or NCCL; configure with nvcc, cuDNN and NCCL "
-      "present)");
-}
+NcclComm::NcclComm(const Comm&) { throw ConfigError(kNoNccl); }
 NcclComm::~NcclComm() = default;
-void NcclComm::average(float*, long) {}
+void NcclComm::start_average(float*, long) {}
+void NcclComm::wait() {}
+void NcclComm::average(const std::vector<std::pair<float*, long>>&) {}
 void* NcclComm::raw() const { return nullptr; }
 bool NcclComm::built() { return false; }
 std::string NcclComm::version() { return "none (built without NCCL)"; }
+std::string NcclComm::unusable(const Comm&) { return kNoNccl; }
 
 }  // namespace dls

@@ -223,26 +223,28 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
       ->check(CLI::IsMember(scheme_names()))
       ->default_str(d.scheme);
   g->add_option("--allreduce",
-                "auto (the fastest measured at start, per bucket size band; NCCL with --backend "
-                "cudnn where built), "
+                "auto (the fastest measured at start, per bucket size band; with --backend "
+                "cudnn NCCL where built and every rank has a GPU of its own), "
                 "mpi, ring, recdbl, rabenseifner, tree, shm, or nccl (--backend cudnn)")
       ->check(parsed_into(d.allreduce, &AllreduceRequest::parse))
       ->type_name(fmt::format("{{{}}}", fmt::join(AllreduceRequest::names(), ",")))
       ->default_str(d.allreduce.name());
   add_named(g, "--overlap", d.overlap, kOverlapNames,
             "ssgd: thread, nonblocking, or none (all buckets after backward); on a GPU, each "
-            "bucket staged to the host when its layers are done (none with NCCL)");
+            "bucket staged to the host when its layers are done, or with NCCL (thread or "
+            "nonblocking) queued on a stream of its team's as backward goes on");
   g->add_option("--bucket-mb", d.bucket_mb, "ssgd: gradient bucket size in MiB")->default_str("25");
   g->add_option(
        "--comm-teams", d.comm_teams,
        "ssgd: communication threads (seed 003's nteams), each on its own communicator; "
        "bucket b is reduced by team b % M while backward goes on. Needs --overlap thread "
-       "and MPI_THREAD_MULTIPLE; on a GPU with host staging too; ignored with NCCL (recorded as 1)")
+       "and MPI_THREAD_MULTIPLE; on a GPU with host staging too; with NCCL M communicators, "
+       "each with a stream of its own")
       ->check(CLI::Range(1, kMaxCommTeams))
       ->default_str("1");
   g->add_option("--comm-threads-per-team", d.comm_threads_per_team,
                 "ssgd: OpenMP threads of each team's local sums (seed 003's nthread_per_team); "
-                "needs --overlap thread; ignored with NCCL")
+                "needs --overlap thread; ignored with NCCL (the GPU reduces)")
       ->check(CLI::Range(1, kMaxCommThreadsPerTeam))
       ->default_str("1");
   g->add_option("--local-period", d.local_period,

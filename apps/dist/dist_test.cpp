@@ -5,7 +5,8 @@
 //   * overlapped ssgd (buckets reduced during backward) gives bit for bit the weights of ssgd
 //     reducing the same buckets after backward; so do several communication teams with
 //     threaded local sums and one team of one thread;
-//   * localsgd averaging every step with local momentum equals ssgd for momentum SGD;
+//   * localsgd averaging every step with local momentum equals ssgd for momentum SGD; averaging
+//     in place (where the net keeps its buffers: NCCL on a GPU) averages what the host copies do;
 //   * each rank's shard of every global batch is its part of the one-process batch;
 //   * EASGD's exchange, sync and async, against a scalar double-precision replay of the update
 //     rule (async: replayed in the order the server served the workers);
@@ -23,6 +24,8 @@
 #include "apps/data/loader.hpp"
 #include "apps/dist/elastic_exchange.hpp"
 #include "apps/dist/gradient_sync.hpp"
+#include "apps/dist/weight_averager.hpp"
+#include "apps/models/model.hpp"
 #include "apps/net/host_net_device.hpp"
 #include "collectives/comm.hpp"
 
@@ -280,6 +283,76 @@ TEST(Dist, LocalSgdOnADeviceEqualsTheHostBitForBit) {
     EXPECT_EQ(b.result.metrics["averages"].get<long>(), kSteps / 2);
     EXPECT_EQ(a.result.metrics["steady_window"]["exchange_period_steps"].get<long>(), 2);
     EXPECT_EQ(host, dev);
+  }
+}
+
+// A small net with batch norm, its weights, momentum and running statistics different on each
+// rank (integers over 8: their sums and halves are exact).
+struct AveragedNet {
+  std::unique_ptr<Net<float>> net;
+  std::unique_ptr<Solver<float>> solver;
+  AveragedNet(int rank, std::unique_ptr<NetDevice> device) {
+    net = std::make_unique<Net<float>>("bn", Dims{2, 2, 4, 4});
+    conv(*net, "conv", {.out = 3, .kernel = 3, .pad = 1});
+    bnorm(*net, "bn");
+    linear(*net, "fc", {.out = 2});
+    softmax_loss(*net, "loss");
+    if (device) net->set_device(std::move(device));
+    net->allocate(1);
+    solver = std::make_unique<Solver<float>>(*net, SolverOptions{});
+    auto value = [rank](std::size_t i, int salt) {
+      return float((i * 7 + rank * 13 + salt) % 64) / 8;
+    };
+    for (std::size_t i = 0; i < net->weights().size(); ++i) net->weights()[i] = value(i, 1);
+    net->push_weights();
+    for (std::size_t i = 0; i < solver->state1().size(); ++i) solver->state1()[i] = value(i, 2);
+    solver->push_state1();
+    auto& bn = dynamic_cast<BatchNormLayer<float>&>(net->layer("bn"));
+    for (std::size_t i = 0; i < bn.running_mean().size(); ++i)
+      bn.running_mean()[i] = value(i, 3), bn.running_var()[i] = value(i, 4);
+    net->push_layer_state();
+  }
+  std::vector<float> state() {  // weights, momentum, running statistics
+    net->pull_weights(), solver->pull_state1(), net->pull_layer_state();
+    std::vector<float> v = net->weights();
+    v.insert(v.end(), solver->state1().begin(), solver->state1().end());
+    auto& bn = dynamic_cast<BatchNormLayer<float>&>(net->layer("bn"));
+    v.insert(v.end(), bn.running_mean().begin(), bn.running_mean().end());
+    v.insert(v.end(), bn.running_var().begin(), bn.running_var().end());
+    return v;
+  }
+};
+
+// Averaging in place (what NCCL does on a GPU: each buffer where the net uses it, state
+// buffers from the device layers, a reset momentum filled there) gives what averaging through
+// the host copies gives, for each momentum rule, with the host as the device.
+TEST(Dist, LocalSgdInPlaceAveragesWhatTheHostCopiesDo) {
+  const Comm c;
+  for (LocalMomentum m : {LocalMomentum::kAverage, LocalMomentum::kReset, LocalMomentum::kLocal}) {
+    SCOPED_TRACE(name_of(kLocalMomentumNames, m));
+    AveragedNet host(c.rank(), nullptr), dev(c.rank(), std::make_unique<HostNetDevice>());
+    const std::vector<float> before = host.state();
+    ASSERT_EQ(before, dev.state());
+    WeightAverager a(c, Algo::kRing, 1, m, LocalBn::kAverage);
+    WeightAverager b(c, Algo::kRing, 1, m, LocalBn::kAverage);
+    int started = 0;
+    AllreduceWork<float> work;
+    b.set_in_place([&](const std::vector<std::pair<float*, long>>& buffers) {
+      for (auto [p, n] : buffers) {
+        ++started;
+        work.reserve(std::size_t(n));
+        allreduce(Algo::kRing, c, p, std::size_t(n), work);
+        for (long i = 0; i < n; ++i) p[i] *= 1.0f / float(c.size());
+      }
+    });
+    a.average(*host.net, *host.solver);
+    b.average(*dev.net, *dev.solver);
+    EXPECT_EQ(started, m == LocalMomentum::kAverage ? 4 : 3);  // weights, (momentum), mean, var
+    const std::vector<float> want = host.state();
+    EXPECT_EQ(want, dev.state());
+    if (c.size() > 1) {
+      EXPECT_NE(want, before);  // something was averaged
+    }
   }
 }
 

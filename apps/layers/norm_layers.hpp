@@ -33,6 +33,9 @@ class BatchNormLayer : public Layer<T> {
                 const std::vector<T*>& dx) override;
   std::vector<T>& running_mean() { return run_mean_; }
   std::vector<T>& running_var() { return run_var_; }
+  std::vector<std::pair<T*, long>> state_buffers() override {
+    return {{run_mean_.data(), long(run_mean_.size())}, {run_var_.data(), long(run_var_.size())}};
+  }
   const BnormShape& shape() const { return sh_; }
   const BatchNormOptions& options() const { return o_; }
 

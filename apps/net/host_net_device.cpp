@@ -21,6 +21,7 @@ class HostDeviceLayer final : public DeviceLayer {
                 const float* dy, const std::vector<float*>& dx, const std::vector<char>&) override {
     l_.backward(ctx, x, y, dy, dx);
   }
+  std::vector<std::pair<float*, long>> state_buffers() override { return l_.state_buffers(); }
 
  private:
   Layer<float>& l_;

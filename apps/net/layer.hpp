@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/backend.hpp"
@@ -101,6 +102,9 @@ class Layer {
   // measured (conv2d, deconv2d; reset by setup), else null. A slot marked found before its first
   // run replays its algo under find without measuring.
   virtual ConvChoice* conv_choice() { return nullptr; }
+  // State outside the parameters that training changes (batch norm's running statistics), as
+  // (pointer, count): local SGD averages it over the ranks. Host memory: the layer's own.
+  virtual std::vector<std::pair<T*, long>> state_buffers() { return {}; }
   void set_accumulate_dx(std::size_t i, bool on) {
     if (acc_dx_.size() <= i) acc_dx_.resize(i + 1, 0);
     acc_dx_[i] = on;

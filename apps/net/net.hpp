@@ -110,6 +110,9 @@ class Net {
   // Likewise the layers' state outside the parameters (batch norm's running statistics),
   // between the device layers and the host layers' own copies.
   void pull_layer_state(), push_layer_state();
+  // That state where the layers use it (device memory on a device), every layer's in node
+  // order (Layer::state_buffers, DeviceLayer::state_buffers).
+  std::vector<std::pair<T*, long>> layer_state_buffers();
   // On a device: the layers whose work runs on the host, on copies (NetDevice's host_side())
   std::vector<std::string> host_side_layers() const;
   // Waits for the device's queued work (nothing on the host): the trainer's phase boundaries.

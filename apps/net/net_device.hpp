@@ -34,6 +34,9 @@ class DeviceLayer {
   // statistics): copied into the host layer's own, and back (local SGD averages it).
   virtual void pull_state() {}
   virtual void push_state() {}
+  // That state where this layer keeps it (device memory), as (pointer, count), in the order of
+  // the host layer's state_buffers(): local SGD averages it there.
+  virtual std::vector<std::pair<float*, long>> state_buffers() { return {}; }
   // Whether the layer's work runs on the host, on copies of its device buffers (a GPU net's
   // layers without kernels of their own: apps/net_gpu/gpu_layer_host_side.cpp).
   virtual bool host_side() const { return false; }

@@ -100,6 +100,20 @@ void Net<T>::push_layer_state() {
 }
 
 template <class T>
+std::vector<std::pair<T*, long>> Net<T>::layer_state_buffers() {
+  std::vector<std::pair<T*, long>> all;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    std::vector<std::pair<T*, long>> b;
+    if constexpr (std::is_same_v<T, float>)
+      b = device_ ? device_layers_[i]->state_buffers() : nodes_[i].layer->state_buffers();
+    else
+      b = nodes_[i].layer->state_buffers();
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  return all;
+}
+
+template <class T>
 std::vector<std::string> Net<T>::host_side_layers() const {
   std::vector<std::string> names;
   if constexpr (std::is_same_v<T, float>)
@@ -162,6 +176,7 @@ void Net<T>::accumulate(const T* x, T* z, long count) {
   template void Net<T>::push_grads();                                                           \
   template void Net<T>::pull_layer_state();                                                     \
   template void Net<T>::push_layer_state();                                                     \
+  template std::vector<std::pair<T*, long>> Net<T>::layer_state_buffers();                      \
   template std::vector<std::string> Net<T>::host_side_layers() const;                           \
   template void Net<T>::synchronize();                                                          \
   template void Net<T>::run_forward(std::size_t, const Context&, const std::vector<const T*>&,  \

@@ -144,6 +144,10 @@ class BatchNormGpu final : public DeviceLayer {
     run_mean_.upload(host_.running_mean().data());
     run_var_.upload(host_.running_var().data());
   }
+  std::vector<std::pair<float*, long>> state_buffers() override {
+    const long c = long(host_.running_mean().size());
+    return {{run_mean_.f(), c}, {run_var_.f(), c}};
+  }
 
  private:
   BatchNormLayer<float>& host_;  // its running statistics are the host copies

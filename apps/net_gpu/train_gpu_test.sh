@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `dlscale train --backend cudnn` end to end on this machine's GPUs: one process, then ssgd
 # under mpirun (host-staged gradients at 2 ranks on any GPU count, overlapped with backward, and
-# with 2 communication teams equal to one), the CVAE with local SGD at 2 ranks, and NCCL ssgd
-# at one rank a GPU when there are several. Each run must end "ok" with the device in its
-# record. Exit 77 (ctest: skipped, with the reason) when the build or the machine has no GPU;
-# never a pass without one.
+# with 2 communication teams equal to one), the CVAE with local SGD at 2 ranks, and NCCL at 2
+# ranks (sharing the GPU where there is one: DLS_NCCL_SHARE_GPU=1): ssgd with and without
+# overlap and teams, and local SGD averaging on the devices, each with the host-staged run's
+# losses bit for bit (2 ranks: (a + b) / 2 either way; cuDNN's algorithms chosen
+# deterministically). Each run must end "ok" with the device in its record. Exit 77 (ctest:
+# skipped, with the reason) when the build or the machine has no GPU; never a pass without one.
 # usage: train_gpu_test.sh MPIEXEC DLSCALE [mpiexec flags...]
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/mpi_test_lib.sh" "$@" || exit 1  # mpiexec, dlscale, flags, $tmp, fail, gpu_probe
 train=(train -m cifar10_quick -b 16 --image 16 --data synthetic:320 --epochs 1 --quiet)
@@ -60,11 +62,35 @@ grep -q '"rmse":\[[0-9.e-]*,[0-9.e-]*\]' "$tmp/cvae.jsonl" || fail "no RMSE for 
 
 gpus=1  # the probe found one; nvidia-smi counts them where it is installed
 if command -v nvidia-smi > /dev/null; then gpus=$(nvidia-smi -L | awk '/^GPU/ {n++} END {print n + 0}'); fi
-if [[ $gpus -ge 2 ]]; then
-  timeout 300 "$mpiexec" -np "$gpus" "${flags[@]}" "$dlscale" "${train[@]}" --backend cudnn --scheme ssgd --allreduce nccl \
-    --out "$tmp/nccl.jsonl" > "$tmp/nccl.txt" 2>&1 || { rc=$?; cat "$tmp/nccl.txt"; fail "NCCL ssgd exited $rc"; }
-  grep -q '"allreduce":"nccl"' "$tmp/nccl.jsonl" || fail "the NCCL run does not say so"
-  echo "GPU training: one process, staged ssgd at 2 ranks, NCCL ssgd at $gpus ranks"
-else
-  echo "GPU training: one process, staged ssgd at 2 ranks (one GPU: NCCL ssgd needs two)"
-fi
+share=()  # environment for the 2-rank runs
+if [[ $gpus -lt 2 ]]; then share=(DLS_NCCL_SHARE_GPU=1); fi
+# run2 NAME ARGS...: dlscale at 2 ranks, cuDNN deterministic, ok or fail
+run2() {
+  local name=$1
+  shift
+  env "${share[@]}" DLS_GPU_CONV=deterministic timeout 300 "$mpiexec" -np 2 "${flags[@]}" "$dlscale" "$@" \
+    --out "$tmp/$name.jsonl" > "$tmp/$name.txt" 2>&1 || { rc=$?; cat "$tmp/$name.txt"; fail "$name exited $rc"; }
+  grep -q '"status":"ok"' "$tmp/$name.jsonl" || fail "the $name run is not ok"
+}
+same_losses() {  # same_losses A B: the two runs' loss curves, bit for bit
+  [[ -n "$(losses "$tmp/$1.jsonl")" && "$(losses "$tmp/$1.jsonl")" == "$(losses "$tmp/$2.jsonl")" ]] \
+    || fail "$1 and $2 differ: $(losses "$tmp/$1.jsonl") vs $(losses "$tmp/$2.jsonl")"
+}
+nccl=(--backend cudnn --scheme ssgd --allreduce nccl --bucket-mb 0.01)
+run2 nccl_after "${train[@]}" "${nccl[@]}" --overlap none
+run2 nccl_stream "${train[@]}" "${nccl[@]}" --comm-teams 2 --comm-threads-per-team 2
+grep -q '"gradient_path":"nccl ' "$tmp/nccl_stream.jsonl" || fail "the NCCL run does not say so"
+grep -q '"overlap":"stream"' "$tmp/nccl_stream.jsonl" || fail "the NCCL buckets are not queued during backward"
+grep -q '"comm_teams":2' "$tmp/nccl_stream.jsonl" || fail "the NCCL run does not say 2 teams"
+grep -q '"comm_threads_per_team_ignored":' "$tmp/nccl_stream.jsonl" || fail "threads per team not said ignored"
+if [[ $gpus -lt 2 ]]; then grep -q '"nccl_shared_gpu":true' "$tmp/nccl_stream.jsonl" || fail "the GPU sharing is not said"; fi
+same_losses nccl_after nccl_stream
+same_losses teams1 nccl_stream
+
+# local SGD averaged on the devices by NCCL against through host copies
+run2 cvae_host "${cvae[@]}" --scheme localsgd --local-period 2 --allreduce ring
+run2 cvae_nccl "${cvae[@]}" --scheme localsgd --local-period 2 --allreduce nccl
+grep -q '"average_path":"host copies"' "$tmp/cvae_host.jsonl" || fail "the host-copy average does not say so"
+grep -q '"average_path":"nccl ' "$tmp/cvae_nccl.jsonl" || fail "the NCCL average does not say so"
+same_losses cvae_host cvae_nccl
+echo "GPU training: one process, staged ssgd at 2 ranks, NCCL ssgd (after backward, streamed in 2 teams) and NCCL local SGD at 2 ranks on $gpus GPU(s), equal to staged"

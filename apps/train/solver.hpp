@@ -31,6 +31,7 @@ class Solver {
   // pull_state1() refreshes and push_state1() sends back (nothing on the host)
   std::vector<T>& state1() { return s1_; }
   void pull_state1(), push_state1();
+  T* state1_data() { return s1p_; }  // where the update uses it (device memory on a device)
   // the optimizer's state (momentum; Adam's second moment too), where it lives
   long state_bytes() const { return long(s1_.size() * sizeof(T)) * (s2p_ ? 2 : 1); }
 

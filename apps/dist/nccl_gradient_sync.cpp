@@ -1,0 +1,47 @@
+// ssgd's NCCL gradient exchange (see nccl_gradient_sync.hpp).
+#include "apps/dist/nccl_gradient_sync.hpp"
+
+#include <fmt/format.h>
+
+#include "measure/check.hpp"
+
+namespace dls {
+
+bool use_nccl(const AllreduceRequest& r, bool on_gpu, const Comm& workers, nlohmann::json& params) {
+  if (!on_gpu) return false;
+  if (r.kind == AllreduceRequest::Kind::kNccl) return true;
+  if (r.kind != AllreduceRequest::Kind::kAuto) return false;
+  const std::string why = NcclComm::unusable(workers);
+  if (!why.empty()) params["nccl_not_used"] = why;
+  return why.empty();
+}
+
+NcclGradientSync::NcclGradientSync(const Comm& c, Net<float>& net, double bucket_mb, int teams,
+                                   bool overlap)
+    : net_(net), buckets_(cut_buckets(net, bucket_mb)) {
+  if (teams < 1 || teams > kMaxCommTeams)
+    throw ConfigError(fmt::format("--comm-teams {}: must be 1 to {}", teams, kMaxCommTeams));
+  if (teams > 1 && !overlap)
+    throw ConfigError(fmt::format(
+        "--comm-teams {}: communication teams reduce buckets while backward goes on; they need "
+        "an overlap (got --overlap none)",
+        teams));
+  for (int k = 0; k < teams; ++k) teams_.push_back(std::make_unique<NcclComm>(c));
+}
+
+void NcclGradientSync::start(std::size_t b) {
+  const GradBucket& g = buckets_[b];
+  teams_[b % teams_.size()]->start_average(net_.grads_data() + g.lo, long(g.count()));
+}
+
+void NcclGradientSync::node_done(std::size_t node) {
+  while (next_ < buckets_.size() && node <= buckets_[next_].first_node) start(next_++);
+}
+
+void NcclGradientSync::finish() {
+  for (; next_ < buckets_.size(); ++next_) start(next_);
+  next_ = 0;
+  for (auto& t : teams_) t->wait();
+}
+
+}  // namespace dls
