@@ -67,8 +67,14 @@ struct NcclComm::Impl {
   cudaEvent_t computed = nullptr;  // the compute stream's work before a start_average
 };
 
-std::string NcclComm::unusable(const Comm& c) {
-  const std::string why = why_not(c, placement(c));
+std::string NcclComm::unusable(const Comm& c, bool allow_share) {
+  const Placement p = placement(c);
+  std::string why = why_not(c, p);
+  if (why.empty() && !allow_share && p.node_ranks > p.gpus)
+    why = fmt::format(
+        "{} ranks share {} GPU(s) (DLS_NCCL_SHARE_GPU=1: for tests, never chosen "
+        "by auto; name --allreduce nccl)",
+        p.node_ranks, p.gpus);
   if (c.any(!why.empty())) return why.empty() ? "another rank cannot run NCCL" : why;
   return "";
 }
@@ -94,25 +100,51 @@ NcclComm::~NcclComm() {
   if (impl_->stream) cudaStreamDestroy(impl_->stream);
 }
 
-void NcclComm::start_average(float* dev, long count) {
-  if (count <= 0) return;
+void NcclComm::after_compute() {
   // after what the compute stream holds now (a stream waits on an event's latest record)
   cuda_check(cudaEventRecord(impl_->computed, nullptr), "cudaEventRecord (before an allreduce)");
   cuda_check(cudaStreamWaitEvent(impl_->stream, impl_->computed, 0), "cudaStreamWaitEvent");
-  nccl_ok(
-      ncclAllReduce(dev, dev, std::size_t(count), ncclFloat32, ncclAvg, impl_->comm, impl_->stream),
-      "ncclAllReduce");
+}
+
+void NcclComm::enqueue(float* dev, long count) {
+  if (count > 0)
+    nccl_ok(ncclAllReduce(dev, dev, std::size_t(count), ncclFloat32, ncclAvg, impl_->comm,
+                          impl_->stream),
+            "ncclAllReduce");
+}
+
+void NcclComm::start_average(float* dev, long count) {
+  if (count <= 0) return;
+  after_compute();
+  enqueue(dev, count);
 }
 
 void NcclComm::average(const std::vector<std::pair<float*, long>>& buffers) {
+  after_compute();
   nccl_ok(ncclGroupStart(), "ncclGroupStart");
-  for (auto [p, n] : buffers) start_average(p, n);
+  try {
+    for (auto [p, n] : buffers) enqueue(p, n);
+  } catch (...) {
+    ncclGroupEnd();  // this thread's NCCL calls are deferred no longer
+    throw;
+  }
   nccl_ok(ncclGroupEnd(), "ncclGroupEnd");
   wait();
 }
 
 void NcclComm::wait() {
   cuda_check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize (NCCL allreduce)");
+}
+
+std::string NcclComm::order_concurrent_launches() {
+  int v = 0;
+  if (ncclGetVersion(&v) != ncclSuccess || v < 22600)
+    return fmt::format(
+        "NCCL {} cannot order concurrent communicators' launches (2.26 or later "
+        "can)",
+        version());
+  setenv("NCCL_LAUNCH_ORDER_IMPLICIT", "1", 0);
+  return "";
 }
 
 void* NcclComm::raw() const { return impl_->comm; }

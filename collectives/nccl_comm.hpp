@@ -50,10 +50,20 @@ class NcclComm {
   static std::string version();  // "2.28.3", or why there is none
   static bool built();
   // Why NCCL cannot run on c as it is placed ("" when it can): a node with more ranks than
-  // GPUs, outside DLS_NCCL_SHARE_GPU=1. Collective; the same answer on every rank.
-  static std::string unusable(const Comm& c);
+  // GPUs, outside DLS_NCCL_SHARE_GPU=1 (and even then where !allow_share). Collective; the same
+  // answer on every rank.
+  static std::string unusable(const Comm& c, bool allow_share = true);
+  // Call before making several communicators that run at once on one device (ssgd's teams):
+  // NCCL's documentation warns that concurrent communicators can hang (their kernels spin
+  // waiting for peers and may become resident in a different order on each rank), so NCCL is
+  // asked to launch them in host program order, the same on every rank
+  // (NCCL_LAUNCH_ORDER_IMPLICIT=1 unless set; NCCL 2.26 and later). Returns why not where this
+  // NCCL cannot ("" when done).
+  static std::string order_concurrent_launches();
 
  private:
+  void after_compute();                  // the stream waits for the compute stream's work so far
+  void enqueue(float* dev, long count);  // the allreduce on the stream
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool shares_gpu_ = false;

@@ -15,10 +15,11 @@ NcclComm::NcclComm(const Comm&) { throw ConfigError(kNoNccl); }
 NcclComm::~NcclComm() = default;
 void NcclComm::start_average(float*, long) {}
 void NcclComm::wait() {}
+std::string NcclComm::order_concurrent_launches() { return kNoNccl; }
 void NcclComm::average(const std::vector<std::pair<float*, long>>&) {}
 void* NcclComm::raw() const { return nullptr; }
 bool NcclComm::built() { return false; }
 std::string NcclComm::version() { return "none (built without NCCL)"; }
-std::string NcclComm::unusable(const Comm&) { return kNoNccl; }
+std::string NcclComm::unusable(const Comm&, bool) { return kNoNccl; }
 
 }  // namespace dls

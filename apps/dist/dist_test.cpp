@@ -225,7 +225,8 @@ TEST(Dist, SsgdCommTeamsNeedTheThreadEngine) {
   EXPECT_THROW(run_teams("ring", 1, 65, w), ConfigError);
 }
 
-// On a device every scheme exchanges through host copies (ssgd: each bucket's gradients pulled
+// On a device without NCCL every scheme exchanges through host copies (ssgd: each bucket's
+// gradients pulled
 // when backward has done its layers, reduced while backward goes on, all pushed after it; localsgd:
 // weights, momentum and batch-norm statistics pulled, averaged, pushed; easgd: the weights around
 // each exchange): with the host as the device, bit for bit the host run's weights.
@@ -265,7 +266,7 @@ TEST(Dist, SsgdOnADeviceWithCommTeamsEqualsTheHostBitForBit) {
   EXPECT_GE(r.result.params["buckets"].get<int>(), 8);
   EXPECT_EQ(r.result.params["comm_teams"].get<int>(), 4);
   EXPECT_EQ(r.result.params["comm_threads_per_team"].get<int>(), 2);
-  EXPECT_FALSE(r.result.params.contains("comm_teams_ignored"));
+  EXPECT_FALSE(r.result.params.contains("comm_threads_per_team_ignored"));
   EXPECT_EQ(host, dev);
 }
 
@@ -287,7 +288,8 @@ TEST(Dist, LocalSgdOnADeviceEqualsTheHostBitForBit) {
 }
 
 // A small net with batch norm, its weights, momentum and running statistics different on each
-// rank (integers over 8: their sums and halves are exact).
+// rank (integers over 8: their sums and halves are exact). On the device, the statistics live in
+// the device layer's own buffers (HostNetDevice(true)), as on a GPU.
 struct AveragedNet {
   std::unique_ptr<Net<float>> net;
   std::unique_ptr<Solver<float>> solver;
@@ -330,7 +332,7 @@ TEST(Dist, LocalSgdInPlaceAveragesWhatTheHostCopiesDo) {
   const Comm c;
   for (LocalMomentum m : {LocalMomentum::kAverage, LocalMomentum::kReset, LocalMomentum::kLocal}) {
     SCOPED_TRACE(name_of(kLocalMomentumNames, m));
-    AveragedNet host(c.rank(), nullptr), dev(c.rank(), std::make_unique<HostNetDevice>());
+    AveragedNet host(c.rank(), nullptr), dev(c.rank(), std::make_unique<HostNetDevice>(true));
     const std::vector<float> before = host.state();
     ASSERT_EQ(before, dev.state());
     WeightAverager a(c, Algo::kRing, 1, m, LocalBn::kAverage);

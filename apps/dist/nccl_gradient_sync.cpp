@@ -11,7 +11,7 @@ bool use_nccl(const AllreduceRequest& r, bool on_gpu, const Comm& workers, nlohm
   if (!on_gpu) return false;
   if (r.kind == AllreduceRequest::Kind::kNccl) return true;
   if (r.kind != AllreduceRequest::Kind::kAuto) return false;
-  const std::string why = NcclComm::unusable(workers);
+  const std::string why = NcclComm::unusable(workers, false);  // auto: never a shared GPU
   if (!why.empty()) params["nccl_not_used"] = why;
   return why.empty();
 }
@@ -26,6 +26,9 @@ NcclGradientSync::NcclGradientSync(const Comm& c, Net<float>& net, double bucket
         "--comm-teams {}: communication teams reduce buckets while backward goes on; they need "
         "an overlap (got --overlap none)",
         teams));
+  if (teams > 1)
+    if (const std::string why = NcclComm::order_concurrent_launches(); !why.empty())
+      throw ConfigError(fmt::format("--comm-teams {} with NCCL: {}", teams, why));
   for (int k = 0; k < teams; ++k) teams_.push_back(std::make_unique<NcclComm>(c));
 }
 

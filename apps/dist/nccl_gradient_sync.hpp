@@ -7,10 +7,11 @@
 //   none     the buckets are queued after backward, in finish()
 // Communication teams (seed 003: nteams): M NCCL communicators over the same ranks, each with a
 // stream of its own; bucket b goes to team b % M, so up to M buckets are reduced at once. Every
-// rank queues the same buckets in the same order on each communicator. Threads per team have
-// no meaning here (the GPU reduces): the scheme records them as ignored.
-// Each bucket's mean is element-wise, so the result does not depend on the buckets, the teams or
-// the overlap; at 2 ranks it is exactly the host path's ((a + b) / 2 either way).
+// rank queues the same buckets in the same order, and NCCL launches the teams' kernels in that
+// order (NcclComm::order_concurrent_launches: concurrent communicators can hang otherwise). Threads
+// per team have no meaning here (the GPU reduces): the scheme records them as ignored. Each
+// bucket's mean is element-wise, so the result does not depend on the buckets, the teams or the
+// overlap; at 2 ranks it is exactly the host path's ((a + b) / 2 either way).
 #pragma once
 
 #include <memory>
@@ -23,8 +24,8 @@
 namespace dls {
 
 // Whether a scheme on these workers exchanges through NCCL on the GPUs: on a GPU, when
-// --allreduce nccl names it, or with auto where NCCL is built and can run on these ranks (else
-// host staging, with why in params.nccl_not_used). Collective over workers.
+// --allreduce nccl names it, or with auto where NCCL is built and every rank has a GPU of its
+// own (else host staging, with why in params.nccl_not_used). Collective over workers.
 bool use_nccl(const AllreduceRequest& r, bool on_gpu, const Comm& workers, nlohmann::json& params);
 
 class NcclGradientSync {

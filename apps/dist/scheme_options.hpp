@@ -13,7 +13,8 @@ namespace dls {
 enum class Algo;  // collectives/allreduce.hpp (declared here only: no MPI in this header)
 
 // --allreduce: auto (the fastest host algorithm measured at start; NCCL with --backend cudnn
-// where built), one host algorithm of collectives/allreduce.hpp, or nccl (device memory).
+// where built and every rank has a GPU of its own), one host algorithm of
+// collectives/allreduce.hpp, or nccl (device memory).
 struct AllreduceRequest {
   enum class Kind { kAuto, kHost, kNccl } kind = Kind::kAuto;
   Algo algo{};  // kHost: the algorithm

@@ -13,18 +13,40 @@ namespace {
 // flags before each backward, so the flags passed here are the layer's own.
 class HostDeviceLayer final : public DeviceLayer {
  public:
-  explicit HostDeviceLayer(Layer<float>& l) : l_(l) {}
+  HostDeviceLayer(Layer<float>& l, bool own_state) : l_(l) {
+    if (own_state)
+      for (auto [p, n] : l_.state_buffers()) state_.emplace_back(p, p + n);
+  }
   void forward(const Context& ctx, const std::vector<const float*>& x, float* y) override {
+    pull_state();  // the host layer runs on this layer's state and leaves the result here
     l_.forward(ctx, x, y);
+    push_state();
   }
   void backward(const Context& ctx, const std::vector<const float*>& x, const float* y,
                 const float* dy, const std::vector<float*>& dx, const std::vector<char>&) override {
     l_.backward(ctx, x, y, dy, dx);
   }
-  std::vector<std::pair<float*, long>> state_buffers() override { return l_.state_buffers(); }
+  // With a state of its own (nothing to do without): into the host layer, and back.
+  void pull_state() override {
+    const auto host = l_.state_buffers();
+    for (std::size_t i = 0; i < state_.size(); ++i)
+      std::copy(state_[i].begin(), state_[i].end(), host[i].first);
+  }
+  void push_state() override {
+    const auto host = l_.state_buffers();
+    for (std::size_t i = 0; i < state_.size(); ++i)
+      std::copy(host[i].first, host[i].first + host[i].second, state_[i].begin());
+  }
+  std::vector<std::pair<float*, long>> state_buffers() override {
+    if (state_.empty()) return l_.state_buffers();
+    std::vector<std::pair<float*, long>> b;
+    for (auto& s : state_) b.emplace_back(s.data(), long(s.size()));
+    return b;
+  }
 
  private:
   Layer<float>& l_;
+  std::vector<std::vector<float>> state_;  // own_layer_state: the state's buffers here
 };
 
 }  // namespace
@@ -56,7 +78,7 @@ std::unique_ptr<DeviceLayer> HostNetDevice::make_layer(Layer<float>& layer,
                                                        const std::vector<float*>&,
                                                        const std::vector<float*>&) {
   ++calls_.layers;
-  return std::make_unique<HostDeviceLayer>(layer);
+  return std::make_unique<HostDeviceLayer>(layer, own_state_);
 }
 
 void HostNetDevice::optim_update(Optim o, const OptimParams& p, float* w, const float* g, float* s1,

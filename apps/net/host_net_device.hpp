@@ -5,6 +5,9 @@
 // fan-out sums by accumulate, losses and evaluation outputs downloaded), of the solver (state
 // in device memory) and of the trainer (batches staged, host copies pulled and pushed): so
 // those paths, which the GPU device shares, are checked in every build, GPU or not.
+// own_layer_state: each layer's state outside the parameters (batch norm's running statistics)
+// lives in buffers of the device layer's own, as on a GPU: the host layer sees it only through
+// pull_state / push_state (a forward runs the host layer on a copy of it and keeps the result).
 #pragma once
 
 #include <chrono>
@@ -18,6 +21,7 @@ namespace dls {
 
 class HostNetDevice final : public NetDevice {
  public:
+  explicit HostNetDevice(bool own_layer_state = false) : own_state_(own_layer_state) {}
   std::string name() const override { return "host (the NetDevice interface on host memory)"; }
   int index() const override { return 0; }
   float* alloc(long count) override;
@@ -48,6 +52,7 @@ class HostNetDevice final : public NetDevice {
   std::deque<std::vector<float>> slots_;
   std::vector<std::chrono::steady_clock::time_point> marks_;
   Calls calls_;
+  bool own_state_;
   std::mutex m_;  // stage_input runs on the prefetch thread
 };
 

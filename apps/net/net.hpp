@@ -111,7 +111,8 @@ class Net {
   // between the device layers and the host layers' own copies.
   void pull_layer_state(), push_layer_state();
   // That state where the layers use it (device memory on a device), every layer's in node
-  // order (Layer::state_buffers, DeviceLayer::state_buffers).
+  // order (Layer::state_buffers, DeviceLayer::state_buffers). Error where a device layer gives
+  // none of the state its host layer has (it would not be averaged).
   std::vector<std::pair<T*, long>> layer_state_buffers();
   // On a device: the layers whose work runs on the host, on copies (NetDevice's host_side())
   std::vector<std::string> host_side_layers() const;

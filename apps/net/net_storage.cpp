@@ -103,11 +103,18 @@ template <class T>
 std::vector<std::pair<T*, long>> Net<T>::layer_state_buffers() {
   std::vector<std::pair<T*, long>> all;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
-    std::vector<std::pair<T*, long>> b;
-    if constexpr (std::is_same_v<T, float>)
-      b = device_ ? device_layers_[i]->state_buffers() : nodes_[i].layer->state_buffers();
-    else
-      b = nodes_[i].layer->state_buffers();
+    std::vector<std::pair<T*, long>> b = nodes_[i].layer->state_buffers();
+    if constexpr (std::is_same_v<T, float>) {
+      if (device_) {
+        const bool host_has = !b.empty();
+        b = device_layers_[i]->state_buffers();
+        if (host_has && b.empty())  // a layer that keeps its state host side, say
+          throw Error(
+              fmt::format("layer {}: its state ({}) is not where its device layer can "
+                          "give it; it cannot be averaged in place",
+                          nodes_[i].layer->name(), nodes_[i].layer->type()));
+      }
+    }
     all.insert(all.end(), b.begin(), b.end());
   }
   return all;
