@@ -43,8 +43,7 @@ std::string why_not(const Comm& c, const Placement& p) {
   if (!share_requested())
     return fmt::format(
         "NCCL needs a GPU per rank: {} ranks on a node with {} GPU(s) (run at most that many "
-        "ranks a node, or name a host allreduce, e.g. --allreduce ring, to stage through host "
-        "memory; DLS_NCCL_SHARE_GPU=1 shares a GPU for testing)",
+        "ranks a node; DLS_NCCL_SHARE_GPU=1 shares a GPU for testing)",
         p.node_ranks, p.gpus);
   if (p.node_ranks != c.size())
     return fmt::format(

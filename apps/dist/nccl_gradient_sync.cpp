@@ -9,7 +9,13 @@ namespace dls {
 
 bool use_nccl(const AllreduceRequest& r, bool on_gpu, const Comm& workers, nlohmann::json& params) {
   if (!on_gpu) return false;
-  if (r.kind == AllreduceRequest::Kind::kNccl) return true;
+  if (r.kind == AllreduceRequest::Kind::kNccl) {
+    if (const std::string why = NcclComm::unusable(workers); !why.empty())
+      throw ConfigError("--allreduce nccl: " + why +
+                        "; or name a host allreduce, e.g. --allreduce ring, to stage the "
+                        "exchange through host memory");
+    return true;
+  }
   if (r.kind != AllreduceRequest::Kind::kAuto) return false;
   const std::string why = NcclComm::unusable(workers, false);  // auto: never a shared GPU
   if (!why.empty()) params["nccl_not_used"] = why;
