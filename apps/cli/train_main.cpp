@@ -248,7 +248,9 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
       ->check(CLI::Range(1, kMaxCommThreadsPerTeam))
       ->default_str("1");
   g->add_option("--local-period", d.local_period,
-                "localsgd: steps between weight averages (0: once an epoch)")
+                "localsgd: steps between weight averages (0: once an epoch); with --backend cudnn "
+                "and NCCL (--allreduce nccl, or auto as for ssgd) averaged on the GPUs, else "
+                "through host copies")
       ->check(CLI::NonNegativeNumber)
       ->default_str("0");
   add_named(g, "--local-momentum", d.local_momentum, kLocalMomentumNames,
