@@ -58,16 +58,8 @@ void present_as_own_host(int rank) {
   setenv("NCCL_SOCKET_IFNAME", "lo", 0);
 }
 
-}  // namespace
-
-struct NcclComm::Impl {
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t computed = nullptr;  // the compute stream's work before a start_average
-};
-
-std::string NcclComm::unusable(const Comm& c, bool allow_share) {
-  const Placement p = placement(c);
+// unusable() for a placement already taken
+std::string unusable_at(const Comm& c, const Placement& p, bool allow_share) {
   std::string why = why_not(c, p);
   if (why.empty() && !allow_share && p.node_ranks > p.gpus)
     why = fmt::format(
@@ -78,9 +70,21 @@ std::string NcclComm::unusable(const Comm& c, bool allow_share) {
   return "";
 }
 
+}  // namespace
+
+struct NcclComm::Impl {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t computed = nullptr;  // the compute stream's work before a start_average
+};
+
+std::string NcclComm::unusable(const Comm& c, bool allow_share) {
+  return unusable_at(c, placement(c), allow_share);
+}
+
 NcclComm::NcclComm(const Comm& c) : impl_(std::make_unique<Impl>()) {
   const Placement p = placement(c);
-  if (const std::string why = unusable(c); !why.empty()) throw ConfigError(why);
+  if (const std::string why = unusable_at(c, p, true); !why.empty()) throw ConfigError(why);
   shares_gpu_ = p.node_ranks > p.gpus;
   if (shares_gpu_) present_as_own_host(c.rank());
   ncclUniqueId id{};
@@ -147,7 +151,6 @@ std::string NcclComm::order_concurrent_launches() {
 }
 
 void* NcclComm::raw() const { return impl_->comm; }
-bool NcclComm::built() { return true; }
 
 std::string NcclComm::version() {
   int v = 0;

@@ -37,10 +37,8 @@ class NcclComm {
   NcclComm& operator=(const NcclComm&) = delete;
 
   // The element-wise mean over ranks (ncclAvg) of count floats of device memory, in place:
-  // queued after the compute stream's work so far; start_average returns at once, average
-  // when it is done.
+  // queued after the compute stream's work so far; returns at once.
   void start_average(float* dev, long count);
-  void average(float* dev, long count) { start_average(dev, count), wait(); }
   void wait();  // everything started here is done
   // Several buffers' means as one NCCL group (one launch, not one a buffer: local SGD's many
   // small batch-norm statistics), returning when done.
@@ -48,7 +46,6 @@ class NcclComm {
   void* raw() const;  // the ncclComm_t
   bool shares_gpu() const { return shares_gpu_; }
   static std::string version();  // "2.28.3", or why there is none
-  static bool built();
   // Why NCCL cannot run on c as it is placed ("" when it can): a node with more ranks than
   // GPUs, outside DLS_NCCL_SHARE_GPU=1 (and even then where !allow_share). Collective; the same
   // answer on every rank.

@@ -18,7 +18,6 @@ void NcclComm::wait() {}
 std::string NcclComm::order_concurrent_launches() { return kNoNccl; }
 void NcclComm::average(const std::vector<std::pair<float*, long>>&) {}
 void* NcclComm::raw() const { return nullptr; }
-bool NcclComm::built() { return false; }
 std::string NcclComm::version() { return "none (built without NCCL)"; }
 std::string NcclComm::unusable(const Comm&, bool) { return kNoNccl; }
 

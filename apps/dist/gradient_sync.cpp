@@ -53,9 +53,13 @@ GradientSync::GradientSync(const Comm& c, Net<float>& net, const AlgoBands& algo
   make_teams(c, overlap, teams);
 }
 
+void check_comm_teams(int teams) {
+  if (teams < 1 || teams > kMaxCommTeams)
+    throw ConfigError(fmt::format("--comm-teams {}: must be 1 to {}", teams, kMaxCommTeams));
+}
+
 void GradientSync::make_teams(const Comm& c, Overlap overlap, CommTeams t) {
-  if (t.teams < 1 || t.teams > kMaxCommTeams)
-    throw ConfigError(fmt::format("--comm-teams {}: must be 1 to {}", t.teams, kMaxCommTeams));
+  check_comm_teams(t.teams);
   if (t.threads_per_team < 1 || t.threads_per_team > kMaxCommThreadsPerTeam)
     throw ConfigError(fmt::format("--comm-threads-per-team {}: must be 1 to {}", t.threads_per_team,
                                   kMaxCommThreadsPerTeam));

@@ -37,6 +37,9 @@ struct CommTeams {
   int teams = 1, threads_per_team = 1;  // 1 .. kMaxCommTeams, 1 .. kMaxCommThreadsPerTeam
 };
 
+// ConfigError unless 1 <= teams <= kMaxCommTeams (--comm-teams), host path or NCCL's.
+void check_comm_teams(int teams);
+
 // A bucket of the gradient buffer: its element range and the lowest node owning a blob in it.
 struct GradBucket {
   std::size_t lo, hi;

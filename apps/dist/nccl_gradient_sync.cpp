@@ -25,8 +25,7 @@ bool use_nccl(const AllreduceRequest& r, bool on_gpu, const Comm& workers, nlohm
 NcclGradientSync::NcclGradientSync(const Comm& c, Net<float>& net, double bucket_mb, int teams,
                                    bool overlap)
     : net_(net), buckets_(cut_buckets(net, bucket_mb)) {
-  if (teams < 1 || teams > kMaxCommTeams)
-    throw ConfigError(fmt::format("--comm-teams {}: must be 1 to {}", teams, kMaxCommTeams));
+  check_comm_teams(teams);
   if (teams > 1 && !overlap)
     throw ConfigError(fmt::format(
         "--comm-teams {}: communication teams reduce buckets while backward goes on; they need "
