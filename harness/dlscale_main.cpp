@@ -13,6 +13,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/run/point_process.hpp"
 #include "kernels/bench/kernels_main.hpp"
+#include "measure/blas_coretype.hpp"
 #include "measure/check.hpp"
 #include "measure/interrupt.hpp"
 
@@ -47,6 +48,12 @@ void usage(std::FILE* f) {
       "'dlscale <command> --help' describes a command's options.\n");
 }
 
+bool asks_help(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +68,11 @@ int main(int argc, char** argv) {
     return dls::kExitOk;
   }
   try {
+    // the measuring commands run on the BLAS kernels that fit this CPU (may restart the process;
+    // `run`'s points inherit what it set)
+    if ((cmd == "kernels" || cmd == "collectives" || cmd == "train" || cmd == "run") &&
+        !asks_help(argc, argv))
+      dls::ensure_blas_coretype(argv);
     if (cmd == "kernels") return dls::kernels_main(argc - 1, argv + 1);
     if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
     if (cmd == "train") return dls::train_main(argc - 1, argv + 1);

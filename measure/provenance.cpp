@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "measure/blas_coretype.hpp"
 #include "measure/denormals.hpp"
 #include "measure/threads.hpp"
 #include "measure/versions.hpp"
@@ -121,7 +122,8 @@ nlohmann::json capture_provenance(const ProvenanceOptions& options) {
                            {"config", blas_config()},
                            {"corename", blas_corename()},
                            {"threads", blas_threads()},
-                           {"parallel", blas_parallel_mode()}}}};
+                           {"parallel", blas_parallel_mode()},
+                           {"coretype", blas_coretype_provenance()}}}};
   const std::pair<const char*, std::string> optional_libs[] = {{"onednn", onednn_version()},
                                                                {"mpi", mpi_version()},
                                                                {"papi", papi_version()},

@@ -25,13 +25,15 @@ def summary(row, case, ours, peer, ratio, target, met):
 
 
 def blas_line(a):
-    """Which OpenBLAS kernels dlscale runs with (one tiny GEMM's provenance)."""
+    """Which OpenBLAS kernels dlscale runs with (one tiny GEMM's provenance), and who chose them."""
     rec = kernels(a, ["--op", "gemm", "--shape", "64x64x64", "--backend", "openblas", "--threads", "1"])[0]
     blas = rec["provenance"]["libraries"]["blas"]
-    forced = os.environ.get("OPENBLAS_CORETYPE")
-    return f"{' '.join(blas['config'].split()[0:2])}, core {blas['corename']}" + (
-        f" (OPENBLAS_CORETYPE={forced} in the environment)" if forced else " (OpenBLAS's own choice)"
-    )
+    chosen = blas.get("coretype", {})
+    by = {
+        "dlscale": f" (dlscale's choice: OpenBLAS had chosen {chosen.get('replaced')}, below this CPU)",
+        "environment": f" (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')} in the environment)",
+    }.get(chosen.get("chosen_by"), " (OpenBLAS's own choice)")
+    return f"{' '.join(blas['config'].split()[0:2])}, core {blas['corename']}{by}"
 
 
 def kernels(a, args):

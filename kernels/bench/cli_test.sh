@@ -139,5 +139,45 @@ PY
 done
 expect_usage_error "--cold-cache with a value" "cold-cache" --op scale --shape n64 --cold-cache=maybe
 
+# the BLAS core check (measure/blas_coretype.hpp): a core below the CPU forced through the
+# environment is replaced under DLS_BLAS_CORETYPE=best by the family /proc/cpuinfo's flags call
+# for, kept (and said) under auto and keep; a bad policy is refused before anything runs
+for policy in best auto keep; do
+  env OPENBLAS_CORETYPE=Prescott DLS_BLAS_CORETYPE=$policy "$DLS" kernels --op gemm --shape 64x64x64 \
+    --threads 1 --benchmark_min_time=0.01 --out "$TMP/core_$policy.jsonl" >/dev/null 2>"$TMP/stderr" \
+    || { bad "gemm under DLS_BLAS_CORETYPE=$policy: $(cat "$TMP/stderr")"; continue; }
+  python3 - "$TMP/core_$policy.jsonl" "$policy" "$TMP/stderr" <<'PY' && ok || bad "BLAS core under DLS_BLAS_CORETYPE=$policy"
+import json, sys
+(r,) = [json.loads(l) for l in open(sys.argv[1])]
+policy, err = sys.argv[2], open(sys.argv[3]).read()
+blas = r["provenance"]["libraries"]["blas"]
+core = blas["coretype"]
+flags = set()
+for line in open("/proc/cpuinfo"):
+    if line.startswith("flags"):
+        flags = set(line.split(":", 1)[1].split())
+        break
+avx512 = {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags
+fits = ("Cooperlake" if avx512 and "avx512_bf16" in flags else "SkylakeX" if avx512
+        else "Haswell" if {"avx2", "fma"} <= flags else "Sandybridge" if "avx" in flags else "")
+if blas["name"] != "OpenBLAS":
+    assert core["chosen_by"] == "blis", core
+elif policy == "best" and fits and "DYNAMIC_ARCH" in blas["config"]:
+    assert blas["corename"] == fits, (blas["corename"], fits)
+    assert core == {"chosen_by": "dlscale", "replaced": "Prescott", "cpu_fits": fits, "below_cpu": False}, core
+    assert f"restarting with OPENBLAS_CORETYPE={fits}" in err, err
+else:
+    assert blas["corename"] == "Prescott", blas
+    assert core["chosen_by"] == "environment" and core["replaced"] is None, core
+    assert core["below_cpu"] == bool(fits), core
+    assert not fits or "OPENBLAS_CORETYPE=Prescott in the environment (SSE kernels)" in err, err
+PY
+done
+rm -f "$TMP/out.jsonl"
+env DLS_BLAS_CORETYPE=Haswell "$DLS" kernels --op gemm --shape 8x8x8 --out "$TMP/out.jsonl" >/dev/null 2>"$TMP/stderr"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "DLS_BLAS_CORETYPE='Haswell': expected auto, keep or best" "$TMP/stderr" \
+  && [ ! -e "$TMP/out.jsonl" ] && ok || bad "bad DLS_BLAS_CORETYPE: exit $rc, $(cat "$TMP/stderr")"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -1,0 +1,216 @@
+// OpenBLAS's kernel family against the CPU's ISA (blas_coretype.hpp).
+#include "measure/blas_coretype.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "measure/check.hpp"
+#include "measure/threads.hpp"
+
+namespace dls {
+namespace {
+
+constexpr const char* kPolicyVar = "DLS_BLAS_CORETYPE";
+constexpr const char* kFromVar = "DLS_BLAS_CORETYPE_FROM";
+constexpr const char* kCoreVar = "OPENBLAS_CORETYPE";
+
+const char* isa_name(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kSse:
+      return "SSE";
+    case IsaLevel::kAvx:
+      return "AVX";
+    case IsaLevel::kAvx2:
+      return "AVX2";
+    case IsaLevel::kAvx512:
+      return "AVX-512";
+    default:
+      return "unknown";
+  }
+}
+
+bool is_openblas() { return blas_name() == "OpenBLAS"; }
+
+// Only one rank of a launched job speaks (a 1,000-rank job would print 1,000 lines).
+bool rank_zero() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return std::strcmp(v, "0") == 0;
+  }
+  return true;
+}
+
+void say(const std::string& line) {
+  if (!line.empty() && rank_zero()) fmt::print(stderr, "dlscale: {}\n", line);
+}
+
+bool below_cpu(std::string_view core, const CpuIsa& isa) {
+  const IsaLevel have = openblas_core_level(core);
+  return have != IsaLevel::kUnknown && int(have) < int(isa_level(isa));
+}
+
+// Runs this program again with the same arguments: the file /proc/self/exe names (resolved here:
+// a tool that runs dlscale under it, valgrind, reports the program's path there), else argv[0].
+// Returns only if it could not.
+void exec_self(char** argv) {
+  std::array<char, 4096> path{};
+  const ssize_t n = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (n > 0) execv(path.data(), argv);
+  execvp(argv[0], argv);
+}
+
+}  // namespace
+
+CpuIsa this_cpu_isa() {
+  CpuIsa isa;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  isa.avx = __builtin_cpu_supports("avx");
+  isa.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  isa.avx512_bf16 = isa.avx512 && __builtin_cpu_supports("avx512bf16");
+#endif
+  return isa;
+}
+
+IsaLevel isa_level(const CpuIsa& isa) {
+  if (isa.avx512) return IsaLevel::kAvx512;
+  if (isa.avx2_fma) return IsaLevel::kAvx2;
+  if (isa.avx) return IsaLevel::kAvx;
+  return IsaLevel::kSse;
+}
+
+IsaLevel openblas_core_level(std::string_view core) {
+  // OpenBLAS's x86_64 DYNAMIC_ARCH names (driver/others/dynamic.c), by the widest vectors their
+  // sgemm kernels use
+  static constexpr std::array<std::pair<std::string_view, IsaLevel>, 25> kCores = {{
+      {"Katmai", IsaLevel::kSse},
+      {"Coppermine", IsaLevel::kSse},
+      {"Northwood", IsaLevel::kSse},
+      {"Prescott", IsaLevel::kSse},
+      {"Banias", IsaLevel::kSse},
+      {"Atom", IsaLevel::kSse},
+      {"Core2", IsaLevel::kSse},
+      {"Penryn", IsaLevel::kSse},
+      {"Dunnington", IsaLevel::kSse},
+      {"Nehalem", IsaLevel::kSse},
+      {"Athlon", IsaLevel::kSse},
+      {"Opteron", IsaLevel::kSse},
+      {"Opteron_SSE3", IsaLevel::kSse},
+      {"Barcelona", IsaLevel::kSse},
+      {"Nano", IsaLevel::kSse},
+      {"Sandybridge", IsaLevel::kAvx},
+      {"Bulldozer", IsaLevel::kAvx},
+      {"Piledriver", IsaLevel::kAvx},
+      {"Steamroller", IsaLevel::kAvx},
+      {"Excavator", IsaLevel::kAvx2},
+      {"Haswell", IsaLevel::kAvx2},
+      {"Zen", IsaLevel::kAvx2},
+      {"SkylakeX", IsaLevel::kAvx512},
+      {"Cooperlake", IsaLevel::kAvx512},
+      {"SapphireRapids", IsaLevel::kAvx512},
+  }};
+  for (const auto& [name, level] : kCores)
+    if (name == core) return level;
+  return IsaLevel::kUnknown;
+}
+
+std::string openblas_core_for(const CpuIsa& isa) {
+  if (isa.avx512_bf16) return "Cooperlake";
+  if (isa.avx512) return "SkylakeX";
+  if (isa.avx2_fma) return "Haswell";
+  if (isa.avx) return "Sandybridge";
+  return "";
+}
+
+CoretypePolicy parse_coretype_policy(const char* value) {
+  const std::string_view v = value == nullptr ? "" : value;
+  if (v.empty() || v == "auto") return CoretypePolicy::kAuto;
+  if (v == "keep") return CoretypePolicy::kKeep;
+  if (v == "best") return CoretypePolicy::kBest;
+  throw ConfigError(
+      fmt::format("environment variable {}='{}': expected auto, keep or best", kPolicyVar, v));
+}
+
+CoretypeDecision decide_coretype(std::string_view chosen, bool forced, const CpuIsa& isa,
+                                 CoretypePolicy policy) {
+  const std::string fits = openblas_core_for(isa);
+  const std::string cpu = isa_name(isa_level(isa));
+  const std::string who = forced ? fmt::format("{}={} in the environment", kCoreVar, chosen)
+                                 : fmt::format("OpenBLAS chose {}", chosen);
+  if (policy == CoretypePolicy::kBest && !fits.empty() && chosen != fits)
+    return {fits,
+            fmt::format("{}; restarting with {}={}, the family that fits this {} CPU ({}=best)",
+                        who, kCoreVar, fits, cpu, kPolicyVar)};
+  if (!below_cpu(chosen, isa)) return {};
+  const std::string below = fmt::format("{} ({} kernels) on a CPU with {}", who,
+                                        isa_name(openblas_core_level(chosen)), cpu);
+  if (policy == CoretypePolicy::kKeep)
+    return {"", fmt::format("{}; kept as {}=keep asks: GEMM-based results run below this CPU",
+                            below, kPolicyVar)};
+  if (forced)
+    return {"",
+            fmt::format("{}; kept (unset it, or set {}=best, for {})", below, kPolicyVar, fits)};
+  return {fits, fmt::format("{}; restarting with {}={} ({}=keep keeps OpenBLAS's choice)", below,
+                            kCoreVar, fits, kPolicyVar)};
+}
+
+void ensure_blas_coretype(char** argv) {
+  const CoretypePolicy policy = parse_coretype_policy(std::getenv(kPolicyVar));
+  if (!is_openblas()) return;
+  const CpuIsa isa = this_cpu_isa();
+  const std::string chosen = blas_corename();
+  if (const char* from = std::getenv(kFromVar); from != nullptr && *from != '\0') {
+    // restarted by the lines below: say so if OpenBLAS did not take the family asked for
+    if (below_cpu(chosen, isa) ||
+        (policy == CoretypePolicy::kBest && chosen != openblas_core_for(isa)))
+      say(fmt::format("asked OpenBLAS for {}={} and it runs {}: this OpenBLAS lacks those kernels",
+                      kCoreVar, openblas_core_for(isa), chosen));
+    return;
+  }
+  const char* env_core = std::getenv(kCoreVar);
+  const bool forced = env_core != nullptr;
+  const std::string forced_core = forced ? env_core : "";  // setenv may move the environment
+  const CoretypeDecision d = decide_coretype(chosen, forced, isa, policy);
+  say(d.warning);
+  if (d.restart_with.empty()) return;
+  if (setenv(kCoreVar, d.restart_with.c_str(), 1) != 0 || setenv(kFromVar, chosen.c_str(), 1) != 0)
+    throw Error(fmt::format("setting {}: {}", kCoreVar, std::strerror(errno)));
+  std::fflush(nullptr);
+  exec_self(argv);
+  // not restarted: go on with OpenBLAS's kernels, and let the provenance say so
+  const int err = errno;
+  unsetenv(kFromVar);
+  if (forced)
+    setenv(kCoreVar, forced_core.c_str(), 1);
+  else
+    unsetenv(kCoreVar);
+  say(fmt::format("restart failed ({}): going on with {}", std::strerror(err), chosen));
+}
+
+nlohmann::json blas_coretype_provenance() {
+  const std::string core = blas_corename();
+  if (!is_openblas())
+    return {
+        {"chosen_by", "blis"}, {"replaced", nullptr}, {"cpu_fits", nullptr}, {"below_cpu", false}};
+  const CpuIsa isa = this_cpu_isa();
+  const char* from = std::getenv(kFromVar);
+  const bool restarted = from != nullptr && *from != '\0';
+  const char* chosen_by = restarted                          ? "dlscale"
+                          : std::getenv(kCoreVar) != nullptr ? "environment"
+                                                             : "openblas";
+  return {{"chosen_by", chosen_by},
+          {"replaced", restarted ? nlohmann::json(from) : nlohmann::json(nullptr)},
+          {"cpu_fits", openblas_core_for(isa)},
+          {"below_cpu", below_cpu(core, isa)}};
+}
+
+}  // namespace dls
