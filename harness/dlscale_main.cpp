@@ -13,6 +13,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/run/point_process.hpp"
 #include "kernels/bench/kernels_main.hpp"
+#include "kernels/conv/direct_order.hpp"
 #include "measure/blas_coretype.hpp"
 #include "measure/check.hpp"
 #include "measure/interrupt.hpp"
@@ -71,8 +72,10 @@ int main(int argc, char** argv) {
     // the measuring commands run on the BLAS kernels that fit this CPU (may restart the process;
     // `run`'s points inherit what it set)
     if ((cmd == "kernels" || cmd == "collectives" || cmd == "train" || cmd == "run") &&
-        !asks_help(argc, argv))
+        !asks_help(argc, argv)) {
       dls::ensure_blas_coretype(argv);
+      dls::direct::tile_order_policy();  // DLS_DIRECT_ORDER: a bad value refused before any run
+    }
     if (cmd == "kernels") return dls::kernels_main(argc - 1, argv + 1);
     if (cmd == "collectives") return dls::run_collectives(argc - 1, argv + 1);
     if (cmd == "train") return dls::train_main(argc - 1, argv + 1);

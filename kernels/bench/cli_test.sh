@@ -179,5 +179,11 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q "DLS_BLAS_CORETYPE='Haswell': expected auto, keep or best" "$TMP/stderr" \
   && [ ! -e "$TMP/out.jsonl" ] && ok || bad "bad DLS_BLAS_CORETYPE: exit $rc, $(cat "$TMP/stderr")"
 
+rm -f "$TMP/out.jsonl"
+env DLS_DIRECT_ORDER=rows "$DLS" kernels --op conv2d_direct_fwd --shape mb2ic3ih8oc4kh3 --out "$TMP/out.jsonl" >/dev/null 2>"$TMP/stderr"
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "DLS_DIRECT_ORDER='rows': expected measure, weights or inputs" "$TMP/stderr" \
+  && [ ! -e "$TMP/out.jsonl" ] && ok || bad "bad DLS_DIRECT_ORDER: exit $rc, $(cat "$TMP/stderr")"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

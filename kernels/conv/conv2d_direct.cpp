@@ -65,6 +65,7 @@
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
+#include "kernels/conv/direct_order.hpp"
 #include "measure/threads.hpp"
 
 namespace dls {
@@ -76,6 +77,7 @@ using direct::Layout;
 using direct::Mode;
 using direct::Segment;
 using direct::Source;
+using direct::TileOrder;
 
 // reduction block: a B panel (kKC x kNR) is 16 KiB under AVX2, 32 KiB under AVX-512 (a Zen 4's
 // whole L1: its tiles then read B from L2, at 0.98 of the FMA peak, above)
@@ -255,9 +257,10 @@ __attribute__((noinline)) void store_tile(const Conv2dShape& f, long pq, int kc,
   }
 }
 
-// One item: group g, columns [j0, j0 + nc) (within one image unless images are small).
+// One item: group g, columns [j0, j0 + nc) (within one image unless images are small), its
+// tiles in `order` (direct_order.hpp).
 void run_item(const Conv2dShape& f, const Layout& l, Source src, const long* off, const float* ap,
-              float* y, float beta, int g, long j0, int nc, float* b) {
+              float* y, float beta, int g, long j0, int nc, float* b, TileOrder order) {
   const int crs = f.crs(), blocks = (f.kg() + kMR - 1) / kMR;
   const long pq = long(f.p()) * f.q();
   src.base += long(g) * f.cg() * l.ch;
@@ -270,12 +273,16 @@ void run_item(const Conv2dShape& f, const Layout& l, Source src, const long* off
                       : beta == 1.0f ? Mode::kAdd
                                      : Mode::kScale;
     pack_b(f, l, src, off, t0, kc, j0, nc, b);
-    for (int ib = 0; ib < blocks; ++ib)
-      for (int jp = 0; jp * kNR < nc; ++jp)
+    const int panels = (nc + kNR - 1) / kNR;
+    const bool inputs_outer = order == TileOrder::kInputPanels;
+    for (int outer = 0, outers = inputs_outer ? panels : blocks; outer < outers; ++outer)
+      for (int inner = 0, inners = inputs_outer ? blocks : panels; inner < inners; ++inner) {
+        const int ib = inputs_outer ? inner : outer, jp = inputs_outer ? outer : inner;
         store_tile(f, pq, kc, ap + (long(g * blocks + ib) * crs + t0) * kMR,
                    b + long(jp) * kc * kNR, yg, j0 + long(jp) * kNR,
                    std::min(kMR, f.kg() - ib * kMR), std::min(kNR, nc - jp * kNR), long(ib) * kMR,
                    mode, beta, stage);
+      }
   }
 }
 
@@ -321,10 +328,11 @@ Items plan_items(const Conv2dShape& f, int threads) {
   return it;
 }
 
-// y = beta y + conv_f(x, A) for the forward-shaped problem f, A as weight(g, row, t) gives it.
+// y = beta y + conv_f(x, A) for the forward-shaped problem f, A as weight(g, row, t) gives it,
+// the tiles in `order`.
 template <class Weight>
-void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y, float beta,
-                   ConvWorkspace& ws) {
+void implicit_gemm_in(const Conv2dShape& f, const float* x, Weight weight, float* y, float beta,
+                      ConvWorkspace& ws, TileOrder order) {
   const int threads = omp_threads();
   const Layout l = direct::layout_of(f);
   const std::vector<long> off = direct::tap_offsets(f, l);
@@ -364,9 +372,19 @@ void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y
         if (filled != n) direct::fill_layout(f, l, x + n * x_img, mine), filled = n;
         s = {mine, l.image, n};
       }
-      run_item(f, l, s, off.data(), ap, y, beta, g, j0, nc, b.data());
+      run_item(f, l, s, off.data(), ap, y, beta, g, j0, nc, b.data(), order);
     }
   }
+}
+
+// implicit_gemm_in in the order measured for f (on its first call that overwrites y).
+template <class Weight>
+void implicit_gemm(const Conv2dShape& f, const float* x, Weight weight, float* y, float beta,
+                   ConvWorkspace& ws) {
+  const TileOrder order = direct::tile_order(f, omp_threads(), beta == 0.0f, [&](TileOrder o) {
+    implicit_gemm_in(f, x, weight, y, 0.0f, ws, o);
+  });
+  implicit_gemm_in(f, x, weight, y, beta, ws, order);
 }
 
 // The forward-shaped problem whose output is the backward data of sh (stride 1).

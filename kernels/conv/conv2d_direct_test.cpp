@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "kernels/common/rng.hpp"
@@ -17,6 +19,7 @@
 #include "kernels/conv/conv2d_expect.hpp"
 #include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
+#include "kernels/conv/direct_order.hpp"
 #include "measure/compare.hpp"
 
 namespace dls {
@@ -126,6 +129,60 @@ TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
                                           std::vector<float>(sh.x_count()).data(), ws),
                    std::invalid_argument);
   }
+}
+
+// Each tile order (direct_order.hpp) forced in turn: both match the reference with beta 0, 1 and
+// 0.5, and their outputs are bitwise equal (the same sums in the same order a tile); the measured
+// choice is one of them and recorded for the problem.
+TEST(ConvDirect, BothTileOrdersMatchTheReferenceAndEachOther) {
+  using direct::OrderPolicy;
+  const OrderPolicy saved = direct::tile_order_policy();
+  for (const char* text : kDirectShapes) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    SCOPED_TRACE(sh.str());
+    const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+    const auto dy = random_vector(sh.y_count(), 3);
+    const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+    const bool bwd = direct_applicable(sh, ConvDir::kBwdData);
+    std::vector<float> y[2], dx[2];
+    for (const OrderPolicy order : {OrderPolicy::kWeightPanels, OrderPolicy::kInputPanels}) {
+      SCOPED_TRACE(order == OrderPolicy::kInputPanels ? "input panels outer"
+                                                      : "weight panels outer");
+      direct::set_tile_order_policy(order);
+      ConvWorkspace ws;
+      expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
+        conv2d_fwd_direct(sh, x.data(), w.data(), out, ws, beta);
+      });
+      const int o = order == OrderPolicy::kInputPanels;
+      y[o].assign(std::size_t(sh.y_count()), NAN);
+      conv2d_fwd_direct(sh, x.data(), w.data(), y[o].data(), ws);
+      if (!bwd) continue;
+      expect_direction(sh, ConvDir::kBwdData, r.dx, r.dx_abs, [&](float* out, float beta) {
+        conv2d_bwd_data_direct(sh, dy.data(), w.data(), out, ws, beta);
+      });
+      dx[o].assign(std::size_t(sh.x_count()), NAN);
+      conv2d_bwd_data_direct(sh, dy.data(), w.data(), dx[o].data(), ws);
+    }
+    EXPECT_EQ(std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float)), 0);
+    if (bwd) {
+      EXPECT_EQ(std::memcmp(dx[0].data(), dx[1].data(), dx[0].size() * sizeof(float)), 0);
+    }
+  }
+  direct::set_tile_order_policy(OrderPolicy::kMeasure);
+  const Conv2dShape sh = Conv2dShape::parse("mb2ic19ih16iw17oc5kh1kw1_nmeasured");
+  ConvWorkspace ws;
+  const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+  std::vector<float> y(std::size_t(sh.y_count()));
+  conv2d_fwd_direct(sh, x.data(), w.data(), y.data(), ws);
+  Conv2dShape key = sh;
+  key.name.clear();
+  const auto orders = direct::measured_tile_orders();
+  const auto it = std::find_if(orders.begin(), orders.end(), [&](const auto& e) {
+    return e.first.rfind(key.str() + " t", 0) == 0;
+  });
+  ASSERT_NE(it, orders.end()) << "no order measured for " << key.str();
+  EXPECT_TRUE(it->second == "weights" || it->second == "inputs") << it->second;
+  direct::set_tile_order_policy(saved);
 }
 
 // Every pass against the reference at a given thread count (split by images or by taps in the

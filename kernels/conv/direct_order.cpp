@@ -1,0 +1,82 @@
+// The direct convolution's tile order, measured per problem (direct_order.hpp).
+#include "kernels/conv/direct_order.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string_view>
+
+#include "measure/check.hpp"
+
+namespace dls::direct {
+namespace {
+
+std::mutex g_mutex;
+std::map<std::string, TileOrder> g_orders;  // key: the problem's descriptor and thread count
+
+OrderPolicy policy_from_environment() {
+  const char* v = std::getenv("DLS_DIRECT_ORDER");
+  const std::string_view s = v == nullptr ? "" : v;
+  if (s.empty() || s == "measure") return OrderPolicy::kMeasure;
+  if (s == "weights") return OrderPolicy::kWeightPanels;
+  if (s == "inputs") return OrderPolicy::kInputPanels;
+  throw ConfigError(fmt::format(
+      "environment variable DLS_DIRECT_ORDER='{}': expected measure, weights or inputs", s));
+}
+
+std::atomic<int>& policy_slot() {
+  static std::atomic<int> slot{int(policy_from_environment())};
+  return slot;
+}
+
+// The best of two timed calls of each order, alternating, after one untimed call of each.
+TileOrder measure(const std::function<void(TileOrder)>& run) {
+  using Clock = std::chrono::steady_clock;
+  double best[2] = {std::numeric_limits<double>::infinity(),
+                    std::numeric_limits<double>::infinity()};
+  for (int round = 0; round < 3; ++round)
+    for (int o = 0; o < 2; ++o) {
+      const auto t0 = Clock::now();
+      run(TileOrder(o));
+      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (round > 0 && t < best[o]) best[o] = t;
+    }
+  return best[1] < best[0] ? TileOrder::kInputPanels : TileOrder::kWeightPanels;
+}
+
+}  // namespace
+
+void set_tile_order_policy(OrderPolicy policy) { policy_slot().store(int(policy)); }
+OrderPolicy tile_order_policy() { return OrderPolicy(policy_slot().load()); }
+
+TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
+                     const std::function<void(TileOrder)>& run) {
+  const OrderPolicy policy = tile_order_policy();
+  if (policy == OrderPolicy::kWeightPanels) return TileOrder::kWeightPanels;
+  if (policy == OrderPolicy::kInputPanels) return TileOrder::kInputPanels;
+  Conv2dShape key_shape = f;
+  key_shape.name.clear();
+  const std::string key = fmt::format("{} t{}", key_shape.str(), threads);
+  {
+    const std::lock_guard<std::mutex> lock(g_mutex);
+    if (const auto it = g_orders.find(key); it != g_orders.end()) return it->second;
+  }
+  if (!may_measure) return TileOrder::kWeightPanels;
+  const TileOrder order = measure(run);
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  g_orders.emplace(key, order);
+  return order;
+}
+
+std::vector<std::pair<std::string, std::string>> measured_tile_orders() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, order] : g_orders)
+    out.emplace_back(key, order == TileOrder::kInputPanels ? "inputs" : "weights");
+  return out;
+}
+
+}  // namespace dls::direct
