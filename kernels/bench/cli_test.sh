@@ -185,5 +185,20 @@ rc=$?
 [ "$rc" -eq 2 ] && grep -q "DLS_DIRECT_ORDER='rows': expected measure, weights or inputs" "$TMP/stderr" \
   && [ ! -e "$TMP/out.jsonl" ] && ok || bad "bad DLS_DIRECT_ORDER: exit $rc, $(cat "$TMP/stderr")"
 
+# the direct convolution's tile order (kernels/conv/direct_order.hpp) is recorded: the forced one,
+# or one of the two where measured; the backward filter has none
+for policy in weights inputs measure; do
+  env DLS_DIRECT_ORDER=$policy "$DLS" kernels --op conv2d_direct_fwd,conv2d_direct_bwd_data,conv2d_direct_bwd_filter \
+    --shape mb2ic8ih8oc8kh1 --threads 1 --benchmark_min_time=0.01 --out "$TMP/order_$policy.jsonl" >/dev/null 2>"$TMP/stderr" \
+    || { bad "direct ops under DLS_DIRECT_ORDER=$policy: $(cat "$TMP/stderr")"; continue; }
+  python3 - "$TMP/order_$policy.jsonl" "$policy" <<'PY' && ok || bad "tile order recorded under DLS_DIRECT_ORDER=$policy"
+import json, sys
+recs = {json.loads(l)["metrics"]["op"]: json.loads(l)["metrics"] for l in open(sys.argv[1])}
+want = {"weights", "inputs"} if sys.argv[2] == "measure" else {sys.argv[2]}
+for op in ("conv2d_direct_fwd", "conv2d_direct_bwd_data"):
+    assert recs[op].get("tile_order") in want, (op, recs[op].get("tile_order"))
+assert "tile_order" not in recs["conv2d_direct_bwd_filter"], recs["conv2d_direct_bwd_filter"]
+PY
+done
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

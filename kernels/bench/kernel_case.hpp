@@ -50,6 +50,9 @@ class KernelCase {
   // op and the build and machine have it (oneDNN built; a usable GPU). Cases add their own
   // limits (a shape a backend refuses) before calling it.
   virtual std::string supports(Backend b) const;
+  // What the timed calls chose that the descriptor does not say (e.g. the direct convolution's
+  // tile order), recorded under metrics; null for nothing. Read after the timing, before teardown.
+  virtual nlohmann::json run_choices() const { return nullptr; }
   virtual void setup(Backend b) = 0;
   virtual void run() = 0;
   virtual CheckOutcome check(double full_ref_limit) = 0;

@@ -142,6 +142,7 @@ Record make_record(const Session& run, const CaseEntry& e) {
     }
     add_counters(run, e, r);
     if (!e.cores.empty()) r.metrics["cores"] = core_round_trips_json(e.cores);
+    if (const nlohmann::json c = k.run_choices(); c.is_object()) r.metrics.update(c);
   }
   if (run.counter_set)
     for (const auto& [ev, why] : run.counter_set->unavailable()) r.counters_unavailable[ev] = why;

@@ -11,6 +11,7 @@
 #include "kernels/bench/op_table.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
+#include "kernels/conv/direct_order.hpp"
 #include "kernels/gpu/gpu.hpp"
 
 namespace dls {
@@ -101,6 +102,11 @@ class ConvCase final : public TensorCase {
       if (!w_.empty()) cudnn_->set_w(w_.data());
       if (!dy_.empty()) cudnn_->set_dy(dy_.data());
     }
+  }
+  nlohmann::json run_choices() const override {
+    if (backend_ != Backend::kOpenBlas || algo_ != ConvAlgo::kDirect || dir_ == ConvDir::kBwdFilter)
+      return nullptr;
+    return {{"tile_order", direct::last_tile_order()}};
   }
   void teardown() override {
     release(x_, w_, dy_, out_);

@@ -16,6 +16,12 @@ namespace {
 
 std::mutex g_mutex;
 std::map<std::string, TileOrder> g_orders;  // key: the problem's descriptor and thread count
+std::atomic<int> g_last{-1};                // the order the last call ran
+
+TileOrder ran(TileOrder order) {
+  g_last.store(int(order));
+  return order;
+}
 
 OrderPolicy policy_from_environment() {
   const char* v = std::getenv("DLS_DIRECT_ORDER");
@@ -55,27 +61,35 @@ OrderPolicy tile_order_policy() { return OrderPolicy(policy_slot().load()); }
 TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
                      const std::function<void(TileOrder)>& run) {
   const OrderPolicy policy = tile_order_policy();
-  if (policy == OrderPolicy::kWeightPanels) return TileOrder::kWeightPanels;
-  if (policy == OrderPolicy::kInputPanels) return TileOrder::kInputPanels;
+  if (policy == OrderPolicy::kWeightPanels) return ran(TileOrder::kWeightPanels);
+  if (policy == OrderPolicy::kInputPanels) return ran(TileOrder::kInputPanels);
   Conv2dShape key_shape = f;
   key_shape.name.clear();
   const std::string key = fmt::format("{} t{}", key_shape.str(), threads);
   {
     const std::lock_guard<std::mutex> lock(g_mutex);
-    if (const auto it = g_orders.find(key); it != g_orders.end()) return it->second;
+    if (const auto it = g_orders.find(key); it != g_orders.end()) return ran(it->second);
   }
-  if (!may_measure) return TileOrder::kWeightPanels;
+  if (!may_measure) return ran(TileOrder::kWeightPanels);
   const TileOrder order = measure(run);
   const std::lock_guard<std::mutex> lock(g_mutex);
   g_orders.emplace(key, order);
-  return order;
+  return ran(order);
+}
+
+const char* tile_order_name(TileOrder order) {
+  return order == TileOrder::kInputPanels ? "inputs" : "weights";
+}
+
+std::string last_tile_order() {
+  const int last = g_last.load();
+  return last < 0 ? "" : tile_order_name(TileOrder(last));
 }
 
 std::vector<std::pair<std::string, std::string>> measured_tile_orders() {
   const std::lock_guard<std::mutex> lock(g_mutex);
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [key, order] : g_orders)
-    out.emplace_back(key, order == TileOrder::kInputPanels ? "inputs" : "weights");
+  for (const auto& [key, order] : g_orders) out.emplace_back(key, tile_order_name(order));
   return out;
 }
 

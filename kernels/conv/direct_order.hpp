@@ -38,6 +38,11 @@ OrderPolicy tile_order_policy();
 TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
                      const std::function<void(TileOrder)>& run);
 
+// "weights" or "inputs"; and the order the last call ran ("" before any), which `dlscale
+// kernels` records for a direct case (metrics.tile_order).
+const char* tile_order_name(TileOrder order);
+std::string last_tile_order();
+
 // The problems measured so far and their orders (descriptor, "weights" or "inputs").
 std::vector<std::pair<std::string, std::string>> measured_tile_orders();
 
