@@ -20,6 +20,20 @@ namespace {
 constexpr const char* kPolicyVar = "DLS_BLAS_CORETYPE";
 constexpr const char* kFromVar = "DLS_BLAS_CORETYPE_FROM";
 constexpr const char* kCoreVar = "OPENBLAS_CORETYPE";
+constexpr const char* kSetVar = "DLS_BLAS_CORETYPE_SET";  // the family dlscale set
+constexpr const char* kPidVar = "DLS_BLAS_CORETYPE_PID";  // the process it restarted (same pid)
+
+std::string env_value(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// OPENBLAS_CORETYPE as a dlscale set it (inherited by `run`'s points, here or on other nodes)
+bool set_by_dlscale() {
+  return !env_value(kCoreVar).empty() && env_value(kCoreVar) == env_value(kSetVar);
+}
+// OPENBLAS_CORETYPE as the user or a site set it (an empty value is no choice)
+bool user_core() { return !env_value(kCoreVar).empty() && !set_by_dlscale(); }
 
 const char* isa_name(IsaLevel level) {
   switch (level) {
@@ -144,22 +158,28 @@ CoretypeDecision decide_coretype(std::string_view chosen, bool forced, const Cpu
                                  CoretypePolicy policy) {
   const std::string fits = openblas_core_for(isa);
   const std::string cpu = isa_name(isa_level(isa));
+  const IsaLevel have = openblas_core_level(chosen);
   const std::string who = forced ? fmt::format("{}={} in the environment", kCoreVar, chosen)
-                                 : fmt::format("OpenBLAS chose {}", chosen);
-  if (policy == CoretypePolicy::kBest && !fits.empty() && chosen != fits)
-    return {fits,
-            fmt::format("{}; restarting with {}={}, the family that fits this {} CPU ({}=best)",
-                        who, kCoreVar, fits, cpu, kPolicyVar)};
-  if (!below_cpu(chosen, isa)) return {};
-  const std::string below = fmt::format("{} ({} kernels) on a CPU with {}", who,
-                                        isa_name(openblas_core_level(chosen)), cpu);
+                                 : fmt::format("OpenBLAS runs {}", chosen);
+  const std::string kernels =
+      fmt::format("{} ({} kernels) on a CPU with {}", who, isa_name(have), cpu);
+  if (have == IsaLevel::kUnknown || fits.empty() || have == isa_level(isa)) return {};
+  if (int(have) > int(isa_level(isa))) {  // kernels this CPU may not run (SIGILL)
+    if (forced && policy != CoretypePolicy::kBest)
+      return {"", fmt::format("{}: its kernels may fault here; kept as asked ({}=best replaces it)",
+                              kernels, kPolicyVar)};
+    return {fits, fmt::format("{}; restarting with {}={}", kernels, kCoreVar, fits)};
+  }
+  if (policy == CoretypePolicy::kBest)
+    return {fits, fmt::format("{}; restarting with {}={}, the family that fits ({}=best)", kernels,
+                              kCoreVar, fits, kPolicyVar)};
   if (policy == CoretypePolicy::kKeep)
     return {"", fmt::format("{}; kept as {}=keep asks: GEMM-based results run below this CPU",
-                            below, kPolicyVar)};
+                            kernels, kPolicyVar)};
   if (forced)
     return {"",
-            fmt::format("{}; kept (unset it, or set {}=best, for {})", below, kPolicyVar, fits)};
-  return {fits, fmt::format("{}; restarting with {}={} ({}=keep keeps OpenBLAS's choice)", below,
+            fmt::format("{}; kept (unset it, or set {}=best, for {})", kernels, kPolicyVar, fits)};
+  return {fits, fmt::format("{}; restarting with {}={} ({}=keep keeps OpenBLAS's choice)", kernels,
                             kCoreVar, fits, kPolicyVar)};
 }
 
@@ -168,31 +188,32 @@ void ensure_blas_coretype(char** argv) {
   if (!is_openblas()) return;
   const CpuIsa isa = this_cpu_isa();
   const std::string chosen = blas_corename();
-  if (const char* from = std::getenv(kFromVar); from != nullptr && *from != '\0') {
-    // restarted by the lines below: say so if OpenBLAS did not take the family asked for
-    if (below_cpu(chosen, isa) ||
-        (policy == CoretypePolicy::kBest && chosen != openblas_core_for(isa)))
-      say(fmt::format("asked OpenBLAS for {}={} and it runs {}: this OpenBLAS lacks those kernels",
-                      kCoreVar, openblas_core_for(isa), chosen));
+  if (env_value(kPidVar) == std::to_string(getpid())) {
+    // this process, restarted below: say so if OpenBLAS did not take the family asked for
+    if (chosen != env_value(kSetVar))
+      say(fmt::format("asked OpenBLAS for {}={} and it runs {}: this OpenBLAS did not take it",
+                      kCoreVar, env_value(kSetVar), chosen));
     return;
   }
-  const char* env_core = std::getenv(kCoreVar);
-  const bool forced = env_core != nullptr;
-  const std::string forced_core = forced ? env_core : "";  // setenv may move the environment
+  const bool forced = user_core();  // else unset, or set by a dlscale (here or on another node)
+  const std::string env_core = env_value(kCoreVar);  // setenv may move the environment
   const CoretypeDecision d = decide_coretype(chosen, forced, isa, policy);
   say(d.warning);
   if (d.restart_with.empty()) return;
-  if (setenv(kCoreVar, d.restart_with.c_str(), 1) != 0 || setenv(kFromVar, chosen.c_str(), 1) != 0)
+  const std::string pid = std::to_string(getpid());
+  if (setenv(kCoreVar, d.restart_with.c_str(), 1) != 0 ||
+      setenv(kFromVar, chosen.c_str(), 1) != 0 || setenv(kSetVar, d.restart_with.c_str(), 1) != 0 ||
+      setenv(kPidVar, pid.c_str(), 1) != 0)
     throw Error(fmt::format("setting {}: {}", kCoreVar, std::strerror(errno)));
   std::fflush(nullptr);
   exec_self(argv);
   // not restarted: go on with OpenBLAS's kernels, and let the provenance say so
   const int err = errno;
-  unsetenv(kFromVar);
-  if (forced)
-    setenv(kCoreVar, forced_core.c_str(), 1);
-  else
+  for (const char* var : {kFromVar, kSetVar, kPidVar}) unsetenv(var);
+  if (env_core.empty())
     unsetenv(kCoreVar);
+  else
+    setenv(kCoreVar, env_core.c_str(), 1);
   say(fmt::format("restart failed ({}): going on with {}", std::strerror(err), chosen));
 }
 
@@ -202,13 +223,10 @@ nlohmann::json blas_coretype_provenance() {
     return {
         {"chosen_by", "blis"}, {"replaced", nullptr}, {"cpu_fits", nullptr}, {"below_cpu", false}};
   const CpuIsa isa = this_cpu_isa();
-  const char* from = std::getenv(kFromVar);
-  const bool restarted = from != nullptr && *from != '\0';
-  const char* chosen_by = restarted                          ? "dlscale"
-                          : std::getenv(kCoreVar) != nullptr ? "environment"
-                                                             : "openblas";
+  const bool by_dlscale = set_by_dlscale();
+  const char* chosen_by = by_dlscale ? "dlscale" : user_core() ? "environment" : "openblas";
   return {{"chosen_by", chosen_by},
-          {"replaced", restarted ? nlohmann::json(from) : nlohmann::json(nullptr)},
+          {"replaced", by_dlscale ? nlohmann::json(env_value(kFromVar)) : nlohmann::json(nullptr)},
           {"cpu_fits", openblas_core_for(isa)},
           {"below_cpu", below_cpu(core, isa)}};
 }

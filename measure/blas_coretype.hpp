@@ -10,11 +10,15 @@
 // chose the core, restarts itself once with OPENBLAS_CORETYPE naming the family that fits the
 // CPU (the variable is read only when the library loads). DLS_BLAS_CORETYPE sets the policy:
 //   auto  (default) replace OpenBLAS's own choice where it is below the CPU; an OPENBLAS_CORETYPE
-//         in the environment is kept (with a warning where it is below the CPU)
-//   keep  never replace; warn where the core is below the CPU
-//   best  the family that fits the CPU, whatever OpenBLAS or OPENBLAS_CORETYPE chose
-// Every record's provenance says who chose the core and what it replaced
-// (blas_coretype_provenance). A BLIS build has no core type to set and is left alone.
+//         of the user's (or a site's) is kept, with a warning where it is below the CPU
+//   keep  never replace OpenBLAS's choice; warn where the core is below the CPU
+//   best  also replace an OPENBLAS_CORETYPE of the user's that is below the CPU, or above it
+// A family dlscale set travels to the processes it starts (`run`'s points, on other nodes too:
+// DLS_BLAS_CORETYPE_SET names it); a process that finds it above its own CPU (kernels it may not
+// run) restarts with the family that fits, under every policy. DLS_BLAS_CORETYPE_PID marks the
+// restarted process (exec keeps the pid), which does not restart again. An empty
+// OPENBLAS_CORETYPE counts as unset. Every record's provenance says who chose the core and what
+// it replaced (blas_coretype_provenance). A BLIS build has no core type to set and is left alone.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -48,15 +52,15 @@ struct CoretypeDecision {
   std::string restart_with;  // the OPENBLAS_CORETYPE to restart with; "" to go on as is
   std::string warning;       // one line for stderr, or ""
 };
-// What to do with OpenBLAS's core `chosen` (`forced`: it came from OPENBLAS_CORETYPE).
+// What to do with OpenBLAS's core `chosen` (`forced`: the user's or a site's OPENBLAS_CORETYPE
+// named it). Nothing for a family at the CPU's level or one not known here.
 CoretypeDecision decide_coretype(std::string_view chosen, bool forced, const CpuIsa& isa,
                                  CoretypePolicy policy);
 
 // Called first by the measuring commands, with main's argv: returns where nothing is to change,
 // else restarts the process (execv of /proc/self/exe, same arguments) with OPENBLAS_CORETYPE set
-// and DLS_BLAS_CORETYPE_FROM naming the core it replaced; the restarted process does not restart
-// again. Prints the decision on stderr (only on a launcher's rank 0). Throws ConfigError for a
-// bad DLS_BLAS_CORETYPE.
+// and DLS_BLAS_CORETYPE_FROM naming the core it replaced. Prints the decision on stderr (only on a
+// launcher's rank 0). Throws ConfigError for a bad DLS_BLAS_CORETYPE.
 void ensure_blas_coretype(char** argv);
 
 // {"chosen_by": "openblas" | "environment" | "dlscale" | "blis", "replaced": core or null,

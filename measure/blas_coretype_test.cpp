@@ -83,7 +83,7 @@ TEST(BlasCoretype, DecisionsForEachCase) {
   // OpenBLAS's own fallback below the CPU: restart with the family that fits
   auto d = decide_coretype("Prescott", false, avx512bf16, CoretypePolicy::kAuto);
   EXPECT_EQ(d.restart_with, "Cooperlake");
-  EXPECT_NE(d.warning.find("OpenBLAS chose Prescott (SSE kernels) on a CPU with AVX-512"),
+  EXPECT_NE(d.warning.find("OpenBLAS runs Prescott (SSE kernels) on a CPU with AVX-512"),
             std::string::npos)
       << d.warning;
   EXPECT_EQ(decide_coretype("Nehalem", false, avx2, CoretypePolicy::kAuto).restart_with, "Haswell");
@@ -104,12 +104,22 @@ TEST(BlasCoretype, DecisionsForEachCase) {
   d = decide_coretype("Prescott", false, avx512bf16, CoretypePolicy::kKeep);
   EXPECT_EQ(d.restart_with, "");
   EXPECT_NE(d.warning.find("DLS_BLAS_CORETYPE=keep"), std::string::npos) << d.warning;
-  // best: the fitting family whatever was chosen, and nothing where it already runs
+  // best: the fitting family in place of any below the CPU, the user's too; a family at the
+  // CPU's level (SapphireRapids where Cooperlake fits) is not lowered
   EXPECT_EQ(decide_coretype("Haswell", true, avx512bf16, CoretypePolicy::kBest).restart_with,
             "Cooperlake");
-  EXPECT_EQ(decide_coretype("SkylakeX", false, avx512bf16, CoretypePolicy::kBest).restart_with,
-            "Cooperlake");
+  for (const char* core : {"SkylakeX", "SapphireRapids"})
+    EXPECT_EQ(decide_coretype(core, false, avx512bf16, CoretypePolicy::kBest).restart_with, "")
+        << core;
   EXPECT_EQ(decide_coretype("Haswell", false, avx2, CoretypePolicy::kBest).restart_with, "");
+  // a family above the CPU (set by a dlscale on a node with a newer CPU, inherited): replaced
+  // whatever the policy; the user's own is kept with a warning, but not under best
+  for (const CoretypePolicy p : {CoretypePolicy::kAuto, CoretypePolicy::kKeep})
+    EXPECT_EQ(decide_coretype("Cooperlake", false, avx2, p).restart_with, "Haswell");
+  d = decide_coretype("SkylakeX", true, avx2, CoretypePolicy::kAuto);
+  EXPECT_EQ(d.restart_with, "");
+  EXPECT_NE(d.warning.find("may fault"), std::string::npos) << d.warning;
+  EXPECT_EQ(decide_coretype("SkylakeX", true, avx2, CoretypePolicy::kBest).restart_with, "Haswell");
   // a CPU below AVX has no family to restart with
   EXPECT_EQ(decide_coretype("Prescott", false, CpuIsa{}, CoretypePolicy::kBest).restart_with, "");
 }

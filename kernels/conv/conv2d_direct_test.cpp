@@ -185,6 +185,25 @@ TEST(ConvDirect, BothTileOrdersMatchTheReferenceAndEachOther) {
   direct::set_tile_order_policy(saved);
 }
 
+// A problem's first call that adds into its output (beta 1) does not measure (the measurement
+// overwrites the output): y0 + conv(x, w) exactly as the reference says, and no order is kept.
+TEST(ConvDirect, AFirstCallWithBetaOneKeepsWhatTheOutputHeld) {
+  const direct::OrderPolicy saved = direct::tile_order_policy();
+  direct::set_tile_order_policy(direct::OrderPolicy::kMeasure);
+  const Conv2dShape sh = Conv2dShape::parse("mb2ic23ih6iw5oc9kh1");  // in no other test
+  const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+  const auto dy = random_vector(sh.y_count(), 3), y0 = random_vector(sh.y_count(), 4);
+  const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+  ConvWorkspace ws;
+  std::vector<float> y = y0;
+  conv2d_fwd_direct(sh, x.data(), w.data(), y.data(), ws, 1.0f);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    ASSERT_NEAR(y[i], y0[i] + r.y[i], 1e-4 * (1.0 + std::abs(y0[i]) + r.y_abs[i])) << i;
+  for (const auto& [key, order] : direct::measured_tile_orders())
+    EXPECT_NE(key.rfind("g1mb2_ic23ih6iw5_oc9", 0), 0u) << key << " measured on a beta-1 call";
+  direct::set_tile_order_policy(saved);
+}
+
 // Every pass against the reference at a given thread count (split by images or by taps in the
 // backward filter, items in the forward) and in a short team: called from inside a parallel
 // region, where OpenMP gives a nested region one thread whatever omp_get_max_threads says.
