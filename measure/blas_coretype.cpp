@@ -54,10 +54,8 @@ bool is_openblas() { return blas_name() == "OpenBLAS"; }
 
 // Only one rank of a launched job speaks (a 1,000-rank job would print 1,000 lines).
 bool rank_zero() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
-    const char* v = std::getenv(var);
-    if (v != nullptr && *v != '\0') return std::strcmp(v, "0") == 0;
-  }
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
+    if (const std::string v = env_value(var); !v.empty()) return v == "0";
   return true;
 }
 

@@ -10,11 +10,12 @@ fails=0; passes=0
 ok()   { passes=$((passes + 1)); }
 bad()  { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-# expect_usage_error NAME PATTERN ARGS...: exit 2, stderr matches PATTERN, no output file
+# expect_usage_error NAME PATTERN ARGS...: exit 2, stderr matches PATTERN, no output file;
+# KERNELS_ENV (VAR=VALUE words) is the environment it runs in beside the session's
 expect_usage_error() {
   local name="$1" pattern="$2"; shift 2
   rm -f "$TMP/out.jsonl"
-  "$DLS" kernels "$@" --out "$TMP/out.jsonl" >"$TMP/stdout" 2>"$TMP/stderr"
+  env ${KERNELS_ENV:-} "$DLS" kernels "$@" --out "$TMP/out.jsonl" >"$TMP/stdout" 2>"$TMP/stderr"
   local rc=$?
   [ "$rc" -eq 2 ] || { bad "$name: exit $rc, expected 2"; return; }
   grep -q -- "$pattern" "$TMP/stderr" || { bad "$name: stderr lacks '$pattern': $(cat "$TMP/stderr")"; return; }
@@ -175,17 +176,10 @@ else:
     assert core["chosen_by"] == "environment" and core["replaced"] is None, core
 PY
 done
-rm -f "$TMP/out.jsonl"
-env DLS_BLAS_CORETYPE=Haswell "$DLS" kernels --op gemm --shape 8x8x8 --out "$TMP/out.jsonl" >/dev/null 2>"$TMP/stderr"
-rc=$?
-[ "$rc" -eq 2 ] && grep -q "DLS_BLAS_CORETYPE='Haswell': expected auto, keep or best" "$TMP/stderr" \
-  && [ ! -e "$TMP/out.jsonl" ] && ok || bad "bad DLS_BLAS_CORETYPE: exit $rc, $(cat "$TMP/stderr")"
-
-rm -f "$TMP/out.jsonl"
-env DLS_DIRECT_ORDER=rows "$DLS" kernels --op conv2d_direct_fwd --shape mb2ic3ih8oc4kh3 --out "$TMP/out.jsonl" >/dev/null 2>"$TMP/stderr"
-rc=$?
-[ "$rc" -eq 2 ] && grep -q "DLS_DIRECT_ORDER='rows': expected measure, weights or inputs" "$TMP/stderr" \
-  && [ ! -e "$TMP/out.jsonl" ] && ok || bad "bad DLS_DIRECT_ORDER: exit $rc, $(cat "$TMP/stderr")"
+KERNELS_ENV=DLS_BLAS_CORETYPE=Haswell expect_usage_error "bad DLS_BLAS_CORETYPE" \
+  "DLS_BLAS_CORETYPE='Haswell': expected auto, keep or best" --op gemm --shape 8x8x8
+KERNELS_ENV=DLS_DIRECT_ORDER=rows expect_usage_error "bad DLS_DIRECT_ORDER" \
+  "DLS_DIRECT_ORDER='rows': expected measure, weights or inputs" --op conv2d_direct_fwd --shape mb2ic3ih8oc4kh3
 
 # the direct convolution's tile order (kernels/conv/direct_order.hpp) is recorded: the forced one,
 # or one of the two where measured; the backward filter has none
