@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "measure/check.hpp"
+#include "measure/named_enum.hpp"
 #include "measure/threads.hpp"
 
 namespace dls {
@@ -35,20 +36,12 @@ bool set_by_dlscale() {
 // OPENBLAS_CORETYPE as the user or a site set it (an empty value is no choice)
 bool user_core() { return !env_value(kCoreVar).empty() && !set_by_dlscale(); }
 
-const char* isa_name(IsaLevel level) {
-  switch (level) {
-    case IsaLevel::kSse:
-      return "SSE";
-    case IsaLevel::kAvx:
-      return "AVX";
-    case IsaLevel::kAvx2:
-      return "AVX2";
-    case IsaLevel::kAvx512:
-      return "AVX-512";
-    default:
-      return "unknown";
-  }
-}
+constexpr Named<IsaLevel> kIsaNames[] = {{IsaLevel::kUnknown, "unknown"},
+                                         {IsaLevel::kSse, "SSE"},
+                                         {IsaLevel::kAvx, "AVX"},
+                                         {IsaLevel::kAvx2, "AVX2"},
+                                         {IsaLevel::kAvx512, "AVX-512"}};
+std::string isa_name(IsaLevel level) { return name_of(kIsaNames, level); }
 
 bool is_openblas() { return blas_name() == "OpenBLAS"; }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "measure/check.hpp"
+#include "measure/named_enum.hpp"
 
 namespace dls::direct {
 namespace {
@@ -77,8 +78,10 @@ TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
   return ran(order);
 }
 
-const char* tile_order_name(TileOrder order) {
-  return order == TileOrder::kInputPanels ? "inputs" : "weights";
+std::string tile_order_name(TileOrder order) {
+  static constexpr Named<TileOrder> kNames[] = {{TileOrder::kWeightPanels, "weights"},
+                                                {TileOrder::kInputPanels, "inputs"}};
+  return name_of(kNames, order);
 }
 
 std::string last_tile_order() {

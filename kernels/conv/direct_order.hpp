@@ -40,7 +40,7 @@ TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
 
 // "weights" or "inputs"; and the order the last call ran ("" before any), which `dlscale
 // kernels` records for a direct case (metrics.tile_order).
-const char* tile_order_name(TileOrder order);
+std::string tile_order_name(TileOrder order);
 std::string last_tile_order();
 
 // The problems measured so far and their orders (descriptor, "weights" or "inputs").
