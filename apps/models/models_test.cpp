@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <utility>
@@ -107,14 +108,14 @@ ModelOptions tiny(const std::string& name, int batch) {
 // Images uniform in [-1, 1); for the CVAE, contact-map-like binary maps (the band |i - j| <= 1
 // and 10 % random contacts), which it reconstructs.
 template <class T>
-void fill_batch(Net<T>& net, std::vector<int>& labels, int classes) {
+void fill_batch(Net<T>& net, std::vector<int>& labels, int classes, std::uint64_t seed = 99) {
   const long n = net.input_dims().count();
   const bool maps = net.name().rfind("cvae", 0) == 0;
   const int h = net.input_dims().h, w = net.input_dims().w;
   for (long i = 0; i < n; ++i) {
     const long r = (i / w) % h, c = i % w;
-    net.input()[i] = maps ? T(std::abs(r - c) <= 1 || rng_uniform01(99, std::uint64_t(i)) < 0.1f)
-                          : T(rng_uniform(99, std::uint64_t(i), -1, 1));
+    net.input()[i] = maps ? T(std::abs(r - c) <= 1 || rng_uniform01(seed, std::uint64_t(i)) < 0.1f)
+                          : T(rng_uniform(seed, std::uint64_t(i), -1, 1));
   }
   labels.resize(std::size_t(net.input_dims().n));
   for (std::size_t i = 0; i < labels.size(); ++i)
@@ -229,12 +230,75 @@ TEST(Models, TinyNetOverfitsOneBatch) {
   }
 }
 
+// One float training step (order_one_init's weights, each scaled by 1 + wiggle * a uniform number
+// in [-1, 1), on the batch of data seed `seed`) with the convolutions on `algo`.
+struct Step {
+  double loss;
+  std::vector<float> grads;
+};
+Step one_step(Net<float>& net, ConvAlgo algo, std::uint64_t seed, float wiggle = 0) {
+  order_one_init(net);
+  for (std::size_t i = 0; i < net.weights().size(); ++i)
+    net.weights()[i] *= 1 + wiggle * float(rng_uniform(77, i, -1, 1));
+  std::vector<int> labels;
+  fill_batch(net, labels, 5, seed);
+  const Context ctx{.backend = Backend::kOpenBlas,
+                    .conv_algo = algo,
+                    .train = true,
+                    .labels = labels.data(),
+                    .seed = 1};
+  net.zero_grad();
+  const double loss = net.forward(ctx);
+  net.backward(ctx);
+  return {loss, net.grads()};
+}
+
+// The largest |a - b| and the largest |a|.
+std::pair<double, double> max_diff_and_size(const std::vector<float>& a,
+                                            const std::vector<float>& b) {
+  double diff = 0, big = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    big = std::max(big, double(std::fabs(a[k])));
+    diff = std::max(diff, double(std::fabs(a[k] - b[k])));
+  }
+  return {diff, big};
+}
+
+// The first data seed from 99 on which the gemm step is stable under rounding: two algorithms
+// round differently (a few units in the last place of a value), and the step can amplify that by
+// far more than the 1e-3 the comparison allows where a ReLU's input or the gap between a pooling
+// window's two largest values is that small (the two steps take different branches), or where a
+// batch norm normalizes a channel of a few nearly equal values (the tiny nets' last maps are 1x1
+// to 2x2, 4 images). Seen: on the fixed seed 99 of before, ResNet-50's Winograd step differed by
+// 0.42 where 0.026 was allowed in the sanitizer build with OpenBLAS's SSE3 kernels (the release
+// build: 0.0002); over seeds 99-106, ResNet-50, VGG-16 and Inception-v3 each failed on 1 to 3 in
+// one build or the other, with every algorithm. A seed is taken where the gemm step moves by less
+// than 3e-4 of its largest gradient when every weight moves by +-1e-6 of itself (a few units in the
+// last place, both ways); fails after 16 seeds.
+std::uint64_t stable_seed(Net<float>& gemm) {
+  for (std::uint64_t seed = 99; seed < 99 + 16; ++seed) {
+    const Step at = one_step(gemm, ConvAlgo::kGemm, seed);
+    double worst = 0;
+    for (const float wiggle : {1e-6f, -1e-6f}) {
+      const auto [diff, big] =
+          max_diff_and_size(at.grads, one_step(gemm, ConvAlgo::kGemm, seed, wiggle).grads);
+      worst = std::max(worst, diff / big);
+    }
+    if (worst < 3e-4) return seed;
+    std::printf("%s: data seed %llu unstable under rounding (the step moves by %.2g)\n",
+                gemm.name().c_str(), static_cast<unsigned long long>(seed), worst);
+  }
+  ADD_FAILURE() << gemm.name() << ": every data seed from 99 to 114 is unstable under rounding";
+  return 99;
+}
+
 // The same float net with its convolutions on another algorithm (`other`: Winograd F(4x4,3x3)
 // on every 3x3 stride-1 layer, the direct convolution on every forward and stride-1 backward
 // data, or the blocked one on every ungrouped forward and backward data) and on im2col + GEMM: one
 // training step's loss and gradients agree (two algorithms for the same maths, whose rounding
-// differs). The models with layers `other` applies to; the kernels are checked one by one against
-// the reference in kernels/conv/. Returns the nets run.
+// differs), on a batch where the step is stable under rounding (stable_seed). The models
+// with layers `other` applies to; the kernels are checked one by one against the reference in
+// kernels/conv/. Returns the nets run.
 int same_step_as_gemm(ConvAlgo other) {
   int nets = 0;
   for (const ModelInfo& m : model_table()) {
@@ -247,32 +311,14 @@ int same_step_as_gemm(ConvAlgo other) {
     if (!any) continue;
     SCOPED_TRACE(m.name + " " + conv_algo_name(other));
     ++nets;
-    std::vector<int> labels;
-    std::vector<float> grads[2];
-    double loss[2];
-    int i = 0;
-    for (auto* net : {gemm.get(), alt.get()}) {
-      net->allocate(3);
-      order_one_init(*net);
-      fill_batch(*net, labels, 5);
-      const Context ctx{.backend = Backend::kOpenBlas,
-                        .conv_algo = i == 0 ? ConvAlgo::kGemm : other,
-                        .train = true,
-                        .labels = labels.data(),
-                        .seed = 1};
-      net->zero_grad();
-      loss[i] = net->forward(ctx);
-      net->backward(ctx);
-      grads[i++] = net->grads();
-    }
-    EXPECT_NEAR(loss[1], loss[0], 1e-4 * std::fabs(loss[0]));
-    double big = 0, diff = 0;
-    for (std::size_t k = 0; k < grads[0].size(); ++k) {
-      big = std::max(big, double(std::fabs(grads[0][k])));
-      diff = std::max(diff, double(std::fabs(grads[1][k] - grads[0][k])));
-    }
+    gemm->allocate(3);
+    alt->allocate(3);
+    const std::uint64_t seed = stable_seed(*gemm);
+    const Step a = one_step(*gemm, ConvAlgo::kGemm, seed), b = one_step(*alt, other, seed);
+    EXPECT_NEAR(b.loss, a.loss, 1e-4 * std::fabs(a.loss));
+    const auto [diff, big] = max_diff_and_size(a.grads, b.grads);
     EXPECT_GT(big, 0.0);
-    EXPECT_LT(diff, 1e-3 * big) << "largest gradient " << big;
+    EXPECT_LT(diff, 1e-3 * big) << "largest gradient " << big << ", data seed " << seed;
   }
   return nets;
 }
