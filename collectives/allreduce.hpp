@@ -11,7 +11,9 @@
 //                 crosses memory once, not through a transport's buffer); across nodes, the
 //                 ring on each node rank's block among the ranks of that index: a node-local
 //                 reduce-scatter, L rings of n/L, a node-local allgather (L ranks a node, the
-//                 same on every node)
+//                 same on every node). On a vector in the node's shared memory
+//                 (shm_shared_buffer) the node-local halves read the other ranks' vectors where
+//                 they lie instead (shm_direct.hpp: no FIFO copy)
 // The workspace is sized once (reserve) so the timed call never allocates (shm makes its
 // window and communicators in its first call, collectively, and keeps them). Results are the
 // same on every rank; with integer-valued data they equal MPI_Allreduce's bit for bit. The local
@@ -83,6 +85,14 @@ template <class T>
 void allreduce_tree(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
 template <class T>
 void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w);
+
+// This rank's vector of `count` elements in the node's shared memory, for allreduce_shm (and any
+// other algorithm: it is plain memory to them). Collective, with the same count on every rank;
+// makes shm's state in w if need be (ConfigError where shm cannot run: shm_unusable). Valid until
+// a larger request or the end of w's shm state. allreduce_shm takes the copy-free path when every
+// rank passes its shared vector (on every rank or none: the ranks must agree).
+template <class T>
+T* shm_shared_buffer(const Comm& c, std::size_t count, AllreduceWork<T>& w);
 
 // Collective: empty when shm can run on c with these options, else why not (nodes holding
 // different numbers of ranks, node_ranks not dividing the ranks). "all" and "auto" skip it then.

@@ -3,9 +3,11 @@
 // made once per communicator and kept in AllreduceWork.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "collectives/parts.hpp"
+#include "collectives/shm_direct.hpp"
 #include "collectives/shm_ring.hpp"
 #include "measure/check.hpp"
 
@@ -67,6 +69,7 @@ class ShmAllreduce {
     }
   }
   ~ShmAllreduce() {
+    direct_.reset();
     ring_.reset();
     free_comms();
   }
@@ -85,15 +88,36 @@ class ShmAllreduce {
       throw Error("allreduce shm: the workspace's shm options changed after its first call");
   }
 
+  // This rank's vector of `count` elements in the node's shared window (collective, the same
+  // count on every rank): made on the first request, remade (and the old one freed) on a larger.
+  template <class T>
+  T* shared_buffer(std::size_t count) {
+    const std::size_t bytes = std::max<std::size_t>(count * sizeof(T), 1);
+    if (!direct_ || direct_->bytes() < bytes) {
+      direct_.reset();
+      direct_ = std::make_unique<ShmDirect>(node_, bytes);
+    }
+    return static_cast<T*>(direct_->mine());
+  }
+
+  // The node's part through the FIFO ring, or, on the shared vector (on every rank alike),
+  // reading the other ranks' vectors where they lie.
   template <class T>
   void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
-    ring_->reduce_scatter(buf, count, w);
+    const bool direct = direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes();
+    if (direct)
+      direct_->reduce_scatter(buf, count, w);
+    else
+      ring_->reduce_scatter(buf, count, w);
     const Comm cross(cross_);
     if (cross.size() > 1) {
       const Block b = block_of(count, ring_->size(), ring_->rank());
       allreduce_ring(cross, buf + b.offset, b.length, w);
     }
-    ring_->allgather(buf, count);
+    if (direct)
+      direct_->allgather(buf, count);
+    else
+      ring_->allgather(buf, count);
   }
 
  private:
@@ -111,6 +135,7 @@ class ShmAllreduce {
   ShmOptions options_;
   MPI_Comm node_, cross_ = MPI_COMM_NULL;
   std::unique_ptr<ShmRing> ring_;
+  std::unique_ptr<ShmDirect> direct_;  // the shared vector, once asked for
 };
 
 std::string shm_unusable(const Comm& c, const ShmOptions& o) {
@@ -129,8 +154,16 @@ void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w
   if (count > 0) w.shm_state->run(buf, count, w);
 }
 
-#define DLS_INSTANTIATE(T) \
-  template void allreduce_shm<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&);
+template <class T>
+T* shm_shared_buffer(const Comm& c, std::size_t count, AllreduceWork<T>& w) {
+  if (!w.shm_state) w.shm_state = std::make_shared<ShmAllreduce>(c, w.shm);
+  w.shm_state->check_same(c, w.shm);
+  return w.shm_state->template shared_buffer<T>(count);
+}
+
+#define DLS_INSTANTIATE(T)                                                         \
+  template void allreduce_shm<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&); \
+  template T* shm_shared_buffer<T>(const Comm&, std::size_t, AllreduceWork<T>&);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)
 #undef DLS_INSTANTIATE

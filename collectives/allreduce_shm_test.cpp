@@ -1,9 +1,11 @@
 // The shared-memory allreduce beyond what allreduce_test checks of every algorithm: FIFOs of
 // one to three slots of a few elements (every chunk waits on a full FIFO, the counters wrap
 // the slots many times), nodes emulated as runs of k ranks (the cross-node rings; k not dividing
-// the ranks is refused on every rank alike), and its errors. Exact against MPI_Allreduce.
+// the ranks is refused on every rank alike), the vector in the node's shared memory (read in
+// place), and its errors. Exact against MPI_Allreduce.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -78,6 +80,56 @@ TEST(AllreduceShm, RoundsAsTheRingOnOneNode) {
     EXPECT_TRUE(n == 0 || std::memcmp(shm.data(), ring.data(), n * sizeof(float)) == 0)
         << "count " << n << ", rank " << c.rank() << " of " << c.size();
   }
+}
+
+// The vector in the node's shared window: every count (none, fewer than the ranks, uneven blocks,
+// many chunks), on one node and on emulated nodes of 1 and 2 ranks (the cross-node rings between
+// the copy-free halves), a request for a larger vector (the window remade), and a private vector
+// on the same workspace between (the FIFO ring).
+template <class T>
+void shared_equals_mpi(const Comm& c, int node_ranks) {
+  AllreduceWork<T> w;
+  w.shm = {256, 2, node_ranks};
+  const std::vector<std::size_t> counts = small_counts(c.size());
+  for (const std::size_t most : {std::size_t(64), counts.back()}) {
+    T* shared = shm_shared_buffer(c, most, w);
+    for (std::size_t n : counts) {
+      if (n > most) continue;
+      std::vector<T> want = rank_data<T>(n, c.rank(), 5), priv = want;
+      std::copy(want.begin(), want.end(), shared);
+      allreduce_mpi(c, want.data(), n);
+      allreduce_shm(c, shared, n, w);
+      allreduce_shm(c, priv.data(), n, w);
+      EXPECT_TRUE(n == 0 || std::memcmp(shared, want.data(), n * sizeof(T)) == 0)
+          << "shared, count " << n << ", rank " << c.rank() << ", " << node_ranks << " a node";
+      EXPECT_TRUE(n == 0 || std::memcmp(priv.data(), want.data(), n * sizeof(T)) == 0)
+          << "private after shared, count " << n << ", rank " << c.rank();
+    }
+  }
+}
+
+TEST(AllreduceShm, SharedVectorEqualsMpiAllreduce) {
+  const Comm c;
+  for (int k : {0, 1, 2}) {
+    if (!shm_unusable(c, {256, 2, k}).empty()) continue;  // k not dividing the ranks: above
+    shared_equals_mpi<float>(c, k);
+    shared_equals_mpi<double>(c, k);
+  }
+}
+
+// Not integer-valued data on the shared vector: every rank ends with the same bits (each block
+// summed by its owner alone).
+TEST(AllreduceShm, SharedVectorIsTheSameOnEveryRank) {
+  const Comm c;
+  AllreduceWork<float> w;
+  const std::size_t n = 1001;
+  float* v = shm_shared_buffer(c, n, w);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = 0.1f * float(c.rank() + 1) + 1e-3f * float(i % 1013) + 1.0f / 3.0f;
+  allreduce_shm(c, v, n, w);
+  std::vector<float> first(v, v + n);
+  MPI_Bcast(first.data(), int(n), MPI_FLOAT, 0, c.raw());
+  EXPECT_EQ(std::memcmp(first.data(), v, n * sizeof(float)), 0) << "rank " << c.rank();
 }
 
 TEST(AllreduceShm, RefusesBadSettingsAndAnotherCommunicator) {

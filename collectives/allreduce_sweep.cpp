@@ -3,7 +3,8 @@
 // algbw and busbw, and an exact check after timing on integer-valued data (#wrong, summed over
 // ranks). Rank 0 prints the table and writes one record per (algorithm, size), then one
 // alpha-beta fit per algorithm. The vector lives in host memory (the algorithms of
-// allreduce.hpp) or, with --memory device, in GPU memory (device_allreduce.hpp).
+// allreduce.hpp), with --memory shared in the node's shared window (shm_shared_buffer), or, with
+// --memory device, in GPU memory (device_allreduce.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,31 +25,34 @@ struct Point {
   double counted_s = 0;           // this rank's time of those calls
 };
 
+// The vector in this process's memory, or (--memory shared) in the node's shared window, where
+// shm reads the other ranks' vectors in place and the other algorithms see plain memory.
 template <class T>
 class HostTarget final : public AllreduceTarget {
  public:
-  HostTarget(const Comm& c, std::vector<Algo> algos, std::size_t max_count, const ShmOptions& shm)
-      : c_(c), algos_(std::move(algos)), buf_(max_count) {
+  HostTarget(const Comm& c, std::vector<Algo> algos, std::size_t max_count, const ShmOptions& shm,
+             bool shared)
+      : c_(c), algos_(std::move(algos)), shared_(shared) {
     w_.reserve(max_count);
     w_.shm = shm;
+    if (shared) {
+      data_ = shm_shared_buffer(c, max_count, w_);
+    } else {
+      own_.resize(max_count);
+      data_ = own_.data();
+    }
   }
   std::vector<std::string> algos() const override {
     std::vector<std::string> v;
     for (Algo a : algos_) v.push_back(algo_name(a));
     return v;
   }
-  void zero(std::size_t n) override {
-    std::fill(buf_.begin(), buf_.begin() + std::ptrdiff_t(n), T(0));
-  }
-  void run(std::size_t algo, std::size_t n) override {
-    allreduce(algos_[algo], c_, buf_.data(), n, w_);
-  }
-  void fill_check(std::size_t n, int rank) override { dls::fill_check(buf_.data(), n, rank); }
-  long count_wrong(std::size_t n, int ranks) override {
-    return dls::count_wrong(buf_.data(), n, ranks);
-  }
+  void zero(std::size_t n) override { std::fill(data_, data_ + n, T(0)); }
+  void run(std::size_t algo, std::size_t n) override { allreduce(algos_[algo], c_, data_, n, w_); }
+  void fill_check(std::size_t n, int rank) override { dls::fill_check(data_, n, rank); }
+  long count_wrong(std::size_t n, int ranks) override { return dls::count_wrong(data_, n, ranks); }
   nlohmann::json describe(std::size_t algo) const override {
-    nlohmann::json d = {{"memory", "host"}};
+    nlohmann::json d = {{"memory", shared_ ? "shared" : "host"}};
     if (algos_[algo] == Algo::kShm)  // what shapes it, for a comparison of two runs
       d["shm"] = shm_json(w_.shm);
     return d;
@@ -57,7 +61,9 @@ class HostTarget final : public AllreduceTarget {
  private:
   const Comm& c_;
   std::vector<Algo> algos_;
-  std::vector<T> buf_;
+  bool shared_;
+  std::vector<T> own_;
+  T* data_ = nullptr;
   AllreduceWork<T> w_;
 };
 
@@ -209,7 +215,7 @@ void report_fits(const SweepContext& s, const std::vector<std::string>& algos,
 template <class T>
 std::unique_ptr<AllreduceTarget> make_target(const SweepContext& s, std::size_t max_count) {
   if (s.o.memory == "device") return make_device_target<T>(s.c, s.device_algos, max_count);
-  return std::make_unique<HostTarget<T>>(s.c, s.algos, max_count, s.o.shm);
+  return std::make_unique<HostTarget<T>>(s.c, s.algos, max_count, s.o.shm, s.o.memory == "shared");
 }
 
 }  // namespace

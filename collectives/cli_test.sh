@@ -27,6 +27,10 @@ run3 -b 4K -e 1M -f 16 --algo shm --shm-node-ranks 3 --shm-chunk 4K --shm-slots 
 # the overlap sweep's thread engine runs shm with the same settings, and records them
 run3 -b 64K -e 64K --overlap thread --algo shm --shm-chunk 4K --iters 20 --warmup 2 --out "$tmp/so.jsonl" > "$tmp/so.txt" 2>&1 || { rc=$?; cat "$tmp/so.txt"; fail "overlap sweep of shm exited $rc"; }
 grep -q '"shm":{"chunk_bytes":4096,"node_ranks":0,"slots":4}' "$tmp/so.jsonl" || fail "the overlap record of shm without its settings"
+# the vector in the node's shared memory: every algorithm checked on it, recorded as such
+run3 -b 4K -e 1M -f 16 --algo all --memory shared --iters 20 --warmup 2 --out "$tmp/m.jsonl" > "$tmp/m.txt" 2>&1 || { rc=$?; cat "$tmp/m.txt"; fail "sweep on shared memory exited $rc"; }
+[[ $(grep -c '"wrong":0' "$tmp/m.jsonl") -eq 18 ]] || fail "shared memory: not 6 algorithms x 3 checked sizes"
+[[ $(grep -c '"memory":"shared"' "$tmp/m.jsonl") -eq 24 ]] || fail "shared memory: a record (18 points, 6 fits) without memory shared"
 grep -q '"wrong":0' "$tmp/r.jsonl" || fail "no exact check in the records"
 ! grep -q '"status":"failed"' "$tmp/r.jsonl" || fail "a failed record"
 grep -q '"ranks":3' "$tmp/r.jsonl" || fail "ranks not recorded"
@@ -79,6 +83,8 @@ bad "unknown suffix" -e 12X
 bad "unknown overlap engine 'threads'" --overlap threads
 bad "with --memory device: expected nccl, mpi or all" --memory device --algo ring
 bad "memory: gpu not in" --memory gpu
+bad "memory shared: its nodes hold 1 to 2 ranks" --memory shared --shm-node-ranks 2
+bad "overlap measures host memory: leave out --memory shared" --memory shared --overlap thread
 bad "empty event name" --counters PAPI_TOT_CYC,
 bad "algo shm: its nodes hold 1 to 2 ranks" --algo shm --shm-node-ranks 2
 bad "shm-chunk 100: expected a positive multiple of 64 bytes" --shm-chunk 100

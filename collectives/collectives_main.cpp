@@ -79,11 +79,13 @@ void add_options(CLI::App& app, SweepOptions& o) {
                  "--overlap: computation per allreduce, in units of its time")
       ->default_str("1")
       ->check(CLI::PositiveNumber);
-  app.add_option("--memory", o.memory,
-                 "where the vector lives: host (the algorithms above) or device (one GPU per rank; "
-                 "--algo nccl, mpi "
-                 "or all; MPI through CUDA-aware MPI or host staging)")
-      ->check(CLI::IsMember({"host", "device"}))
+  app.add_option(
+         "--memory", o.memory,
+         "where the vector lives: host (the algorithms above), shared (the same on a vector "
+         "in the node's shared memory, which shm reads in place: no FIFO copy; the ranks "
+         "of a node must share memory) or device (one GPU per rank; --algo nccl, mpi or "
+         "all; MPI through CUDA-aware MPI or host staging)")
+      ->check(CLI::IsMember({"host", "shared", "device"}))
       ->default_str("host");
   app.add_option("--counters",
                  "events counted around each point's timed calls on every thread of rank 0: "
@@ -172,6 +174,12 @@ int sweep_main(int argc, char** argv, const Comm& c) {
       throw ConfigError("--overlap measures host memory: leave out --memory device");
   } else {
     algos = host_algos(o, c);
+  }
+  if (o.memory == "shared") {
+    if (!o.overlap.empty())
+      throw ConfigError("--overlap measures host memory: leave out --memory shared");
+    if (const std::string why = shm_unusable(c, o.shm); !why.empty())
+      throw ConfigError("--memory shared: " + why);
   }
   const std::vector<OverlapEngine> engines = overlap_engines(o);
   if (o.iters < 0 || o.warmup < 0) throw ConfigError("--iters and --warmup must be positive");

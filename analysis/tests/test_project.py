@@ -209,6 +209,35 @@ def test_band_fit_recovers_alpha_and_beta_and_keeps_alpha_non_negative():
     assert alpha == 0.0 and beta > 0
 
 
+def test_bands_fit_host_memory_alone():
+    """A sweep on the node's shared memory (shm reads in place) is not what the model's ranks do."""
+    import pandas as pd
+
+    from dlsanalysis.project.calibration import alpha_beta_bands
+
+    rows = []
+    for memory, per_byte in (("host", 1e-10), ("shared", 1e-11), (None, 1e-10)):
+        for n in (1e3, 4e3, 16e3, 64e3):
+            rows.append(
+                {
+                    "kind": "collective",
+                    "status": "ok",
+                    "benchmark": "allreduce",
+                    "params.memory": memory,
+                    "metrics.algo": "shm",
+                    "metrics.ranks": 2,
+                    "metrics.bytes": n,
+                    "metrics.time_s": 2e-6 + n * per_byte,
+                    "file": "f",
+                    "line": 1,
+                }
+            )
+    cal = type("Cal", (), {"frame": pd.DataFrame(rows), "path": "here"})()
+    bands = alpha_beta_bands(cal)
+    assert len(bands) >= 1
+    assert all(b == pytest.approx(1e-10) for b in bands["beta_s_per_byte"]), bands
+
+
 def test_bad_requests_name_what_is_wrong():
     with pytest.raises(SpecError, match="unknown key"):
         spec_from({"model": "m", "scales": [1], "bogus": 1}, "here")

@@ -21,7 +21,9 @@ ratio beside its target:
                    model and per-rank batch, medians.                                   >= 1.2
   rss_vs_pytorch   peak RSS after 2 training steps at batch 16, dlscale over PyTorch, medians
                    of --repeats runs a side (PyTorch's moves by a few % from run to run).  <= 0.9
-  allreduce_vs_mpi best of our allreduces' busbw over MPI_Allreduce's, 2 ranks, 16-64 MiB. >= 1.35
+  allreduce_vs_mpi best of our allreduces' busbw over MPI_Allreduce's, 2 ranks, 16-64 MiB, once on
+                   private vectors and once with every algorithm on vectors in the node's shared
+                   memory (--memory shared: shm reads the other rank's in place).       >= 1.35
   weak_scaling     2-rank ssgd weak-scaling efficiency, CIFAR-10 ConvNet, batch 64 per rank,
                    --weak-runs runs (1 and 2 ranks alternating).        median >= 0.92, worst >= 0.88
 
@@ -101,12 +103,13 @@ def parse(argv=None):
 
 
 def print_table(summaries):
-    print(f"\n{'row':<18} {'case':<34} {'ours':>10} {'peer':>10} {'ratio':>7}  {'target':<10} met")
+    w = max([34] + [len(s["case"]) for s in summaries])
+    print(f"\n{'row':<18} {'case':<{w}} {'ours':>10} {'peer':>10} {'ratio':>7}  {'target':<10} met")
     for s in summaries:
         ours = "" if s.get("ours") is None else f"{s['ours']:.4g}"
         peer = "" if s.get("peer") is None else f"{s['peer']:.4g}"
         met = {True: "yes", False: "NO"}[s["met"]]
-        print(f"{s['row']:<18} {s['case']:<34} {ours:>10} {peer:>10} {s['ratio']:>7.3f}  {s['target']:<10} {met}")
+        print(f"{s['row']:<18} {s['case']:<{w}} {ours:>10} {peer:>10} {s['ratio']:>7.3f}  {s['target']:<10} {met}")
 
 
 def main(argv=None):
