@@ -2,6 +2,7 @@
 // (see allreduce.hpp). The state (the node's window, the node and cross-node communicators) is
 // made once per communicator and kept in AllreduceWork.
 #include <fmt/format.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <exception>
@@ -88,6 +89,8 @@ class ShmAllreduce {
       throw Error("allreduce shm: the workspace's shm options changed after its first call");
   }
 
+  int node_ranks() const { return ring_->size(); }
+
   // This rank's vector of `count` elements in the node's shared window (collective, the same
   // count on every rank): made on the first request, remade (and the old one freed) on a larger.
   template <class T>
@@ -154,10 +157,34 @@ void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w
   if (count > 0) w.shm_state->run(buf, count, w);
 }
 
+namespace {
+
+// Throws on every rank alike unless every rank asks for the same count and the shared-memory
+// filesystem (where Open MPI and MPICH back a shared window) has room for the node's vectors: a
+// window past it is a SIGBUS on first touch, not an error.
+void check_shared_request(const Comm& c, std::size_t bytes, int node_ranks) {
+  if (c.min(double(bytes)) != c.max(double(bytes)))
+    throw ConfigError(fmt::format(
+        "shared vector: {} to {} bytes asked for (expected the same count on every rank)",
+        c.min(double(bytes)), c.max(double(bytes))));
+  struct statvfs fs {};
+  const double need = double(bytes + 64) * node_ranks;
+  const bool room =
+      statvfs("/dev/shm", &fs) != 0 || double(fs.f_bavail) * double(fs.f_frsize) >= need;
+  if (c.any(!room))
+    throw ConfigError(fmt::format(
+        "shared vector: /dev/shm has {:.0f} bytes free, the node's {} vectors of {} bytes need "
+        "{:.0f} (enlarge it, or leave out --memory shared)",
+        double(fs.f_bavail) * double(fs.f_frsize), node_ranks, bytes, need));
+}
+
+}  // namespace
+
 template <class T>
 T* shm_shared_buffer(const Comm& c, std::size_t count, AllreduceWork<T>& w) {
   if (!w.shm_state) w.shm_state = std::make_shared<ShmAllreduce>(c, w.shm);
   w.shm_state->check_same(c, w.shm);
+  check_shared_request(c, count * sizeof(T), w.shm_state->node_ranks());
   return w.shm_state->template shared_buffer<T>(count);
 }
 

@@ -4,13 +4,17 @@
 // the ranks is refused on every rank alike), the vector in the node's shared memory (read in
 // place), and its errors. Exact against MPI_Allreduce.
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "collectives/allreduce.hpp"
 #include "collectives/mpi_test_util.hpp"
+#include "collectives/shm_direct.hpp"
 #include "measure/check.hpp"
 
 namespace dls {
@@ -91,7 +95,8 @@ void shared_equals_mpi(const Comm& c, int node_ranks) {
   AllreduceWork<T> w;
   w.shm = {256, 2, node_ranks};
   const std::vector<std::size_t> counts = small_counts(c.size());
-  for (const std::size_t most : {std::size_t(64), counts.back()}) {
+  for (const std::size_t most :
+       {std::size_t(64), *std::max_element(counts.begin(), counts.end())}) {
     T* shared = shm_shared_buffer(c, most, w);
     for (std::size_t n : counts) {
       if (n > most) continue;
@@ -115,6 +120,74 @@ TEST(AllreduceShm, SharedVectorEqualsMpiAllreduce) {
     shared_equals_mpi<float>(c, k);
     shared_equals_mpi<double>(c, k);
   }
+}
+
+// Back-to-back calls on the shared vector with nothing between them that synchronizes the ranks,
+// each rank late by a different amount: a phase that did not wait for the others (a missing
+// barrier) would read a vector before it was written or after it was written again. The sum of
+// call k is known in closed form, so each rank checks its own result.
+TEST(AllreduceShm, SharedVectorBackToBack) {
+  const Comm c;
+  AllreduceWork<double> w;
+  const std::size_t n = 3001;
+  double* v = shm_shared_buffer(c, n, w);
+  const double p = c.size();
+  long wrong = 0;
+  for (int k = 0; k < 40; ++k) {
+    if ((k + c.rank()) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
+    for (std::size_t i = 0; i < n; ++i) v[i] = (c.rank() + 1) * (k + 1) + double(i % 7);
+    allreduce_shm(c, v, n, w);
+    for (std::size_t i = 0; i < n; ++i)
+      wrong += v[i] != (k + 1) * p * (p + 1) / 2 + p * double(i % 7);
+  }
+  EXPECT_EQ(wrong, 0) << "rank " << c.rank();
+}
+
+// A count that differs between the ranks is refused on every rank (one rank would remake its
+// window alone: collectives that never match), and so is a window /dev/shm cannot hold (a SIGBUS
+// on first touch otherwise).
+TEST(AllreduceShm, SharedVectorRefusesDifferentCountsAndTooLittleShm) {
+  const Comm c;
+  AllreduceWork<float> w;
+  if (c.size() > 1) {
+    EXPECT_THROW(shm_shared_buffer(c, 10 + std::size_t(c.rank()), w), ConfigError);
+  }
+  EXPECT_NE(shm_shared_buffer(c, 10, w), nullptr);
+  // 4 TiB a rank: more than any /dev/shm holds (the check reads it; without one there is none)
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) == 0) {
+    try {
+      shm_shared_buffer(c, std::size_t(1) << 40, w);
+      ADD_FAILURE() << "a shared vector larger than /dev/shm: accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("/dev/shm has"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The copy-free halves alone (not through allreduce_shm's choice of path): exact against
+// MPI_Allreduce on the node's ranks.
+TEST(AllreduceShm, DirectHalvesEqualMpiAllreduce) {
+  const Comm c;
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(c.raw(), MPI_COMM_TYPE_SHARED, c.rank(), MPI_INFO_NULL, &node);
+  {
+    const Comm nc(node);
+    const std::vector<std::size_t> counts = small_counts(nc.size());
+    ShmDirect d(node, *std::max_element(counts.begin(), counts.end()) * sizeof(float));
+    auto* v = static_cast<float*>(d.mine());
+    AllreduceWork<float> w;
+    for (std::size_t n : counts) {
+      std::vector<float> want = rank_data<float>(n, nc.rank(), 7);
+      std::copy(want.begin(), want.end(), v);
+      allreduce_mpi(nc, want.data(), n);
+      d.reduce_scatter(v, n, w);
+      d.allgather(v, n);
+      EXPECT_TRUE(n == 0 || std::memcmp(v, want.data(), n * sizeof(float)) == 0)
+          << "count " << n << ", rank " << nc.rank();
+    }
+  }
+  MPI_Comm_free(&node);
 }
 
 // Not integer-valued data on the shared vector: every rank ends with the same bits (each block

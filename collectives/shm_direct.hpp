@@ -3,12 +3,13 @@
 // rank's vector, and each rank reads the others' parts where they lie.
 //   reduce_scatter  rank l adds block l of every other rank's vector into its own block l
 //   allgather       rank l copies block q from rank q, for every q != l
-// Per rank and element of a 2-rank node, 5 of memory traffic (read two blocks, write one, then
-// read and write one) against the FIFO ring's 9 (shm_ring.hpp: the sender's copy into the FIFO
-// on both halves). Barriers (MPI_Win_sync around MPI_Barrier) order the phases: all vectors
-// written before the sums, the sums before the copies, and the copies before anyone writes its
-// vector again. With integer-valued data the results equal MPI_Allreduce's bit for bit; in general
-// every rank holds the same bits (block l summed by rank l alone, in rank order).
+// On a 2-rank node each rank moves 2.5 bytes of memory traffic a byte of the vector (read two
+// half-blocks, write one, then read and write one) against the FIFO ring's 4.5 (shm_ring.hpp:
+// the sender's copy into the FIFO on both halves). Barriers (MPI_Win_sync around MPI_Barrier) order
+// the phases: all vectors written before the sums, the sums before the copies, and the copies
+// before anyone writes its vector again. With integer-valued data the results equal MPI_Allreduce's
+// bit for bit; in general every rank holds the same bits (block l summed by rank l alone: its own
+// values, then the others' in rank order; with 3 ranks or more not the FIFO ring's rounding).
 #pragma once
 
 #include <mpi.h>

@@ -21,9 +21,10 @@ ratio beside its target:
                    model and per-rank batch, medians.                                   >= 1.2
   rss_vs_pytorch   peak RSS after 2 training steps at batch 16, dlscale over PyTorch, medians
                    of --repeats runs a side (PyTorch's moves by a few % from run to run).  <= 0.9
-  allreduce_vs_mpi best of our allreduces' busbw over MPI_Allreduce's, 2 ranks, 16-64 MiB, once on
-                   private vectors and once with every algorithm on vectors in the node's shared
-                   memory (--memory shared: shm reads the other rank's in place).       >= 1.35
+  allreduce_vs_mpi best of our allreduces' busbw over MPI_Allreduce's, 2 ranks, 16-64 MiB.  >= 1.35
+                   allreduce_shared_vs_mpi: the same with every algorithm on vectors in the
+                   node's shared memory (--memory shared: shm reads the other rank's in place,
+                   which MPI_Allreduce cannot): a row of its own, not the target's.
   weak_scaling     2-rank ssgd weak-scaling efficiency, CIFAR-10 ConvNet, batch 64 per rank,
                    --weak-runs runs (1 and 2 ranks alternating).        median >= 0.92, worst >= 0.88
 

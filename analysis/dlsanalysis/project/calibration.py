@@ -202,7 +202,7 @@ def _timed_collectives(df):
     if df.empty or "kind" not in df:
         return df.iloc[0:0]
     d = df[(df["kind"] == "collective") & (df["status"] == "ok") & (df["benchmark"] == "allreduce")]
-    if "params.memory" in d:  # the model's ranks reduce their own vectors: --memory shared is not theirs
+    if "params.memory" in d:  # the model's ranks reduce their own host vectors: not shared or device memory
         d = d[d["params.memory"].fillna("host") == "host"]
     return d[[c for c in ("metrics.algo", "metrics.ranks", "metrics.bytes", "metrics.time_s", "file", "line") if c in d]]
 
