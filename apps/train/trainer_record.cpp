@@ -8,6 +8,7 @@
 #include "apps/train/trainer.hpp"
 #include "apps/train/trainer_state.hpp"
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/direct_order.hpp"
 #include "measure/stats.hpp"
 #include "measure/threads.hpp"
 
@@ -65,6 +66,18 @@ nlohmann::json cache_json(const Loader& l) {
           {"reads", l.reads()},
           {"hits", l.cache_hits()},
           {"hit_rate", touched > 0 ? double(l.cache_hits()) / touched : 0.0}};
+}
+
+// The direct convolution's tile orders (direct_order.hpp) this process measured, by problem and
+// thread count; or the one DLS_DIRECT_ORDER forced.
+void add_tile_orders(nlohmann::json& m) {
+  if (direct::tile_order_policy() != direct::OrderPolicy::kMeasure) {
+    m["direct_tile_order_policy"] = direct::tile_order_policy_name();
+  } else if (const auto orders = direct::measured_tile_orders(); !orders.empty()) {
+    nlohmann::json t = nlohmann::json::object();
+    for (const auto& [problem, order] : orders) t[problem] = order;
+    m["direct_tile_orders"] = t;
+  }
 }
 
 // Per convolution layer that ran on the CPU kernels (conv2d, deconv2d): the algorithm of each of
@@ -212,6 +225,7 @@ void Trainer::add_metrics(nlohmann::json& m) const {
     cores.insert(cores.end(), end.begin(), end.end());
     m["cores"] = core_round_trips_json(cores);
   }
+  add_tile_orders(m);
   if (o_.conv_algo == ConvAlgo::kFind) {  // only then: records of the other algorithms unchanged
     double find_s = 0;
     m["conv_algos"] = conv_algos_json(*s.net, find_s);

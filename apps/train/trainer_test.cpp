@@ -13,6 +13,7 @@
 #include "apps/net/host_net_device.hpp"
 #include "apps/train/step_agreement.hpp"
 #include "kernels/common/test_require.hpp"
+#include "kernels/conv/direct_order.hpp"
 #include "measure/check.hpp"
 
 namespace dls {
@@ -59,6 +60,30 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
   // and the convolution workspace, where the record has it (Net::workspace_bytes)
   EXPECT_EQ(mem["model_bytes"].get<long>(),
             3 * w + m["activation_bytes"].get<long>() + mem.value("workspace_bytes", 0L));
+}
+
+// The direct convolution's tile orders: measured ones by problem and thread count, each weights or
+// inputs; a forced one as the policy alone.
+TEST(Trainer, RecordsTheDirectConvolutionsTileOrders) {
+  TrainOptions o = tiny_classifier();
+  o.conv_algo = ConvAlgo::kDirect;
+  o.epochs = 1;
+  o.data = DataRequest::parse("synthetic:64");
+  const TrainResult measured = run_training(o);
+  ASSERT_EQ(measured.status, "ok") << measured.error;
+  const auto& orders = measured.metrics.at("direct_tile_orders");
+  EXPECT_FALSE(orders.empty());
+  for (const auto& [problem, order] : orders.items()) {
+    EXPECT_NE(problem.find(" t1"), std::string::npos) << problem;  // o.threads
+    EXPECT_TRUE(order == "weights" || order == "inputs") << problem << ": " << order;
+  }
+  EXPECT_FALSE(measured.metrics.contains("direct_tile_order_policy"));
+  direct::set_tile_order_policy(direct::OrderPolicy::kInputPanels);
+  const TrainResult forced = run_training(o);
+  direct::set_tile_order_policy(direct::OrderPolicy::kMeasure);
+  ASSERT_EQ(forced.status, "ok") << forced.error;
+  EXPECT_EQ(forced.metrics.value("direct_tile_order_policy", ""), "inputs");
+  EXPECT_FALSE(forced.metrics.contains("direct_tile_orders"));
 }
 
 // A cache for a quarter of the training samples: those are read once and then hit, the rest

@@ -58,6 +58,12 @@ TileOrder measure(const std::function<void(TileOrder)>& run) {
 
 void set_tile_order_policy(OrderPolicy policy) { policy_slot().store(int(policy)); }
 OrderPolicy tile_order_policy() { return OrderPolicy(policy_slot().load()); }
+std::string tile_order_policy_name() {
+  static constexpr Named<OrderPolicy> kNames[] = {{OrderPolicy::kMeasure, "measure"},
+                                                  {OrderPolicy::kWeightPanels, "weights"},
+                                                  {OrderPolicy::kInputPanels, "inputs"}};
+  return name_of(kNames, tile_order_policy());
+}
 
 TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
                      const std::function<void(TileOrder)>& run) {

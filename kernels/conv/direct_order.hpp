@@ -32,6 +32,7 @@ enum class TileOrder { kWeightPanels, kInputPanels };
 enum class OrderPolicy { kMeasure, kWeightPanels, kInputPanels };
 void set_tile_order_policy(OrderPolicy policy);
 OrderPolicy tile_order_policy();
+std::string tile_order_policy_name();  // "measure", "weights" or "inputs"
 
 // The order for problem f on `threads` threads: the policy's, the one measured before, or,
 // where `may_measure`, measured now by calling run(order) (each call overwrites the output).
