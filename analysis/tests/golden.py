@@ -32,8 +32,19 @@ MEASURED = re.compile(
     r"model_bytes)$)"
 )
 # subtrees decided by timing or by the host: presence only
-# (harness_host, a point's host: the load beside it on the host that ran it)
-OPAQUE = {"allreduce", "allreduce_auto_times_s", "allreduce_bands", "placement", "token", "merge", "harness_host", "host"}
+# (harness_host, a point's host: the load beside it on the host that ran it; direct_tile_orders:
+# the direct convolution's tile order each problem measured, keyed by the thread count)
+OPAQUE = {
+    "allreduce",
+    "allreduce_auto_times_s",
+    "allreduce_bands",
+    "placement",
+    "token",
+    "merge",
+    "harness_host",
+    "host",
+    "direct_tile_orders",
+}
 # where and with what the campaign ran, and what the host lets PAPI or Linux count: not stored
 DROPPED = {
     "provenance",
