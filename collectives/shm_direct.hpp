@@ -15,25 +15,22 @@
 #include <mpi.h>
 
 #include <cstddef>
-#include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/shm_window.hpp"
 
 namespace dls {
 
 class ShmDirect {
  public:
   // Collective over `node`, whose ranks must share memory: `bytes` a rank (64-byte aligned).
-  // Frees its window (collectively) on destruction; `node` stays the caller's.
-  ShmDirect(MPI_Comm node, std::size_t bytes);
-  ~ShmDirect();
-  ShmDirect(const ShmDirect&) = delete;
-  ShmDirect& operator=(const ShmDirect&) = delete;
+  // Frees its window (collectively) on destruction (ShmWindow); `node` stays the caller's.
+  ShmDirect(MPI_Comm node, std::size_t bytes) : win_(node, bytes) {}
 
-  std::size_t bytes() const { return bytes_; }
-  void* mine() const { return segments_[std::size_t(rank_)]; }
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  std::size_t bytes() const { return win_.bytes(); }
+  void* mine() const { return win_.part(win_.rank()); }
+  int rank() const { return win_.rank(); }
+  int size() const { return win_.size(); }
 
   // buf = mine(); block rank() of `count` elements ends as the sum over the node's ranks.
   template <class T>
@@ -43,17 +40,12 @@ class ShmDirect {
   void allgather(T* buf, std::size_t count);
 
  private:
-  void sync();  // every rank's writes seen by every rank: MPI_Win_sync, MPI_Barrier, MPI_Win_sync
   template <class T>
   const T* of(int q) const {
-    return static_cast<const T*>(segments_[std::size_t(q)]);
+    return reinterpret_cast<const T*>(win_.part(q));
   }
 
-  MPI_Comm node_;
-  MPI_Win win_ = MPI_WIN_NULL;
-  int rank_ = 0, size_ = 1;
-  std::size_t bytes_;
-  std::vector<void*> segments_;  // every rank's vector, 64-byte aligned
+  ShmWindow win_;  // every rank's vector
 };
 
 }  // namespace dls

@@ -13,23 +13,20 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "collectives/allreduce.hpp"
+#include "collectives/shm_window.hpp"
 
 namespace dls {
 
 class ShmRing {
  public:
   // Collective over `node`, whose ranks must share memory. Frees its window (collectively)
-  // on destruction; `node` stays the caller's.
+  // on destruction (ShmWindow); `node` stays the caller's.
   ShmRing(MPI_Comm node, std::size_t chunk_bytes, int slots);
-  ~ShmRing();
-  ShmRing(const ShmRing&) = delete;
-  ShmRing& operator=(const ShmRing&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const { return win_.rank(); }
+  int size() const { return win_.size(); }
 
   // On return block rank() holds the sum over the node's ranks (the others: partial sums).
   template <class T>
@@ -48,11 +45,9 @@ class ShmRing {
   template <class T>
   void step(T* buf, std::size_t count, int send_block, int recv_block, const AllreduceWork<T>* w);
 
-  MPI_Win win_ = MPI_WIN_NULL;
-  int rank_ = 0, size_ = 1;
   std::size_t chunk_bytes_;
   int slots_;
-  std::vector<std::byte*> segments_;    // every rank's part of the window, 64-byte aligned
+  ShmWindow win_;                       // every rank's link and FIFO
   std::uint64_t sent_ = 0, taken_ = 0;  // chunks put to the right / taken from the left, ever
 };
 
