@@ -22,7 +22,7 @@ struct ShmRing::Link {
 
 namespace {
 
-constexpr std::size_t kAlign = 64;
+constexpr std::size_t kAlign = ShmWindow::kAlign;  // chunks of whole cache lines
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "the ring's counters are shared between processes: they must be lock-free");
 

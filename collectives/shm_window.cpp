@@ -8,10 +8,6 @@
 
 namespace dls {
 
-namespace {
-constexpr std::size_t kAlign = 64;
-}
-
 ShmWindow::ShmWindow(MPI_Comm node, std::size_t bytes) : node_(node), bytes_(bytes) {
   MPI_Comm_rank(node, &rank_);
   MPI_Comm_size(node, &size_);

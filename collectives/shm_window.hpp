@@ -13,6 +13,8 @@ namespace dls {
 
 class ShmWindow {
  public:
+  static constexpr std::size_t kAlign = 64;  // every part starts on a cache line
+
   // Collective over `node`, whose ranks must share memory; `node` stays the caller's. Frees the
   // window (collectively) on destruction, but not while unwinding from an error: the peers may
   // never come to the free (dlscale aborts the job then, and the process's end frees it).
