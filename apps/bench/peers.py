@@ -105,12 +105,13 @@ def parse(argv=None):
 
 def print_table(summaries):
     w = max([34] + [len(s["case"]) for s in summaries])
-    print(f"\n{'row':<18} {'case':<{w}} {'ours':>10} {'peer':>10} {'ratio':>7}  {'target':<10} met")
+    r = max([18] + [len(s["row"]) for s in summaries])
+    print(f"\n{'row':<{r}} {'case':<{w}} {'ours':>10} {'peer':>10} {'ratio':>7}  {'target':<10} met")
     for s in summaries:
         ours = "" if s.get("ours") is None else f"{s['ours']:.4g}"
         peer = "" if s.get("peer") is None else f"{s['peer']:.4g}"
         met = {True: "yes", False: "NO"}[s["met"]]
-        print(f"{s['row']:<18} {s['case']:<{w}} {ours:>10} {peer:>10} {s['ratio']:>7.3f}  {s['target']:<10} {met}")
+        print(f"{s['row']:<{r}} {s['case']:<{w}} {ours:>10} {peer:>10} {s['ratio']:>7.3f}  {s['target']:<10} {met}")
 
 
 def main(argv=None):
