@@ -107,20 +107,10 @@ class ShmAllreduce {
   // reading the other ranks' vectors where they lie.
   template <class T>
   void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
-    const bool direct = direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes();
-    if (direct)
-      direct_->reduce_scatter(buf, count, w);
+    if (direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes())
+      run_on(*direct_, buf, count, w);
     else
-      ring_->reduce_scatter(buf, count, w);
-    const Comm cross(cross_);
-    if (cross.size() > 1) {
-      const Block b = block_of(count, ring_->size(), ring_->rank());
-      allreduce_ring(cross, buf + b.offset, b.length, w);
-    }
-    if (direct)
-      direct_->allgather(buf, count);
-    else
-      ring_->allgather(buf, count);
+      run_on(*ring_, buf, count, w);
   }
 
  private:
@@ -131,6 +121,19 @@ class ShmAllreduce {
     if (finalized) return;
     if (cross_ != MPI_COMM_NULL) MPI_Comm_free(&cross_);
     if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  }
+
+  // The node-local reduce-scatter of `halves` (ShmRing or ShmDirect), the ring across nodes on
+  // this node rank's block, the node-local allgather.
+  template <class Halves, class T>
+  void run_on(Halves& halves, T* buf, std::size_t count, AllreduceWork<T>& w) {
+    halves.reduce_scatter(buf, count, w);
+    const Comm cross(cross_);
+    if (cross.size() > 1) {
+      const Block b = block_of(count, ring_->size(), ring_->rank());
+      allreduce_ring(cross, buf + b.offset, b.length, w);
+    }
+    halves.allgather(buf, count);
   }
 
   MPI_Comm parent_;
@@ -163,12 +166,13 @@ namespace {
 // filesystem (where Open MPI and MPICH back a shared window) has room for the node's vectors: a
 // window past it is a SIGBUS on first touch, not an error.
 void check_shared_request(const Comm& c, std::size_t bytes, int node_ranks) {
-  if (c.min(double(bytes)) != c.max(double(bytes)))
+  const double least = c.min(double(bytes)), most = c.max(double(bytes));
+  if (least != most)
     throw ConfigError(fmt::format(
-        "shared vector: {} to {} bytes asked for (expected the same count on every rank)",
-        c.min(double(bytes)), c.max(double(bytes))));
+        "shared vector: {} to {} bytes asked for (expected the same count on every rank)", least,
+        most));
   struct statvfs fs {};
-  const double need = double(bytes + 64) * node_ranks;
+  const double need = double(bytes + ShmWindow::kAlign) * node_ranks;  // ShmWindow's parts
   const bool room =
       statvfs("/dev/shm", &fs) != 0 || double(fs.f_bavail) * double(fs.f_frsize) >= need;
   if (c.any(!room))
