@@ -1,0 +1,72 @@
+// The node-local halves of the shm allreduce on private vectors, each element copied once:
+// every rank reads the other ranks' vectors straight out of their processes' memory with Linux's
+// cross-memory attach (process_vm_readv, "CMA": the kernel copies from the other process's pages
+// into this one's, as Open MPI's vader and MPICH's nemesis do for large intra-node messages).
+//   reduce_scatter  rank l reads block l of every other rank's vector, a chunk at a time into a
+//                   buffer that stays in cache, and adds each chunk into its own block l
+//   allgather       rank l reads block q from rank q into its own vector, for every q != l
+// On a 2-rank node each rank moves 2.5 bytes of memory traffic a byte of the vector (the chunks
+// stay in L2), as shm_direct.hpp does on a shared vector, against the FIFO ring's 4.5
+// (shm_ring.hpp). Each call first publishes (pid, address of the vector) in a small shared
+// window; barriers (ShmWindow::sync) order the phases as in shm_direct.hpp: all vectors written
+// and published before the sums, the sums before the copies, the copies before anyone writes
+// its vector again. Sums: block l by rank l alone, its own values then the others' in rank order,
+// the same bits as shm_direct.hpp's; with integer-valued data MPI_Allreduce's.
+//
+// Whether the kernel lets a rank read the others (same user, ptrace access: a Yama ptrace_scope of
+// 1 allows it only to a process's ancestors, unless the process names its readers) is probed once,
+// at construction, by reading a known value from every other rank; usable() says so, why_not()
+// says why not. The constructor declares this process readable by any process of its user
+// (prctl PR_SET_PTRACER_ANY, as Open MPI does: a no-op without Yama).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.hpp"
+#include "collectives/shm_window.hpp"
+
+namespace dls {
+
+class ShmCma {
+ public:
+  // Collective over `node` (whose ranks must share memory, for the window of addresses): the
+  // probe. `chunk_bytes` (a positive multiple of 64): the reduce-scatter's reads at a time.
+  // Frees its window (collectively) on destruction (ShmWindow); `node` stays the caller's.
+  ShmCma(MPI_Comm node, std::size_t chunk_bytes);
+
+  bool usable() const { return why_not_.empty(); }
+  const std::string& why_not() const { return why_not_; }  // this rank's probe's failure
+  int rank() const { return win_.rank(); }
+  int size() const { return win_.size(); }
+
+  // Block rank() of `count` elements of buf ends as the sum over the node's ranks. Collective.
+  template <class T>
+  void reduce_scatter(T* buf, std::size_t count, const AllreduceWork<T>& w);
+  // Every block of buf (the one reduce_scatter had) comes from the rank that owns it.
+  template <class T>
+  void allgather(T* buf, std::size_t count);
+
+ private:
+  struct Peer {  // what a rank publishes in its part of the window
+    std::int64_t pid;
+    std::uint64_t address;
+  };
+  void publish(const void* mine);  // collective: then peers_ holds every rank's
+  // bytes at `offset` of rank q's published vector into dst (throws Error naming q and errno)
+  void read(int q, std::size_t offset, void* dst, std::size_t bytes) const;
+  std::string probe();
+
+  std::size_t chunk_bytes_;
+  ShmWindow win_;  // every rank's Peer
+  std::vector<Peer> peers_;
+  std::vector<std::byte> chunk_;  // the reduce-scatter's staging, chunk_bytes_
+  std::uint64_t probe_value_ = 0;
+  std::string why_not_;
+};
+
+}  // namespace dls
