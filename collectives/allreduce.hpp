@@ -7,8 +7,11 @@
 //   rabenseifner  recursive-halving reduce-scatter + recursive-doubling allgather, same fold:
 //                 2 lg p alpha + 2(p-1)/p n beta
 //   tree          binomial-tree reduce to rank 0 + binomial broadcast: 2 lg p (alpha + n beta)
-//   shm           within a node, the ring over shared-memory FIFOs (shm_ring.hpp: each element
-//                 crosses memory once, not through a transport's buffer); across nodes, the
+//   shm           within a node, each rank reads the others' private vectors out of their
+//                 processes with cross-memory attach (shm_cma.hpp: each element copied once,
+//                 the sums from a chunk in cache) where the kernel allows it, else the ring over
+//                 shared-memory FIFOs (shm_ring.hpp: each element crosses memory once, not
+//                 through a transport's buffer; ShmOptions::copy picks); across nodes, the
 //                 ring on each node rank's block among the ranks of that index: a node-local
 //                 reduce-scatter, L rings of n/L, a node-local allgather (L ranks a node, the
 //                 same on every node). On a vector in the node's shared memory
@@ -40,11 +43,22 @@ const std::vector<Algo>& all_algos();
 // The shared-memory algorithm's settings: chunks of the FIFOs (a multiple of 64 bytes; a few
 // of them stay in cache), slots per FIFO, and what a node is: 0 the ranks MPI finds sharing
 // memory (MPI_COMM_TYPE_SHARED), k > 0 runs of k consecutive ranks (one host emulating nodes of
-// k ranks; they must still share memory).
+// k ranks; they must still share memory); and how a private vector's elements reach the other
+// ranks of the node: kCma (cross-memory attach, chunk_bytes a read), kFifo (the FIFO ring),
+// kAuto (kCma for vectors of kShmCmaMinBytes or more where every rank can read every other, else
+// kFifo: below it the FIFO ring's spinning flags beat cma's three barriers and system calls).
+enum class ShmCopy { kAuto, kCma, kFifo };
+// Measured with `dlscale collectives --algo shm --shm-copy fifo|cma`, 2 ranks on a 2-core Xeon VM,
+// two alternating runs each (us): 1 MiB 167-181 fifo, 219-234 cma; 2 MiB 357-381, 367-373; 4 MiB
+// 755-852, 603-709; 16 MiB 1.0-1.5x faster with cma, 32 MiB 0.8-1.0x.
+inline constexpr std::size_t kShmCmaMinBytes = std::size_t(4) << 20;
+std::string shm_copy_name(ShmCopy c);           // "auto", "cma", "fifo"
+ShmCopy parse_shm_copy(std::string_view name);  // throws ConfigError listing the names
 struct ShmOptions {
   std::size_t chunk_bytes = std::size_t(128) << 10;
   int slots = 4;
   int node_ranks = 0;
+  ShmCopy copy = ShmCopy::kAuto;
 };
 class ShmAllreduce;  // allreduce_shm.cpp: the node's window and the communicators
 // Largest FIFO, chunk x slots: 1 GiB (each rank's part of the window must fit the node's shared
@@ -97,6 +111,11 @@ T* shm_shared_buffer(const Comm& c, std::size_t count, AllreduceWork<T>& w);
 // Collective: empty when shm can run on c with these options, else why not (nodes holding
 // different numbers of ranks, node_ranks not dividing the ranks). "all" and "auto" skip it then.
 std::string shm_unusable(const Comm& c, const ShmOptions& o);
+// How shm's last call on w moved a node's elements: "cma", "fifo", "shared" (the copy-free path
+// of shm_shared_buffer), or "" before any call and after one with nothing to move (one rank, or
+// no elements).
+template <class T>
+std::string shm_path(const AllreduceWork<T>& w);
 
 // Helpers shared by the algorithms (allreduce.cpp).
 // Block b of `blocks` near-equal blocks of `count` elements: [offset, offset + length).

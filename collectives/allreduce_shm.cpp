@@ -1,6 +1,6 @@
-// shm: the shared-memory ring within each node, the ring across nodes on each node rank's block
-// (see allreduce.hpp). The state (the node's window, the node and cross-node communicators) is
-// made once per communicator and kept in AllreduceWork.
+// shm: within each node cross-memory attach or the shared-memory ring, the ring across nodes on
+// each node rank's block (see allreduce.hpp). The state (the node's window, the node and cross-node
+// communicators) is made once per communicator and kept in AllreduceWork.
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 
@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "collectives/parts.hpp"
+#include "collectives/shm_cma.hpp"
 #include "collectives/shm_direct.hpp"
 #include "collectives/shm_ring.hpp"
 #include "measure/check.hpp"
@@ -64,6 +65,7 @@ class ShmAllreduce {
       ring_ = std::make_unique<ShmRing>(node_, o.chunk_bytes, o.slots);
       // The ranks of the same node rank on every node, in c's order.
       mpi_check(MPI_Comm_split(c.raw(), ring_->rank(), c.rank(), &cross_), "MPI_Comm_split");
+      if (o.copy != ShmCopy::kFifo) make_cma(c, o);
     } catch (...) {
       free_comms();
       throw;
@@ -71,6 +73,7 @@ class ShmAllreduce {
   }
   ~ShmAllreduce() {
     direct_.reset();
+    cma_.reset();
     ring_.reset();
     free_comms();
   }
@@ -85,7 +88,7 @@ class ShmAllreduce {
           "allreduce shm: this workspace's shared-memory ring belongs to another communicator (one "
           "AllreduceWork per communicator)");
     if (o.chunk_bytes != options_.chunk_bytes || o.slots != options_.slots ||
-        o.node_ranks != options_.node_ranks)
+        o.node_ranks != options_.node_ranks || o.copy != options_.copy)
       throw Error("allreduce shm: the workspace's shm options changed after its first call");
   }
 
@@ -103,15 +106,25 @@ class ShmAllreduce {
     return static_cast<T*>(direct_->mine());
   }
 
-  // The node's part through the FIFO ring, or, on the shared vector (on every rank alike),
-  // reading the other ranks' vectors where they lie.
+  // The node's part on the shared vector (on every rank alike) reading the other ranks' vectors
+  // where they lie; else through cross-memory attach where every rank can (from kShmCmaMinBytes
+  // up unless asked for), else the FIFO ring.
   template <class T>
   void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
-    if (direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes())
+    if (direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes()) {
+      path_ = "shared";
       run_on(*direct_, buf, count, w);
-    else
+    } else if (cma_ && (options_.copy == ShmCopy::kCma || count * sizeof(T) >= kShmCmaMinBytes)) {
+      path_ = "cma";
+      run_on(*cma_, buf, count, w);
+    } else {
+      path_ = "fifo";
       run_on(*ring_, buf, count, w);
+    }
   }
+
+  const std::string& path() const { return path_; }
+  void no_path() { path_.clear(); }  // a call with nothing to move
 
  private:
   void free_comms() {  // not while unwinding from an error (see ~ShmRing)
@@ -123,8 +136,21 @@ class ShmAllreduce {
     if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
   }
 
-  // The node-local reduce-scatter of `halves` (ShmRing or ShmDirect), the ring across nodes on
-  // this node rank's block, the node-local allgather.
+  // Cross-memory attach where every rank of c can read its node's others (else none, or, where
+  // o asks for it, a ConfigError with this rank's reason, on every rank).
+  void make_cma(const Comm& c, const ShmOptions& o) {
+    cma_ = std::make_unique<ShmCma>(node_, o.chunk_bytes);
+    if (!c.any(!cma_->usable())) return;
+    const std::string why =
+        cma_->usable() ? "another rank cannot read its node's others" : cma_->why_not();
+    if (o.copy == ShmCopy::kCma)
+      throw ConfigError("allreduce shm: --shm-copy cma: cross-memory attach refused (" + why +
+                        "); --shm-copy fifo or auto runs the FIFO ring");
+    cma_.reset();
+  }
+
+  // The node-local reduce-scatter of `halves` (ShmRing, ShmDirect or ShmCma), the ring across nodes
+  // on this node rank's block, the node-local allgather.
   template <class Halves, class T>
   void run_on(Halves& halves, T* buf, std::size_t count, AllreduceWork<T>& w) {
     halves.reduce_scatter(buf, count, w);
@@ -142,7 +168,24 @@ class ShmAllreduce {
   MPI_Comm node_, cross_ = MPI_COMM_NULL;
   std::unique_ptr<ShmRing> ring_;
   std::unique_ptr<ShmDirect> direct_;  // the shared vector, once asked for
+  std::unique_ptr<ShmCma> cma_;        // where every rank can read its node's others
+  std::string path_;                   // the last call's: "shared", "cma" or "fifo"
 };
+
+std::string shm_copy_name(ShmCopy c) {
+  return c == ShmCopy::kCma ? "cma" : c == ShmCopy::kFifo ? "fifo" : "auto";
+}
+
+ShmCopy parse_shm_copy(std::string_view name) {
+  for (ShmCopy c : {ShmCopy::kAuto, ShmCopy::kCma, ShmCopy::kFifo})
+    if (name == shm_copy_name(c)) return c;
+  throw ConfigError(fmt::format("shm copy '{}': expected auto, cma or fifo", name));
+}
+
+template <class T>
+std::string shm_path(const AllreduceWork<T>& w) {
+  return w.shm_state ? w.shm_state->path() : std::string();
+}
 
 std::string shm_unusable(const Comm& c, const ShmOptions& o) {
   if (o.node_ranks < 0) return fmt::format("node_ranks {} (expected 0 or more)", o.node_ranks);
@@ -157,7 +200,10 @@ void allreduce_shm(const Comm& c, T* buf, std::size_t count, AllreduceWork<T>& w
   if (c.size() == 1) return;
   if (!w.shm_state) w.shm_state = std::make_shared<ShmAllreduce>(c, w.shm);
   w.shm_state->check_same(c, w.shm);
-  if (count > 0) w.shm_state->run(buf, count, w);
+  if (count > 0)
+    w.shm_state->run(buf, count, w);
+  else
+    w.shm_state->no_path();
 }
 
 namespace {
@@ -194,7 +240,8 @@ T* shm_shared_buffer(const Comm& c, std::size_t count, AllreduceWork<T>& w) {
 
 #define DLS_INSTANTIATE(T)                                                         \
   template void allreduce_shm<T>(const Comm&, T*, std::size_t, AllreduceWork<T>&); \
-  template T* shm_shared_buffer<T>(const Comm&, std::size_t, AllreduceWork<T>&);
+  template T* shm_shared_buffer<T>(const Comm&, std::size_t, AllreduceWork<T>&);   \
+  template std::string shm_path<T>(const AllreduceWork<T>&);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)
 #undef DLS_INSTANTIATE

@@ -53,8 +53,10 @@ class HostTarget final : public AllreduceTarget {
   long count_wrong(std::size_t n, int ranks) override { return dls::count_wrong(data_, n, ranks); }
   nlohmann::json describe(std::size_t algo) const override {
     nlohmann::json d = {{"memory", shared_ ? "shared" : "host"}};
-    if (algos_[algo] == Algo::kShm)  // what shapes it, for a comparison of two runs
+    if (algos_[algo] == Algo::kShm) {  // what shapes it, for a comparison of two runs
       d["shm"] = shm_json(w_.shm);
+      if (std::string path = shm_path(w_); !path.empty()) d["shm"]["path"] = path;  // what ran
+    }
     return d;
   }
 

@@ -15,7 +15,12 @@ n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
 f=$(grep -c '"benchmark":"allreduce_alpha_beta_fit"' "$tmp/r.jsonl")
 [[ $f -eq 6 ]] || fail "expected 6 fit records, got $f"
 # shm's records carry what shapes it (the defaults here)
-[[ $(grep -c '"shm":{"chunk_bytes":131072,"node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 5 ]] || fail "shm records without their FIFO settings"
+# (and the path that ran: the FIFO ring below 4 MiB; none at 0 bytes)
+[[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","node_ranks":0,"path":"fifo","slots":4}' "$tmp/r.jsonl") -eq 4 ]] || fail "shm records without their settings and path (fifo below 4 MiB)"
+[[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 1 ]] || fail "shm's 0-byte record: a path, or not one record"
+# cross-memory attach, asked for: checked, and recorded as the path that ran
+run3 -b 4M -e 8M --algo shm --shm-copy cma --shm-chunk 64K --iters 3 --warmup 1 --out "$tmp/cma.jsonl" > "$tmp/cma.txt" 2>&1 || { rc=$?; cat "$tmp/cma.txt"; fail "shm through cma exited $rc"; }
+[[ $(grep '"wrong":0' "$tmp/cma.jsonl" | grep -c '"copy":"cma","node_ranks":0,"path":"cma"') -eq 2 ]] || fail "shm through cma: not 2 checked sizes recorded as cma"
 
 # shm on emulated nodes of 2 ranks: 3 ranks make nodes of 2 and 1, which "all" leaves out with
 # the reason (and --algo shm refuses, below); at --shm-node-ranks 3, one node, it runs and checks
@@ -26,7 +31,7 @@ run3 -b 4K -e 1M -f 16 --algo shm --shm-node-ranks 3 --shm-chunk 4K --shm-slots 
 [[ $(grep -c '"wrong":0' "$tmp/s.jsonl") -eq 3 ]] || fail "shm with 4K chunks: not 3 checked sizes"
 # the overlap sweep's thread engine runs shm with the same settings, and records them
 run3 -b 64K -e 64K --overlap thread --algo shm --shm-chunk 4K --iters 20 --warmup 2 --out "$tmp/so.jsonl" > "$tmp/so.txt" 2>&1 || { rc=$?; cat "$tmp/so.txt"; fail "overlap sweep of shm exited $rc"; }
-grep -q '"shm":{"chunk_bytes":4096,"node_ranks":0,"slots":4}' "$tmp/so.jsonl" || fail "the overlap record of shm without its settings"
+grep -q '"shm":{"chunk_bytes":4096,"copy":"auto","node_ranks":0,"slots":4}' "$tmp/so.jsonl" || fail "the overlap record of shm without its settings"
 # the vector in the node's shared memory: every algorithm checked on it, recorded as such
 run3 -b 4K -e 1M -f 16 --algo all --memory shared --iters 20 --warmup 2 --out "$tmp/m.jsonl" > "$tmp/m.txt" 2>&1 || { rc=$?; cat "$tmp/m.txt"; fail "sweep on shared memory exited $rc"; }
 [[ $(grep -c '"wrong":0' "$tmp/m.jsonl") -eq 18 ]] || fail "shared memory: not 6 algorithms x 3 checked sizes"
@@ -92,4 +97,5 @@ bad "shm-chunk 2G: expected a positive multiple of 64 bytes, at most 1G" --shm-c
 bad "over 1 GiB a rank" --shm-chunk 512M --shm-slots 4
 bad "shm-chunk '99999999999G': too large" --shm-chunk 99999999999G
 bad "shm-slots: Value 0 not in range" --shm-slots 0
+bad "shm copy 'xpmem': expected auto, cma or fifo" --shm-copy xpmem
 echo "collectives CLI: all cases passed"

@@ -40,7 +40,10 @@ Record collective_record(const SweepContext& s, const std::string& benchmark, lo
 }
 
 nlohmann::json shm_json(const ShmOptions& o) {
-  return {{"chunk_bytes", o.chunk_bytes}, {"slots", o.slots}, {"node_ranks", o.node_ranks}};
+  return {{"chunk_bytes", o.chunk_bytes},
+          {"slots", o.slots},
+          {"node_ranks", o.node_ranks},
+          {"copy", shm_copy_name(o.copy)}};
 }
 
 std::string device_algo_name(DeviceAlgo a) { return a == DeviceAlgo::kNccl ? "nccl" : "mpi"; }
