@@ -55,7 +55,7 @@ class HostTarget final : public AllreduceTarget {
     nlohmann::json d = {{"memory", shared_ ? "shared" : "host"}};
     if (algos_[algo] == Algo::kShm) {  // what shapes it, for a comparison of two runs
       d["shm"] = shm_json(w_.shm);
-      if (std::string path = shm_path(w_); !path.empty()) d["shm"]["path"] = path;  // what ran
+      if (std::string path = shm_path(w_); !path.empty()) d["shm"]["copy_path"] = path;  // what ran
     }
     return d;
   }

@@ -16,11 +16,11 @@ f=$(grep -c '"benchmark":"allreduce_alpha_beta_fit"' "$tmp/r.jsonl")
 [[ $f -eq 6 ]] || fail "expected 6 fit records, got $f"
 # shm's records carry what shapes it (the defaults here)
 # (and the path that ran: the FIFO ring below 4 MiB; none at 0 bytes)
-[[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","node_ranks":0,"path":"fifo","slots":4}' "$tmp/r.jsonl") -eq 4 ]] || fail "shm records without their settings and path (fifo below 4 MiB)"
+[[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","copy_path":"fifo","node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 4 ]] || fail "shm records without their settings and path (fifo below 4 MiB)"
 [[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 1 ]] || fail "shm's 0-byte record: a path, or not one record"
 # cross-memory attach, asked for: checked, and recorded as the path that ran
 run3 -b 4M -e 8M --algo shm --shm-copy cma --shm-chunk 64K --iters 3 --warmup 1 --out "$tmp/cma.jsonl" > "$tmp/cma.txt" 2>&1 || { rc=$?; cat "$tmp/cma.txt"; fail "shm through cma exited $rc"; }
-[[ $(grep '"wrong":0' "$tmp/cma.jsonl" | grep -c '"copy":"cma","node_ranks":0,"path":"cma"') -eq 2 ]] || fail "shm through cma: not 2 checked sizes recorded as cma"
+[[ $(grep '"wrong":0' "$tmp/cma.jsonl" | grep -c '"copy":"cma","copy_path":"cma","node_ranks":0') -eq 2 ]] || fail "shm through cma: not 2 checked sizes recorded as cma"
 
 # shm on emulated nodes of 2 ranks: 3 ranks make nodes of 2 and 1, which "all" leaves out with
 # the reason (and --algo shm refuses, below); at --shm-node-ranks 3, one node, it runs and checks

@@ -33,7 +33,8 @@ MEASURED = re.compile(
 )
 # subtrees decided by timing or by the host: presence only
 # (harness_host, a point's host: the load beside it on the host that ran it; direct_tile_orders:
-# the direct convolution's tile order each problem measured, keyed by the thread count)
+# the direct convolution's tile order each problem measured, keyed by the thread count;
+# copy_path: how shm moved a node's elements, cma where the kernel lets the ranks read each other)
 OPAQUE = {
     "allreduce",
     "allreduce_auto_times_s",
@@ -44,6 +45,7 @@ OPAQUE = {
     "harness_host",
     "host",
     "direct_tile_orders",
+    "copy_path",
 }
 # where and with what the campaign ran, and what the host lets PAPI or Linux count: not stored
 DROPPED = {
