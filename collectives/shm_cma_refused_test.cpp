@@ -20,6 +20,7 @@
 
 #include "collectives/allreduce.hpp"
 #include "collectives/comm.hpp"
+#include "collectives/mpi_test_run.hpp"
 #include "collectives/mpi_test_util.hpp"
 #include "collectives/shm_cma.hpp"
 #include "measure/check.hpp"
@@ -87,11 +88,5 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return 1;
   }
-  dls::MpiSession mpi(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (dls::Comm().rank() != 0)
-    delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  const int rc = RUN_ALL_TESTS();
-  return dls::Comm().any(rc != 0) ? 1 : 0;
+  return dls::run_mpi_tests(&argc, &argv);
 }
