@@ -143,9 +143,12 @@ class ShmAllreduce {
     if (!c.any(!cma_->usable())) return;
     const std::string why =
         cma_->usable() ? "another rank cannot read its node's others" : cma_->why_not();
-    if (o.copy == ShmCopy::kCma)
+    if (o.copy == ShmCopy::kCma) {  // every rank: the windows freed collectively first
+      cma_.reset();
+      ring_.reset();
       throw ConfigError("allreduce shm: --shm-copy cma: cross-memory attach refused (" + why +
                         "); --shm-copy fifo or auto runs the FIFO ring");
+    }
     cma_.reset();
   }
 

@@ -8,11 +8,27 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "measure/check.hpp"
 
 namespace dls {
+
+namespace {
+
+// Yama's ptrace_scope: 1 lets a process be read only by its ancestors unless it names its
+// readers (0, or no Yama: any process of the user may; 2 and 3: none, whatever it names).
+bool yama_restricts_to_ancestors() {
+  std::FILE* f = std::fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+  if (!f) return false;
+  int scope = 0;
+  const bool read = std::fscanf(f, "%d", &scope) == 1;
+  std::fclose(f);
+  return read && scope == 1;
+}
+
+}  // namespace
 
 ShmCma::ShmCma(MPI_Comm node, std::size_t chunk_bytes)
     : chunk_bytes_(chunk_bytes), win_(node, sizeof(Peer)), chunk_(chunk_bytes) {
@@ -20,17 +36,45 @@ ShmCma::ShmCma(MPI_Comm node, std::size_t chunk_bytes)
     throw Error(
         fmt::format("ShmCma: chunk of {} bytes (expected a positive multiple of 64)", chunk_bytes));
 #ifdef PR_SET_PTRACER
-  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // EINVAL without Yama: nothing to allow
+  // Under Yama's scope 1 the node's ranks (siblings, not ancestors) may read this process only
+  // once it names them: any process of its user, as Open MPI does (several peers: no single pid
+  // to name). Withdrawn when the probe fails and when this object goes.
+  if (yama_restricts_to_ancestors())
+    named_readers_ = prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0;
 #endif
   why_not_ = probe();
+  if (!why_not_.empty()) withdraw_readers();
 }
 
-void ShmCma::publish(const void* mine) {
+ShmCma::~ShmCma() { withdraw_readers(); }
+
+void ShmCma::withdraw_readers() {
+#ifdef PR_SET_PTRACER
+  if (named_readers_) prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+#endif
+  named_readers_ = false;
+}
+
+void ShmCma::publish(const void* mine, std::size_t bytes) {
   Peer* slot = reinterpret_cast<Peer*>(win_.part(rank()));
-  *slot = {std::int64_t(getpid()), std::uint64_t(reinterpret_cast<std::uintptr_t>(mine))};
+  *slot = {std::int64_t(getpid()), std::uint64_t(reinterpret_cast<std::uintptr_t>(mine)),
+           std::uint64_t(bytes)};
   win_.sync();
   peers_.resize(std::size_t(size()));
   for (int q = 0; q < size(); ++q) peers_[std::size_t(q)] = *reinterpret_cast<Peer*>(win_.part(q));
+  // Every rank sees the same table, so a call whose count differs between the ranks (a vector
+  // shorter than the others' reads) is refused on every rank alike, before any read (rather
+  // than a read failing on one rank alone).
+  // (Before the throw one more barrier: a rank that went on to its next call would otherwise
+  // write its slot again before the others had read this table.)
+  for (int q = 1; q < size(); ++q)
+    if (peers_[std::size_t(q)].bytes != peers_[0].bytes) {
+      win_.sync();
+      throw Error(fmt::format(
+          "allreduce shm: node rank 0 passed {} bytes, node rank {} {} (expected the same count "
+          "on every rank)",
+          peers_[0].bytes, q, peers_[std::size_t(q)].bytes));
+    }
 }
 
 void ShmCma::read(int q, std::size_t offset, void* dst, std::size_t bytes) const {
@@ -46,19 +90,39 @@ void ShmCma::read(int q, std::size_t offset, void* dst, std::size_t bytes) const
   }
 }
 
-// Every rank reads every other's probe value (its pid mixed with a constant); never throws,
-// so that every rank comes to each barrier.
+// A read inside a call: past the probe a failure is this rank's alone (a peer gone, its memory
+// unmapped), while the others wait at the next barrier, so it ends the job with the reason.
+void ShmCma::fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const {
+  try {
+    read(q, offset, dst, bytes);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "dlscale: %s; aborting the job\n", e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+}
+
+// Every rank reads every other's probe value (a constant mixed with its pid and its node rank:
+// ranks in separate PID namespaces may share a pid, and a read of its own memory must not pass
+// for a peer's); never throws, so that every rank comes to each barrier.
 std::string ShmCma::probe() {
-  const auto value_of = [](std::int64_t pid) { return 0x5eedc0de00000000ull ^ std::uint64_t(pid); };
-  probe_value_ = value_of(getpid());
-  publish(&probe_value_);
+  const auto value_of = [](std::int64_t pid, int rank) {
+    return 0x5eedc0de00000000ull ^ std::uint64_t(pid) ^ (std::uint64_t(rank) << 40);
+  };
+  probe_value_ = value_of(getpid(), rank());
+  publish(&probe_value_, sizeof probe_value_);
   std::string why;
   for (int q = 0; q < size() && why.empty(); ++q) {
     if (q == rank()) continue;
+    const std::int64_t pid = peers_[std::size_t(q)].pid;
+    if (pid == getpid()) {
+      why = fmt::format("node rank {} has this process's pid {} (another PID namespace)", q, pid);
+      break;
+    }
     std::uint64_t got = 0;
     try {
       read(q, 0, &got, sizeof got);
-      if (got != value_of(peers_[std::size_t(q)].pid))
+      if (got != value_of(pid, q))
         why = fmt::format("node rank {}'s probe read back as {:#x}", q, got);
     } catch (const Error& e) {
       why = e.what();
@@ -70,7 +134,7 @@ std::string ShmCma::probe() {
 
 template <class T>
 void ShmCma::reduce_scatter(T* buf, std::size_t count, const AllreduceWork<T>& w) {
-  publish(buf);  // every vector written and its address seen
+  publish(buf, count * sizeof(T));  // every vector written and its address seen
   const Block b = block_of(count, size(), rank());
   const std::size_t step = chunk_bytes_ / sizeof(T);
   T* staged = reinterpret_cast<T*>(chunk_.data());
@@ -78,7 +142,7 @@ void ShmCma::reduce_scatter(T* buf, std::size_t count, const AllreduceWork<T>& w
     const std::size_t n = std::min(step, b.length - at);
     for (int q = 0; q < size(); ++q) {
       if (q == rank()) continue;
-      read(q, (b.offset + at) * sizeof(T), staged, n * sizeof(T));
+      fetch(q, (b.offset + at) * sizeof(T), staged, n * sizeof(T));
       add_into(buf + b.offset + at, staged, n, w);
     }
   }
@@ -93,7 +157,7 @@ void ShmCma::allgather(T* buf, std::size_t count) {
   for (int q = 0; q < size(); ++q) {
     if (q == rank()) continue;
     const Block b = block_of(count, size(), q);
-    read(q, b.offset * sizeof(T), buf + b.offset, b.length * sizeof(T));
+    fetch(q, b.offset * sizeof(T), buf + b.offset, b.length * sizeof(T));
   }
   win_.sync();  // every read made before anyone writes its vector again
 }

@@ -16,8 +16,12 @@
 // Whether the kernel lets a rank read the others (same user, ptrace access: a Yama ptrace_scope of
 // 1 allows it only to a process's ancestors, unless the process names its readers) is probed once,
 // at construction, by reading a known value from every other rank; usable() says so, why_not()
-// says why not. The constructor declares this process readable by any process of its user
-// (prctl PR_SET_PTRACER_ANY, as Open MPI does: a no-op without Yama).
+// says why not. Where Yama's ptrace_scope is 1 (a process readable only by its ancestors), the
+// constructor declares this process readable by any process of its user (prctl
+// PR_SET_PTRACER_ANY, as Open MPI does), for the object's life, withdrawn if the probe fails: a
+// security trade-off (any process of the user may then attach to it) that --shm-copy fifo avoids.
+// A read that fails inside a call (a peer gone) ends the job (MPI_Abort) with the reason: the
+// other ranks would wait for this one at the next barrier.
 #pragma once
 
 #include <mpi.h>
@@ -38,6 +42,9 @@ class ShmCma {
   // probe. `chunk_bytes` (a positive multiple of 64): the reduce-scatter's reads at a time.
   // Frees its window (collectively) on destruction (ShmWindow); `node` stays the caller's.
   ShmCma(MPI_Comm node, std::size_t chunk_bytes);
+  ~ShmCma();
+  ShmCma(const ShmCma&) = delete;
+  ShmCma& operator=(const ShmCma&) = delete;
 
   bool usable() const { return why_not_.empty(); }
   const std::string& why_not() const { return why_not_; }  // this rank's probe's failure
@@ -54,12 +61,16 @@ class ShmCma {
  private:
   struct Peer {  // what a rank publishes in its part of the window
     std::int64_t pid;
-    std::uint64_t address;
+    std::uint64_t address, bytes;
   };
-  void publish(const void* mine);  // collective: then peers_ holds every rank's
+  // Collective: then peers_ holds every rank's; throws on every rank alike where the ranks'
+  // `bytes` differ.
+  void publish(const void* mine, std::size_t bytes);
   // bytes at `offset` of rank q's published vector into dst (throws Error naming q and errno)
   void read(int q, std::size_t offset, void* dst, std::size_t bytes) const;
+  void fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const;  // or MPI_Abort
   std::string probe();
+  void withdraw_readers();  // undoes the constructor's prctl, if it made one
 
   std::size_t chunk_bytes_;
   ShmWindow win_;  // every rank's Peer
@@ -67,6 +78,7 @@ class ShmCma {
   std::vector<std::byte> chunk_;  // the reduce-scatter's staging, chunk_bytes_
   std::uint64_t probe_value_ = 0;
   std::string why_not_;
+  bool named_readers_ = false;  // PR_SET_PTRACER_ANY set by this object
 };
 
 }  // namespace dls

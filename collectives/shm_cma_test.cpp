@@ -99,6 +99,33 @@ TEST(ShmCma, BackToBackOnMovingVectors) {
   EXPECT_EQ(wrong, 0) << "rank " << c.rank();
 }
 
+// One vector, rewritten by each rank as soon as its call returns, the ranks late by different
+// amounts: a rank that left a call before the others had read its blocks (a missing last
+// barrier) would hand them its next call's values. A count that differs between the ranks (a
+// vector shorter than the others' reads) is refused on every rank before any read.
+TEST(ShmCma, BackToBackOnOneVector) {
+  const Comm c;
+  if (!cma_refusal(c).empty()) return;  // AutoChoosesBySize checks the fall back
+  AllreduceWork<double> w;
+  w.shm = cma_options(0);
+  const std::size_t n = 200003;
+  const double p = c.size();
+  std::vector<double> v(n);
+  long wrong = 0;
+  for (int k = 0; k < 30; ++k) {
+    for (std::size_t i = 0; i < n; ++i) v[i] = (c.rank() + 1) * (k + 1) + double(i % 7);
+    if ((k + c.rank()) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    allreduce_shm(c, v.data(), n, w);
+    for (std::size_t i = 0; i < n; ++i)
+      wrong += v[i] != (k + 1) * p * (p + 1) / 2 + p * double(i % 7);
+  }
+  EXPECT_EQ(wrong, 0) << "rank " << c.rank();
+  if (c.size() > 1) {
+    EXPECT_THROW(allreduce_shm(c, v.data(), 1000 + std::size_t(c.rank()), w), Error);
+    allreduce_shm(c, v.data(), 1000, w);  // and the next call runs
+  }
+}
+
 // Data that rounds: the same bits on every rank, and the same as the copy-free path on the
 // node's shared vector (both sum block l on rank l, its own values, then the others' in rank
 // order).
