@@ -76,6 +76,20 @@ TEST(ShmCma, EqualsMpiAllreduce) {
   }
 }
 
+// Call k of a run of back-to-back calls on v (n elements): fills it, waits `late` us, sums, and
+// returns how many elements differ from the sum's closed form.
+long back_to_back_call(const Comm& c, AllreduceWork<double>& w, double* v, std::size_t n, int k,
+                       int late) {
+  const double p = c.size();
+  for (std::size_t i = 0; i < n; ++i) v[i] = (c.rank() + 1) * (k + 1) + double(i % 7);
+  if ((k + c.rank()) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(late));
+  allreduce_shm(c, v, n, w);
+  long wrong = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    wrong += v[i] != (k + 1) * p * (p + 1) / 2 + p * double(i % 7);
+  return wrong;
+}
+
 // Each call on a new vector (a new address to publish), nothing between the calls that
 // synchronizes the ranks, each rank late by a different amount: the sum of call k is known in
 // closed form, so each rank checks its own.
@@ -85,40 +99,25 @@ TEST(ShmCma, BackToBackOnMovingVectors) {
   AllreduceWork<double> w;
   w.shm = cma_options(0);
   const std::size_t n = 3001;
-  const double p = c.size();
   long wrong = 0;
   std::vector<std::vector<double>> kept;  // alive to the end: no address reused
-  for (int k = 0; k < 40; ++k) {
-    if ((k + c.rank()) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
-    std::vector<double>& v = kept.emplace_back(n + std::size_t(k % 5));
-    for (std::size_t i = 0; i < n; ++i) v[i] = (c.rank() + 1) * (k + 1) + double(i % 7);
-    allreduce_shm(c, v.data(), n, w);
-    for (std::size_t i = 0; i < n; ++i)
-      wrong += v[i] != (k + 1) * p * (p + 1) / 2 + p * double(i % 7);
-  }
+  for (int k = 0; k < 40; ++k)
+    wrong += back_to_back_call(c, w, kept.emplace_back(n + std::size_t(k % 5)).data(), n, k, 300);
   EXPECT_EQ(wrong, 0) << "rank " << c.rank();
 }
 
 // One vector, rewritten by each rank as soon as its call returns, the ranks late by different
-// amounts: a rank that left a call before the others had read its blocks (a missing last
-// barrier) would hand them its next call's values. A count that differs between the ranks (a
-// vector shorter than the others' reads) is refused on every rank before any read.
+// amounts: a rank that left a call before the others had read its blocks would hand them its
+// next call's values. A count that differs between the ranks (a vector shorter than the others'
+// reads) is refused on every rank before any read.
 TEST(ShmCma, BackToBackOnOneVector) {
   const Comm c;
   if (!cma_refusal(c).empty()) return;  // AutoChoosesBySize checks the fall back
   AllreduceWork<double> w;
   w.shm = cma_options(0);
-  const std::size_t n = 200003;
-  const double p = c.size();
-  std::vector<double> v(n);
+  std::vector<double> v(200003);
   long wrong = 0;
-  for (int k = 0; k < 30; ++k) {
-    for (std::size_t i = 0; i < n; ++i) v[i] = (c.rank() + 1) * (k + 1) + double(i % 7);
-    if ((k + c.rank()) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(500));
-    allreduce_shm(c, v.data(), n, w);
-    for (std::size_t i = 0; i < n; ++i)
-      wrong += v[i] != (k + 1) * p * (p + 1) / 2 + p * double(i % 7);
-  }
+  for (int k = 0; k < 30; ++k) wrong += back_to_back_call(c, w, v.data(), v.size(), k, 500);
   EXPECT_EQ(wrong, 0) << "rank " << c.rank();
   if (c.size() > 1) {
     EXPECT_THROW(allreduce_shm(c, v.data(), 1000 + std::size_t(c.rank()), w), Error);
