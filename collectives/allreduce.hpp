@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "collectives/comm.hpp"
+#include "measure/named_enum.hpp"
 
 namespace dls {
 
@@ -52,8 +53,8 @@ enum class ShmCopy { kAuto, kCma, kFifo };
 // two alternating runs each (us): 1 MiB 167-181 fifo, 219-234 cma; 2 MiB 357-381, 367-373; 4 MiB
 // 755-852, 603-709; 16 MiB 1.0-1.5x faster with cma, 32 MiB 0.8-1.0x.
 inline constexpr std::size_t kShmCmaMinBytes = std::size_t(4) << 20;
-std::string shm_copy_name(ShmCopy c);           // "auto", "cma", "fifo"
-ShmCopy parse_shm_copy(std::string_view name);  // throws ConfigError listing the names
+inline constexpr Named<ShmCopy> kShmCopyNames[] = {
+    {ShmCopy::kAuto, "auto"}, {ShmCopy::kCma, "cma"}, {ShmCopy::kFifo, "fifo"}};
 struct ShmOptions {
   std::size_t chunk_bytes = std::size_t(128) << 10;
   int slots = 4;

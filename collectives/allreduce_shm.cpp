@@ -175,16 +175,6 @@ class ShmAllreduce {
   std::string path_;                   // the last call's: "shared", "cma" or "fifo"
 };
 
-std::string shm_copy_name(ShmCopy c) {
-  return c == ShmCopy::kCma ? "cma" : c == ShmCopy::kFifo ? "fifo" : "auto";
-}
-
-ShmCopy parse_shm_copy(std::string_view name) {
-  for (ShmCopy c : {ShmCopy::kAuto, ShmCopy::kCma, ShmCopy::kFifo})
-    if (name == shm_copy_name(c)) return c;
-  throw ConfigError(fmt::format("shm copy '{}': expected auto, cma or fifo", name));
-}
-
 template <class T>
 std::string shm_path(const AllreduceWork<T>& w) {
   return w.shm_state ? w.shm_state->path() : std::string();

@@ -103,5 +103,5 @@ bad "shm-chunk 2G: expected a positive multiple of 64 bytes, at most 1G" --shm-c
 bad "over 1 GiB a rank" --shm-chunk 512M --shm-slots 4
 bad "shm-chunk '99999999999G': too large" --shm-chunk 99999999999G
 bad "shm-slots: Value 0 not in range" --shm-slots 0
-bad "shm copy 'xpmem': expected auto, cma or fifo" --shm-copy xpmem
+bad "shm-copy 'xpmem': expected one of auto, cma, fifo" --shm-copy xpmem
 echo "collectives CLI: all cases passed"

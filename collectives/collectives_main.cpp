@@ -47,14 +47,11 @@ void add_shm_options(CLI::App& app, ShmOptions& o) {
                  "consecutive ranks (emulated nodes on one host)")
       ->check(CLI::Range(0, 1 << 20))
       ->default_str("0");
-  app.add_option("--shm-copy",
-                 "--algo shm on host memory: how elements reach the node's other ranks: cma (each "
-                 "rank reads the others' vectors out of their processes, process_vm_readv, "
-                 "--shm-chunk at a time), fifo (the ring over shared-memory FIFOs), auto (cma "
-                 "where the kernel lets every rank read the others, else fifo)")
-      ->check(parsed_into(o.copy, [](const std::string& t) { return parse_shm_copy(t); }))
-      ->type_name("auto|cma|fifo")
-      ->default_str("auto");
+  add_named(&app, "--shm-copy", o.copy, kShmCopyNames,
+            "--algo shm on host memory: how elements reach the node's other ranks: cma (each rank "
+            "reads the others' vectors out of their processes, process_vm_readv, --shm-chunk at a "
+            "time), fifo (the ring over shared-memory FIFOs), auto (cma from 4 MiB where the "
+            "kernel lets every rank read the others, else fifo)");
 }
 
 void add_options(CLI::App& app, SweepOptions& o) {

@@ -31,7 +31,7 @@ bool yama_restricts_to_ancestors() {
 }  // namespace
 
 ShmCma::ShmCma(MPI_Comm node, std::size_t chunk_bytes)
-    : chunk_bytes_(chunk_bytes), win_(node, sizeof(Peer)), chunk_(chunk_bytes) {
+    : win_(node, sizeof(Peer)), chunk_(chunk_bytes) {
   if (chunk_bytes == 0 || chunk_bytes % 64 != 0)
     throw Error(
         fmt::format("ShmCma: chunk of {} bytes (expected a positive multiple of 64)", chunk_bytes));
@@ -136,7 +136,7 @@ template <class T>
 void ShmCma::reduce_scatter(T* buf, std::size_t count, const AllreduceWork<T>& w) {
   publish(buf, count * sizeof(T));  // every vector written and its address seen
   const Block b = block_of(count, size(), rank());
-  const std::size_t step = chunk_bytes_ / sizeof(T);
+  const std::size_t step = chunk_.size() / sizeof(T);
   T* staged = reinterpret_cast<T*>(chunk_.data());
   for (std::size_t at = 0; at < b.length; at += step) {  // a chunk of the block, every peer
     const std::size_t n = std::min(step, b.length - at);

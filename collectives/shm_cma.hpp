@@ -7,17 +7,16 @@
 //   allgather       rank l reads block q from rank q into its own vector, for every q != l
 // On a 2-rank node each rank moves 2.5 bytes of memory traffic a byte of the vector (the chunks
 // stay in L2), as shm_direct.hpp does on a shared vector, against the FIFO ring's 4.5
-// (shm_ring.hpp). Each call first publishes (pid, address of the vector) in a small shared
-// window; barriers (ShmWindow::sync) order the phases as in shm_direct.hpp: all vectors written
-// and published before the sums, the sums before the copies, the copies before anyone writes
-// its vector again. Sums: block l by rank l alone, its own values then the others' in rank order,
-// the same bits as shm_direct.hpp's; with integer-valued data MPI_Allreduce's.
+// (shm_ring.hpp). Each call first publishes (pid, address and length of the vector) in a small
+// shared window; barriers (ShmWindow::sync) order the phases as in shm_direct.hpp: all vectors
+// written and published before the sums, the sums before the copies, the copies before anyone
+// writes its vector again. Sums: block l by rank l alone, its own values then the others' in rank
+// order, the same bits as shm_direct.hpp's; with integer-valued data MPI_Allreduce's.
 //
-// Whether the kernel lets a rank read the others (same user, ptrace access: a Yama ptrace_scope of
-// 1 allows it only to a process's ancestors, unless the process names its readers) is probed once,
-// at construction, by reading a known value from every other rank; usable() says so, why_not()
-// says why not. Where Yama's ptrace_scope is 1 (a process readable only by its ancestors), the
-// constructor declares this process readable by any process of its user (prctl
+// Whether the kernel lets a rank read the others (same user, ptrace access) is probed once, at
+// construction, by reading a known value from every other rank; usable() says so, why_not() says
+// why not. Where Yama's ptrace_scope is 1 (a process readable only by its ancestors unless it names
+// its readers), the constructor declares this process readable by any process of its user (prctl
 // PR_SET_PTRACER_ANY, as Open MPI does), for the object's life, withdrawn if the probe fails: a
 // security trade-off (any process of the user may then attach to it) that --shm-copy fifo avoids.
 // A read that fails inside a call (a peer gone) ends the job (MPI_Abort) with the reason: the
@@ -72,10 +71,9 @@ class ShmCma {
   std::string probe();
   void withdraw_readers();  // undoes the constructor's prctl, if it made one
 
-  std::size_t chunk_bytes_;
   ShmWindow win_;  // every rank's Peer
   std::vector<Peer> peers_;
-  std::vector<std::byte> chunk_;  // the reduce-scatter's staging, chunk_bytes_
+  std::vector<std::byte> chunk_;  // the reduce-scatter's staging: a chunk
   std::uint64_t probe_value_ = 0;
   std::string why_not_;
   bool named_readers_ = false;  // PR_SET_PTRACER_ANY set by this object

@@ -43,7 +43,7 @@ nlohmann::json shm_json(const ShmOptions& o) {
   return {{"chunk_bytes", o.chunk_bytes},
           {"slots", o.slots},
           {"node_ranks", o.node_ranks},
-          {"copy", shm_copy_name(o.copy)}};
+          {"copy", name_of(kShmCopyNames, o.copy)}};
 }
 
 std::string device_algo_name(DeviceAlgo a) { return a == DeviceAlgo::kNccl ? "nccl" : "mpi"; }

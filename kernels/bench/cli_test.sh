@@ -179,7 +179,7 @@ done
 KERNELS_ENV=DLS_BLAS_CORETYPE=Haswell expect_usage_error "bad DLS_BLAS_CORETYPE" \
   "DLS_BLAS_CORETYPE='Haswell': expected auto, keep or best" --op gemm --shape 8x8x8
 KERNELS_ENV=DLS_DIRECT_ORDER=rows expect_usage_error "bad DLS_DIRECT_ORDER" \
-  "DLS_DIRECT_ORDER='rows': expected measure, weights or inputs" --op conv2d_direct_fwd --shape mb2ic3ih8oc4kh3
+  "DLS_DIRECT_ORDER 'rows': expected one of measure, weights, inputs" --op conv2d_direct_fwd --shape mb2ic3ih8oc4kh3
 
 # the direct convolution's tile order (kernels/conv/direct_order.hpp) is recorded: the forced one,
 # or one of the two where measured; the backward filter has none

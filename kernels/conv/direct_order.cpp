@@ -24,14 +24,15 @@ TileOrder ran(TileOrder order) {
   return order;
 }
 
+constexpr Named<OrderPolicy> kPolicyNames[] = {{OrderPolicy::kMeasure, "measure"},
+                                               {OrderPolicy::kWeightPanels, "weights"},
+                                               {OrderPolicy::kInputPanels, "inputs"}};
+
 OrderPolicy policy_from_environment() {
   const char* v = std::getenv("DLS_DIRECT_ORDER");
   const std::string_view s = v == nullptr ? "" : v;
-  if (s.empty() || s == "measure") return OrderPolicy::kMeasure;
-  if (s == "weights") return OrderPolicy::kWeightPanels;
-  if (s == "inputs") return OrderPolicy::kInputPanels;
-  throw ConfigError(fmt::format(
-      "environment variable DLS_DIRECT_ORDER='{}': expected measure, weights or inputs", s));
+  if (s.empty()) return OrderPolicy::kMeasure;
+  return parse_named(kPolicyNames, s, "environment variable DLS_DIRECT_ORDER");
 }
 
 std::atomic<int>& policy_slot() {
@@ -58,12 +59,7 @@ TileOrder measure(const std::function<void(TileOrder)>& run) {
 
 void set_tile_order_policy(OrderPolicy policy) { policy_slot().store(int(policy)); }
 OrderPolicy tile_order_policy() { return OrderPolicy(policy_slot().load()); }
-std::string tile_order_policy_name() {
-  static constexpr Named<OrderPolicy> kNames[] = {{OrderPolicy::kMeasure, "measure"},
-                                                  {OrderPolicy::kWeightPanels, "weights"},
-                                                  {OrderPolicy::kInputPanels, "inputs"}};
-  return name_of(kNames, tile_order_policy());
-}
+std::string tile_order_policy_name() { return name_of(kPolicyNames, tile_order_policy()); }
 
 TileOrder tile_order(const Conv2dShape& f, int threads, bool may_measure,
                      const std::function<void(TileOrder)>& run) {
