@@ -81,7 +81,7 @@ void add_tile_orders(nlohmann::json& m) {
 }
 
 // Per convolution layer that ran on the CPU kernels (conv2d, deconv2d): the algorithm of each of
-// its passes and, where --conv-algo find measured two candidates, their best times (times_s) and
+// its passes and, where --conv-algo find measured two candidates, their median times (times_s) and
 // what measuring them cost in all (find_s). Layers named as in layer_s.
 nlohmann::json conv_algos_json(Net<float>& net, double& find_total) {
   using Pass = std::pair<const char*, const ConvChoice::Slot*>;

@@ -201,17 +201,18 @@ void conv2d_bwd_filter_cpu(const Conv2dShape& sh, const float* x, const float* d
 // conv2d_*_chosen with one of its slots. With algo kFind the first call of a slot times every
 // applicable algorithm (conv_candidates: gemm; winograd, direct, blocked where they apply) on that
 // call's inputs, each writing into the call's own output where the real call overwrites it (beta
-// 0), else into scratch with the call's beta (kFindWarmup untimed calls, then the best of
-// kFindRepeats timed ones), keeps the fastest, and runs it on the real output; later calls run
-// it directly; a slot marked found beforehand replays its algo without measuring. Any other
-// algo runs as conv2d_*_cpu's (the slot is then reset). Either way the slot records what ran.
-inline constexpr int kFindWarmup = 1, kFindRepeats = 2;
+// 0), else into scratch with the call's beta (kFindWarmup untimed rounds, then kFindRounds
+// timed ones, each round one call of every candidate back to back: measure/interleaved.hpp),
+// keeps the one fastest against the others of its rounds, and runs it on the real output; later
+// calls run it directly; a slot marked found beforehand replays its algo without measuring. Any
+// other algo runs as conv2d_*_cpu's (the slot is then reset). Either way the slot records what ran.
+inline constexpr int kFindWarmup = 1, kFindRounds = 3;
 struct ConvChoice {
   struct Slot {
     bool ran = false;                 // a call has run
     ConvAlgo algo = ConvAlgo::kGemm;  // what the last call ran: kGemm, kWinograd, kDirect, kBlocked
     bool found = false;               // find's: measured, the only candidate, or set to replay
-    std::vector<std::pair<ConvAlgo, double>> times_s;  // each candidate's best (>= 2 candidates)
+    std::vector<std::pair<ConvAlgo, double>> times_s;  // each candidate's median (>= 2 candidates)
     double find_s = 0;  // wall time of the measurement, every candidate call included
   };
   Slot fwd, bwd_data, bwd_filter;  // the layer's passes (a deconvolution's too: y, dx, dw)

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
-#include <limits>
 #include <vector>
 
 #include "kernels/conv/conv2d.hpp"
+#include "measure/interleaved.hpp"
 
 namespace dls {
 namespace {
@@ -20,18 +20,6 @@ double seconds(Clock::time_point t0) {
 
 // One candidate's call writing `out` (scratch) with the real call's beta.
 using Candidate = std::function<void(ConvAlgo algo, float* out)>;
-
-// The best of kFindRepeats timed calls after kFindWarmup untimed ones.
-double best_time(ConvAlgo algo, float* scratch, const Candidate& run) {
-  for (int i = 0; i < kFindWarmup; ++i) run(algo, scratch);
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < kFindRepeats; ++i) {
-    const auto t0 = Clock::now();
-    run(algo, scratch);
-    best = std::min(best, seconds(t0));
-  }
-  return best;
-}
 
 // Settles slot.algo: gemm alone needs no measurement; else each candidate is timed into
 // `overwritten` (the call's own output, which the real call then overwrites: beta 0), or where
@@ -47,12 +35,11 @@ void find(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvDir dir, long count
   const auto t0 = Clock::now();
   std::vector<float> scratch(overwritten ? 0 : std::size_t(count), 0.0f);
   float* out = overwritten ? overwritten : scratch.data();
-  double best = std::numeric_limits<double>::infinity();
-  for (const ConvAlgo algo : candidates) {
-    const double t = best_time(algo, out, run);
-    slot.times_s.emplace_back(algo, t);
-    if (t < best) best = t, slot.algo = algo;
-  }
+  const auto times = time_interleaved(int(candidates.size()), kFindWarmup, kFindRounds,
+                                      [&](int c) { run(candidates[std::size_t(c)], out); });
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    slot.times_s.emplace_back(candidates[c], median_of(times[c]));
+  slot.algo = candidates[std::size_t(fastest_by_round(times))];
   slot.find_s = seconds(t0);
 }
 

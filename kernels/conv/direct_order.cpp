@@ -2,14 +2,13 @@
 #include "kernels/conv/direct_order.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <string_view>
 
 #include "measure/check.hpp"
+#include "measure/interleaved.hpp"
 #include "measure/named_enum.hpp"
 
 namespace dls::direct {
@@ -40,19 +39,12 @@ std::atomic<int>& policy_slot() {
   return slot;
 }
 
-// The best of two timed calls of each order, alternating, after one untimed call of each.
+// One untimed call of each order, then kRounds rounds of both back to back; the order faster in
+// most rounds wins (measure/interleaved.hpp).
 TileOrder measure(const std::function<void(TileOrder)>& run) {
-  using Clock = std::chrono::steady_clock;
-  double best[2] = {std::numeric_limits<double>::infinity(),
-                    std::numeric_limits<double>::infinity()};
-  for (int round = 0; round < 3; ++round)
-    for (int o = 0; o < 2; ++o) {
-      const auto t0 = Clock::now();
-      run(TileOrder(o));
-      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (round > 0 && t < best[o]) best[o] = t;
-    }
-  return best[1] < best[0] ? TileOrder::kInputPanels : TileOrder::kWeightPanels;
+  constexpr int kRounds = 5;
+  const auto times = time_interleaved(2, 1, kRounds, [&](int o) { run(TileOrder(o)); });
+  return TileOrder(fastest_by_round(times));
 }
 
 }  // namespace

@@ -11,10 +11,10 @@
 //                  this order took 0.85-0.90 of the first's time; with 64 channels (short
 //                  reductions, the output's traffic dominating) 2.06.
 // Neither wins everywhere, so the first call of each problem (the forward-shaped problem and the
-// thread count) with an output it may overwrite times both, alternating, and keeps the faster
-// for the process; a call that accumulates into its output before that runs kWeightPanels.
-// Both orders do the same arithmetic in the same order a tile: results are bitwise equal
-// (conv2d_direct_test).
+// thread count) with an output it may overwrite times both, in rounds of one call of each back to
+// back, and keeps the one faster in most rounds for the process (measure/interleaved.hpp); a call
+// that accumulates into its output before that runs kWeightPanels. Both orders do the same
+// arithmetic in the same order a tile: results are bitwise equal (conv2d_direct_test).
 #pragma once
 
 #include <functional>
