@@ -12,14 +12,13 @@
 
 #include "measure/check.hpp"
 #include "measure/record.hpp"
+#include "measure/test_tmp.hpp"
 
 namespace dls {
 namespace {
 
 std::string fresh(const std::string& name) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("dls_jsonl_test_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = test::tmp_dir("jsonl_test");
   const std::string p = (dir / name).string();
   std::filesystem::remove(p);
   std::filesystem::remove(p + ".torn");

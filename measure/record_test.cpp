@@ -8,6 +8,7 @@
 
 #include "measure/check.hpp"
 #include "measure/provenance.hpp"
+#include "measure/test_tmp.hpp"
 
 namespace dls {
 namespace {
@@ -80,8 +81,7 @@ TEST(Record, SchemaViolationsAreRejectedWithTheKey) {
 }
 
 TEST(RecordWriter, AppendsWholeLinesAcrossWriters) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("dls_record_test_" + std::to_string(getpid()));
+  const auto dir = test::tmp_dir("record_test");
   std::filesystem::remove_all(dir);
   const auto path = (dir / "sub" / "records.jsonl").string();
   {

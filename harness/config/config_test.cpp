@@ -15,6 +15,7 @@
 #include "harness/verdict/accept.hpp"
 #include "harness/verdict/summary.hpp"
 #include "measure/check.hpp"
+#include "measure/test_tmp.hpp"
 
 namespace dls {
 namespace {
@@ -368,7 +369,7 @@ TEST(Config, LauncherLinesTranslateOnePlacement) {
 // Acceptance over a hand-made campaign: two repeats at 2 ranks (120 and 180 images/s, mean 150),
 // one point at 1 rank (90); a dotted metric; a criterion that matches no record.
 TEST(Config, AcceptanceVerdictsOverACampaign) {
-  const auto dir = std::filesystem::temp_directory_path() / "dls_accept_test";
+  const auto dir = test::tmp_dir("config") / "accept";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "manifest.json") << R"({"plan": "p", "points": [
     {"id": "a", "experiment": "train", "assignment": {"ranks_per_node": "2"}},
@@ -419,7 +420,7 @@ acceptance:
 // Repeats: three records of one measurement (images/s 100, 110, 120: mean 110, sample standard
 // deviation 10) and one of another; a failed record is left out.
 TEST(Config, RepeatsAreSummarisedWithMeanAndStd) {
-  const auto dir = std::filesystem::temp_directory_path() / "dls_summary_test";
+  const auto dir = test::tmp_dir("config") / "summary";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "manifest.json")
       << R"({"points": [{"id": "r0", "experiment": "t"}, {"id": "r1", "experiment": "t"},

@@ -10,17 +10,17 @@
 #include <string>
 
 #include "measure/check.hpp"
+#include "measure/test_tmp.hpp"
 
 namespace dls::test {
 
 inline const std::string kRoot = DLS_SOURCE_ROOT;
 
-// TMP/dls_<suite>_<pid>/name with `text`; returns its path.
+// TMP/dls_<suite>_<pid>/name (measure/test_tmp.hpp: removed at exit when every test passed) with
+// `text`; returns its path.
 inline std::string write_file(const std::string& suite, const std::string& name,
                               const std::string& text) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("dls_" + suite + "_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = tmp_dir(suite);
   const std::string path = (dir / name).string();
   std::ofstream(path) << text;
   return path;

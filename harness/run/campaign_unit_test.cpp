@@ -9,13 +9,13 @@
 
 #include "harness/run/campaign.hpp"
 #include "harness/run/campaign_lock.hpp"
+#include "measure/test_tmp.hpp"
 
 namespace dls {
 namespace {
 
 std::string fresh_dir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() /
-                 ("dls_campaign_unit_" + std::to_string(getpid())) / name;
+  const auto d = test::tmp_dir("campaign_unit") / name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d.string();

@@ -12,13 +12,13 @@
 
 #include "harness/run/campaign.hpp"
 #include "measure/stream.hpp"
+#include "measure/test_tmp.hpp"
 
 namespace dls {
 namespace {
 
 nlohmann::json manifest_for(const std::string& name, bool peak_auto, bool bandwidth_auto) {
-  const auto d = std::filesystem::temp_directory_path() /
-                 ("dls_manifest_test_" + std::to_string(getpid())) / name;
+  const auto d = test::tmp_dir("manifest_test") / name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   SiteConfig site;

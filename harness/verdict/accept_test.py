@@ -10,6 +10,7 @@ interval is checked against the Python analysis (dlsanalysis.derived), computed 
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -257,3 +258,4 @@ def main():
 
 
 main()
+shutil.rmtree(TMP)  # after a failure (an exception above) it stays, for its reader
