@@ -70,7 +70,12 @@ TEST(ProcessCounters, TaskClockCoversEveryThread) {
       "%.4f s\n",
       pc.threads(), counted, used[0] + used[1], process);
   EXPECT_GE(counted, 0.98 * (used[0] + used[1]));
-  EXPECT_LE(counted, 1.02 * process + 1e-3);
+  // The process's clock sums each thread's runtime as the scheduler last updated it: a thread
+  // still running on another CPU (a worker an earlier test of this binary left spinning) lags
+  // by up to a scheduler tick (10 ms at HZ 100), where reading its task-clock brings it up to
+  // date. Seen once under ctest -j2: 0.3104 s counted over 5 threads against 0.3009.
+  const double lag = 0.010 * (pc.threads() - 1);
+  EXPECT_LE(counted, 1.02 * process + 1e-3 + lag);
 }
 
 TEST(ProcessCounters, LaterThreadsAreNotCounted) {
