@@ -31,6 +31,10 @@
 // call's pixels lie 64 bytes apart (1.03-1.04 at 7x7 outputs, 0.94-0.96 at 28x28), a chunk sized
 // by a window of input rows instead of a whole image's or of 896 KiB (no change), each tap
 // prefetching the next tap's input lines (forward 0.97-1.09 of this, backward data 0.95-1.0).
+// On the Intel Xeon VM (2026-11-28, one thread, min of 4 alternating runs; ResNet-50's 3x3
+// layers, forward and backward data): the pixel pitch a compile-time constant in the full calls
+// (16 or 32 floats: every broadcast at a fixed displacement, no offsets spilled to the stack)
+// took 0.94-1.01 of this one's time (0.84 on layer4.0.conv2's backward data): not kept.
 #include <omp.h>
 
 #include <algorithm>
