@@ -54,9 +54,12 @@ inline int fastest_by_round(const std::vector<std::vector<double>>& times) {
   const std::size_t rounds = times[0].size();
   for (const auto& t : times)
     DLS_CHECK(t.size() == rounds, "fastest_by_round: {} and {} rounds", t.size(), rounds);
-  std::vector<double> fastest(rounds, times[0][0]);
-  for (std::size_t r = 0; r < rounds; ++r)
+  std::vector<double> fastest(rounds);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    fastest[r] = times[0][r];
     for (const auto& t : times) fastest[r] = std::min(fastest[r], t[r]);
+    fastest[r] = std::max(fastest[r], 1e-12);  // a zero-length time: no 0 / 0
+  }
   int best = 0;
   double best_median = 0;
   for (std::size_t c = 0; c < times.size(); ++c) {

@@ -33,6 +33,10 @@ TEST(Interleaved, TheFastestInMostRoundsWins) {
   EXPECT_LT(*std::min_element(slow.begin(), slow.end()),
             *std::min_element(fast.begin(), fast.end()));  // what best-of would have said
   EXPECT_EQ(fastest_by_round({fast, slow}), 0);
+  // each round over its own fastest, not over the first call: the second round, slower for
+  // both, must not count as candidate 1's loss (over 1.0 it would: medians 1.3 and 1.5)
+  EXPECT_EQ(fastest_by_round({{1.0, 3.0, 1.3}, {1.5, 2.0, 1.2}}), 1);
+  EXPECT_EQ(fastest_by_round({{0.0, 1.0, 1.0}, {0.0, 2.0, 2.0}}), 0);  // zero times: no NaN
   // the host twice as slow in rounds 2 and 3 for everyone: the ranking within rounds stands
   EXPECT_EQ(fastest_by_round({{1.2, 2.4, 2.4, 1.2}, {1.0, 2.0, 2.0, 1.0}, {1.1, 2.2, 2.2, 1.1}}),
             1);

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -74,7 +75,7 @@ TEST(ProcessCounters, TaskClockCoversEveryThread) {
   // still running on another CPU (a worker an earlier test of this binary left spinning) lags
   // by up to a scheduler tick (10 ms at HZ 100), where reading its task-clock brings it up to
   // date. Seen once under ctest -j2: 0.3104 s counted over 5 threads against 0.3009.
-  const double lag = 0.010 * (pc.threads() - 1);
+  const double lag = 0.010 * std::max(0, pc.threads() - 3);  // not this thread nor the 2 joined
   EXPECT_LE(counted, 1.02 * process + 1e-3 + lag);
 }
 
