@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "measure/check.hpp"
+#include "measure/stats.hpp"
 
 namespace dls {
 
@@ -37,13 +38,6 @@ inline std::vector<std::vector<double>> time_interleaved(int n, int warmup, int 
   return times;
 }
 
-inline double median_of(std::vector<double> v) {
-  DLS_CHECK(!v.empty(), "median_of: no values");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // The candidate fastest against the others of its own rounds: in each round every time is
 // divided by the round's fastest; the candidate with the smallest median of those ratios wins,
 // ties to the lower index. With two candidates, the one faster in most rounds. A round in which
@@ -65,7 +59,7 @@ inline int fastest_by_round(const std::vector<std::vector<double>>& times) {
   for (std::size_t c = 0; c < times.size(); ++c) {
     std::vector<double> ratio(rounds);
     for (std::size_t r = 0; r < rounds; ++r) ratio[r] = times[c][r] / fastest[r];
-    const double m = median_of(ratio);
+    const double m = summarize(ratio).median;
     if (c == 0 || m < best_median) best = int(c), best_median = m;
   }
   return best;

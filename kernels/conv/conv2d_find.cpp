@@ -38,7 +38,7 @@ void find(ConvChoice::Slot& slot, const Conv2dShape& sh, ConvDir dir, long count
   const auto times = time_interleaved(int(candidates.size()), kFindWarmup, kFindRounds,
                                       [&](int c) { run(candidates[std::size_t(c)], out); });
   for (std::size_t c = 0; c < candidates.size(); ++c)
-    slot.times_s.emplace_back(candidates[c], median_of(times[c]));
+    slot.times_s.emplace_back(candidates[c], summarize(times[c]).median);
   slot.algo = candidates[std::size_t(fastest_by_round(times))];
   slot.find_s = seconds(t0);
 }
