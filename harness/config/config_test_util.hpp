@@ -2,8 +2,6 @@
 // the test process's own, and the text of the ConfigError a call throws.
 #pragma once
 
-#include <unistd.h>
-
 #include <exception>
 #include <filesystem>
 #include <fstream>

@@ -5,7 +5,6 @@
 #include "harness/run/manifest.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
