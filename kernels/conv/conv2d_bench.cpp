@@ -12,6 +12,7 @@
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_onednn.hpp"
 #include "kernels/conv/direct_order.hpp"
+#include "kernels/conv/direct_rows.hpp"
 #include "kernels/gpu/gpu.hpp"
 
 namespace dls {
@@ -106,6 +107,7 @@ class ConvCase final : public TensorCase {
   nlohmann::json run_choices() const override {
     if (backend_ != Backend::kOpenBlas || algo_ != ConvAlgo::kDirect || dir_ == ConvDir::kBwdFilter)
       return nullptr;
+    if (dir_ == ConvDir::kFwd && direct::rows_chosen(sh_)) return {{"direct_path", "rows"}};
     return {{"tile_order", direct::last_tile_order()}};
   }
   void teardown() override {

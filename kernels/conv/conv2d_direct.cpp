@@ -69,6 +69,7 @@
 #include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
 #include "kernels/conv/direct_order.hpp"
+#include "kernels/conv/direct_rows.hpp"
 #include "measure/threads.hpp"
 
 namespace dls {
@@ -409,6 +410,7 @@ bool direct_applicable(const Conv2dShape& sh, ConvDir dir) {
 
 void conv2d_fwd_direct(const Conv2dShape& sh, const float* x, const float* w, float* y,
                        ConvWorkspace& ws, float beta) {
+  if (direct::rows_chosen(sh)) return direct::conv2d_fwd_rows(sh, x, w, y, ws, beta);
   const WeightRows weight{w, sh.kg(), sh.crs()};
   if (!direct::subsampled_1x1(sh)) return implicit_gemm(sh, x, weight, y, beta, ws);
   implicit_gemm(direct::as_pointwise(sh), direct::subsampled_input(sh, x, ws), weight, y, beta, ws);

@@ -20,6 +20,7 @@
 #include "kernels/conv/direct_layout.hpp"
 #include "kernels/conv/direct_micro.hpp"
 #include "kernels/conv/direct_order.hpp"
+#include "kernels/conv/direct_rows.hpp"
 #include "measure/compare.hpp"
 
 namespace dls {
@@ -130,9 +131,14 @@ TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
          {OrderPolicy::kMeasure, OrderPolicy::kWeightPanels, OrderPolicy::kInputPanels}) {
       SCOPED_TRACE(::testing::Message() << "tile order policy " << int(order));
       direct::set_tile_order_policy(order);
-      expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
-        conv2d_fwd_direct(sh, x.data(), w.data(), out, ws, beta);
-      });
+      for (const bool rows : {true, false}) {  // a first layer's forward runs by rows if allowed
+        SCOPED_TRACE(rows ? "rows allowed" : "rows not allowed");
+        direct::set_rows_allowed(rows);
+        expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
+          conv2d_fwd_direct(sh, x.data(), w.data(), out, ws, beta);
+        });
+      }
+      direct::set_rows_allowed(true);
       if (bwd)
         expect_direction(sh, ConvDir::kBwdData, r.dx, r.dx_abs, [&](float* out, float beta) {
           conv2d_bwd_data_direct(sh, dy.data(), w.data(), out, ws, beta);
@@ -265,10 +271,10 @@ TEST(DirectTranspose, EqualsThePlainLoops) {
 }
 
 // The padded, phase-split layout by runs against the pixel-by-pixel reference: strides 1 to 4,
-// pads 0 to 4 (wider than the image too), widths from 1, every cell written (the buffer starts
-// at a value neither writes).
+// pads 0 to 4 (wider than the image too), widths from 1 (33 and more: stride 2's vector copy,
+// up to the input's last float), every cell written (the buffer starts at a value neither writes).
 TEST(DirectLayout, FillEqualsThePixelByPixelReference) {
-  for (int w : {1, 2, 5, 8, 13})
+  for (int w : {1, 2, 5, 8, 13, 33, 34, 35, 67})
     for (int sw = 1; sw <= 4; ++sw)
       for (int pw = 0; pw <= 4; ++pw) {
         const Conv2dShape f =

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/conv/conv2d.hpp"
+#include "kernels/conv/direct_micro.hpp"
 #include "kernels/conv/im2col.hpp"
 #include "measure/threads.hpp"
 
@@ -34,6 +35,22 @@ inline Layout layout_of(const Conv2dShape& f) {
   return l;
 }
 
+// The even lanes of a, b (lanes 0, 2, .. of their concatenation).
+template <std::size_t... I>
+inline Vec even_lanes(Vec a, Vec b, std::index_sequence<I...>) {
+  return __builtin_shufflevector(a, b, (2 * I)...);
+}
+
+// d[j] = s[2 j], j < n, a vector at a time while the two vectors read stay below s[2 n - 1] (the
+// last float read; s[2 n - 1] may lie past the source: the end of the input).
+inline void copy_every_other(const float* s, int n, float* d) {
+  int j = 0;
+  for (; j + kVL < n; j += kVL)
+    store(d + j,
+          even_lanes(load(s + 2 * j), load(s + 2 * j + kVL), std::make_index_sequence<kVL>{}));
+  for (; j < n; ++j) d[j] = s[2L * j];
+}
+
 // xs of one image from x (C x H x W), as Layout says: each phase's row is zeros, a run of the
 // input row (every phases-th pixel from the phase's first inside one) and zeros; no test a pixel
 // (a branch a pixel made this copy 5 % of a stride-2 3x3 layer's time).
@@ -57,6 +74,8 @@ inline void fill_layout(const Conv2dShape& f, const Layout& l, const float* x, f
         std::fill(d, d + lo, 0.0f);
         if (l.phases == 1)
           std::copy(s, s + (hi - lo), d + lo);
+        else if (l.phases == 2)  // a vector of each phase from two of the row (stride 2)
+          copy_every_other(s, hi - lo, d + lo);
         else
           for (int j = 0; j < hi - lo; ++j) d[lo + j] = s[long(j) * l.phases];
         std::fill(d + hi, d + l.len, 0.0f);

@@ -1,0 +1,42 @@
+// The direct convolution's forward for layers with few input channels a group (a network's first
+// layer: 3 channels, 27 or 147 taps): each output row is computed from the image's padded,
+// phase-split input (direct_layout.hpp) read in place, with no panel of it packed.
+//   y[n][k][p][q0 + v*VL + l] (+)= sum_t w[k][t] * xs[n][off[t] + p*sh*row + q0 + v*VL + l]
+// A register tile is kRowsMR output channels (their weights broadcast) by up to kRowsNV vectors
+// of adjacent pixels of one output row (the input's vector loads, contiguous in the phase of the
+// stride that the tap reads). The implicit GEMM of conv2d_direct.cpp packs every tap's input
+// row into panels first; with 147 taps and 64 outputs that copy is a fifth of the layer's time,
+// while an output row's input (3 channels x 7 rows x 2 phases of 115 floats at ResNet-50's conv1)
+// stays in L1 for all of its output channels here.
+// The reference is conv2d_fwd_ref (conv2d_direct_test.cpp's few-channel cases).
+#pragma once
+
+#include "kernels/conv/conv2d.hpp"
+
+namespace dls::direct {
+
+inline constexpr int kRowsMaxChannels = 4;  // input channels a group at most (first layers)
+inline constexpr int kRowsMinTaps = 27;     // taps below which the implicit GEMM stays
+
+// Whether the forward can run by rows: one group, at most kRowsMaxChannels input channels.
+bool rows_applicable(const Conv2dShape& sh);
+
+// Whether conv2d_fwd_direct runs it by rows: applicable, with at least kRowsMinTaps taps, and
+// rows allowed. Measured (2026-11-28, the Intel Xeon VM, AVX-512, batch 16; least time over 3
+// alternating processes each, time by rows / time of the implicit GEMM): ResNet-50's conv1 (147
+// taps) 0.61 on one thread, 0.71 on two; VGG-16's conv1_1 (27 taps) 0.47 and 0.54; on two
+// threads AlexNet's conv1 (363 taps, stride 4) 0.81, the CIFAR-10 nets' conv1 (75) 0.93, and the
+// CVAE's 1-channel 3x3 (9 taps) 1.37: a tile's stores and prefetches outweigh nine multiply-adds
+// a pixel.
+bool rows_chosen(const Conv2dShape& sh);
+
+// Whether conv2d_fwd_direct may run by rows (default true; DLS_DIRECT_ROWS=0 in the environment
+// makes it false, for benchmarks); tests set false to keep the implicit GEMM covered on the
+// shapes that would take rows.
+void set_rows_allowed(bool allowed);
+
+// y = beta y + conv(x, w), by rows (rows_applicable(sh) must hold, else std::invalid_argument).
+void conv2d_fwd_rows(const Conv2dShape& sh, const float* x, const float* w, float* y,
+                     ConvWorkspace& ws, float beta);
+
+}  // namespace dls::direct

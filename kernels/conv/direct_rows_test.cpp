@@ -1,0 +1,74 @@
+// The direct convolution's forward by rows (direct_rows.cpp) against the reference on odd shapes:
+// 1 to 4 input channels, prime output counts (blocks of 6 channels and a partial one), pad 0 and
+// 2, strides 2 to 4, a vertical stride alone, dilation, batch 1, output rows of 5 to 65 pixels
+// (one vector, a partial last vector, several chunks, a row that is whole vectors), with beta 0,
+// 1 and 0.5 over what the output held, at 1, 2 and 3 threads; and which shapes take it. The
+// direct tests (conv2d_direct_test.cpp) run their forward cases with the rows allowed and not.
+#include "kernels/conv/direct_rows.hpp"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/common/rng.hpp"
+#include "kernels/conv/conv2d_checks.hpp"
+#include "kernels/conv/conv2d_expect.hpp"
+#include "measure/compare.hpp"
+
+namespace dls {
+namespace {
+
+const char* const kRowsShapes[] = {
+    "mb1ic3ih9iw11oc7kh3kw3ph1pw1",         // 3 channels, 7 outputs: a block and one channel
+    "mb2ic1ih13oc5kh3ph0",                  // 1 channel, pad 0, 5 outputs: one partial block
+    "mb1ic2ih9iw37oc13kh3ph2",              // pad 2: 39 pixels a row (16 + 16 + 7)
+    "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",  // ResNet-50's conv1, small: 7x7/2, pad 3
+    "mb1ic3ih20iw130oc11kh7sh2ph3",         // 65 pixels a row: two chunks, 1 lane in the last
+    "mb3ic4ih10iw16oc6kh3ph1",              // 16 pixels: a whole vector (AVX-512), no partial
+    "mb1ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
+    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
+    "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
+    "mb1ic3ih39oc17kh11sh4ph0"};            // AlexNet's conv1, small: 11x11/4, 8 pixels a row
+
+TEST(ConvRows, ForwardMatchesTheReferenceAtEveryThreadCount) {
+  const int saved = omp_get_max_threads();
+  for (const char* text : kRowsShapes) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    ASSERT_TRUE(direct::rows_applicable(sh)) << sh.str();
+    const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
+    const auto dy = random_vector(sh.y_count(), 3);
+    const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
+      omp_set_num_threads(threads);
+      ConvWorkspace ws;
+      expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
+        direct::conv2d_fwd_rows(sh, x.data(), w.data(), out, ws, beta);
+      });
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+// Taken by the direct forward for few channels and enough taps; refused with groups or more
+// channels, where it would not apply.
+TEST(ConvRows, ChosenForFirstLayersOnly) {
+  EXPECT_TRUE(direct::rows_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh7sh2ph3")));
+  EXPECT_TRUE(direct::rows_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh3ph1")));   // 27 taps
+  EXPECT_FALSE(direct::rows_chosen(Conv2dShape::parse("mb16ic1ih28oc128kh3ph1")));  // 9 taps
+  EXPECT_FALSE(direct::rows_chosen(Conv2dShape::parse("mb2ic5ih9oc4kh3ph1")));      // 5 channels
+  const Conv2dShape grouped = Conv2dShape::parse("g2mb2ic4ih9oc4kh5ph2");
+  EXPECT_FALSE(direct::rows_applicable(grouped));
+  ConvWorkspace ws;
+  std::vector<float> x(grouped.x_count()), w(grouped.w_count()), y(grouped.y_count());
+  EXPECT_THROW(direct::conv2d_fwd_rows(grouped, x.data(), w.data(), y.data(), ws, 0.0f),
+               std::invalid_argument);
+  direct::set_rows_allowed(false);
+  EXPECT_FALSE(direct::rows_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh7sh2ph3")));
+  direct::set_rows_allowed(true);
+}
+
+}  // namespace
+}  // namespace dls
