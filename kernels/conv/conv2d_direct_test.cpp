@@ -114,9 +114,14 @@ TEST(ConvDirect, ForwardAndBackwardDataMatchTheReference) {
     const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
     ConvWorkspace ws;
     ASSERT_TRUE(direct_applicable(sh, ConvDir::kBwdFilter));
-    expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
-      conv2d_bwd_filter_direct(sh, x.data(), dy.data(), out, ws, beta);
-    });
+    for (const bool rows : {true, false}) {  // a first layer's runs by rows if allowed
+      SCOPED_TRACE(rows ? "rows allowed" : "rows not allowed");
+      direct::set_rows_allowed(rows);
+      expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
+        conv2d_bwd_filter_direct(sh, x.data(), dy.data(), out, ws, beta);
+      });
+    }
+    direct::set_rows_allowed(true);
     const bool bwd = (sh.r == 1 && sh.s == 1) || (sh.stride_h == 1 && sh.stride_w == 1 &&
                                                   sh.pad_h <= (sh.r - 1) * (sh.dil_h + 1) &&
                                                   sh.pad_w <= (sh.s - 1) * (sh.dil_w + 1));

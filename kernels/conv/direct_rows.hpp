@@ -21,16 +21,17 @@ inline constexpr int kRowsMinTaps = 27;     // taps below which the implicit GEM
 // Whether the forward can run by rows: one group, at most kRowsMaxChannels input channels.
 bool rows_applicable(const Conv2dShape& sh);
 
-// Whether conv2d_fwd_direct runs it by rows: applicable, with at least kRowsMinTaps taps, and
-// rows allowed. Measured (2026-11-28, the Intel Xeon VM, AVX-512, batch 16; least time over 3
-// alternating processes each, time by rows / time of the implicit GEMM): ResNet-50's conv1 (147
-// taps) 0.61 on one thread, 0.71 on two; VGG-16's conv1_1 (27 taps) 0.47 and 0.54; on two
-// threads AlexNet's conv1 (363 taps, stride 4) 0.81, the CIFAR-10 nets' conv1 (75) 0.93, and the
-// CVAE's 1-channel 3x3 (9 taps) 1.37: a tile's stores and prefetches outweigh nine multiply-adds
-// a pixel.
+// Whether conv2d_fwd_direct and conv2d_bwd_filter_direct run it by rows: applicable, with at least
+// kRowsMinTaps taps, and rows allowed. Measured (2026-11-28, the Intel Xeon VM, AVX-512, batch 16;
+// least time over 3 alternating processes each, time by rows / time of the implicit GEMM):
+// ResNet-50's conv1 (147 taps) 0.61 on one thread, 0.71 on two; VGG-16's conv1_1 (27 taps) 0.47 and
+// 0.54; on two threads AlexNet's conv1 (363 taps, stride 4) 0.81, the CIFAR-10 nets' conv1 (75)
+// 0.93, and the CVAE's 1-channel 3x3 (9 taps) 1.37: a tile's stores and prefetches outweigh nine
+// multiply-adds a pixel. The backward filter by rows (direct_rows_filter.cpp) against the direct
+// one's panels: conv1 0.91 on one thread, 0.60 on two; conv1_1 0.95 and 0.70.
 bool rows_chosen(const Conv2dShape& sh);
 
-// Whether conv2d_fwd_direct may run by rows (default true; DLS_DIRECT_ROWS=0 in the environment
+// Whether the direct passes may run by rows (default true; DLS_DIRECT_ROWS=0 in the environment
 // makes it false, for benchmarks); tests set false to keep the implicit GEMM covered on the
 // shapes that would take rows.
 void set_rows_allowed(bool allowed);
@@ -38,5 +39,10 @@ void set_rows_allowed(bool allowed);
 // y = beta y + conv(x, w), by rows (rows_applicable(sh) must hold, else std::invalid_argument).
 void conv2d_fwd_rows(const Conv2dShape& sh, const float* x, const float* w, float* y,
                      ConvWorkspace& ws, float beta);
+
+// dw = beta dw + the filter's gradient, by rows (direct_rows_filter.cpp; rows_applicable(sh) must
+// hold, else std::invalid_argument).
+void conv2d_bwd_filter_rows(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                            ConvWorkspace& ws, float beta);
 
 }  // namespace dls::direct

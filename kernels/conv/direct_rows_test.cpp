@@ -1,4 +1,5 @@
-// The direct convolution's forward by rows (direct_rows.cpp) against the reference on odd shapes:
+// The direct convolution's forward and backward filter by rows (direct_rows.cpp,
+// direct_rows_filter.cpp) against the reference on odd shapes:
 // 1 to 4 input channels, prime output counts (blocks of 6 channels and a partial one), pad 0 and
 // 2, strides 2 to 4, a vertical stride alone, dilation, batch 1, output rows of 5 to 65 pixels
 // (one vector, a partial last vector, several chunks, a row that is whole vectors), with beta 0,
@@ -30,9 +31,10 @@ const char* const kRowsShapes[] = {
     "mb1ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
     "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
     "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
-    "mb1ic3ih39oc17kh11sh4ph0"};            // AlexNet's conv1, small: 11x11/4, 8 pixels a row
+    "mb1ic3ih39oc17kh11sh4ph0",             // AlexNet's conv1, small: 11x11/4, 8 pixels a row
+    "mb2ic3ih12iw20oc70kh3ph1"};            // 70 outputs: 5 vectors of dW's channels (4 + 1)
 
-TEST(ConvRows, ForwardMatchesTheReferenceAtEveryThreadCount) {
+TEST(ConvRows, ForwardAndBackwardFilterMatchTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
   for (const char* text : kRowsShapes) {
     const Conv2dShape sh = Conv2dShape::parse(text);
@@ -46,6 +48,9 @@ TEST(ConvRows, ForwardMatchesTheReferenceAtEveryThreadCount) {
       ConvWorkspace ws;
       expect_direction(sh, ConvDir::kFwd, r.y, r.y_abs, [&](float* out, float beta) {
         direct::conv2d_fwd_rows(sh, x.data(), w.data(), out, ws, beta);
+      });
+      expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
+        direct::conv2d_bwd_filter_rows(sh, x.data(), dy.data(), out, ws, beta);
       });
     }
   }
@@ -64,6 +69,8 @@ TEST(ConvRows, ChosenForFirstLayersOnly) {
   ConvWorkspace ws;
   std::vector<float> x(grouped.x_count()), w(grouped.w_count()), y(grouped.y_count());
   EXPECT_THROW(direct::conv2d_fwd_rows(grouped, x.data(), w.data(), y.data(), ws, 0.0f),
+               std::invalid_argument);
+  EXPECT_THROW(direct::conv2d_bwd_filter_rows(grouped, x.data(), y.data(), w.data(), ws, 0.0f),
                std::invalid_argument);
   direct::set_rows_allowed(false);
   EXPECT_FALSE(direct::rows_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh7sh2ph3")));
