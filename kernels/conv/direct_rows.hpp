@@ -8,7 +8,8 @@
 // row into panels first; with 147 taps and 64 outputs that copy is a fifth of the layer's time,
 // while an output row's input (3 channels x 7 rows x 2 phases of 115 floats at ResNet-50's conv1)
 // stays in L1 for all of its output channels here.
-// The reference is conv2d_fwd_ref (conv2d_direct_test.cpp's few-channel cases).
+// The backward filter by rows: direct_rows_filter.cpp. The references are conv2d_fwd_ref and
+// conv2d_bwd_filter_ref (direct_rows_test.cpp).
 #pragma once
 
 #include "kernels/conv/conv2d.hpp"
