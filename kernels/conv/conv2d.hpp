@@ -84,7 +84,9 @@ struct ConvWorkspace {
   // The direct convolution's packed weights (shared) and, per thread, its packed input panels
   // and its padded, stride-split copy of one image (conv2d_direct.cpp); a strided 1x1 layer's
   // input subsampled to the pixels it reads, the batch's (direct_layout.hpp). direct_a also holds
-  // the backward filter's transposed dW (a 1x1 layer with fewer output than input channels).
+  // the backward filter's transposed dW (a 1x1 layer with fewer output than input channels) and
+  // the rows' packed weights (direct_rows.cpp); direct_b the rows' backward filter's dW of each
+  // thread and its row of dY transposed (direct_rows_filter.cpp).
   std::vector<float> direct_a, direct_sub;
   std::vector<std::vector<float>> direct_b, direct_x;
   // The blocked convolution's input in channel blocks, packed weights and blocked output

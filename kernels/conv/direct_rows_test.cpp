@@ -1,10 +1,11 @@
 // The direct convolution's forward and backward filter by rows (direct_rows.cpp,
 // direct_rows_filter.cpp) against the reference on odd shapes:
 // 1 to 4 input channels, prime output counts (blocks of 6 channels and a partial one), pad 0 and
-// 2, strides 2 to 4, a vertical stride alone, dilation, batch 1, output rows of 5 to 65 pixels
-// (one vector, a partial last vector, several chunks, a row that is whole vectors), with beta 0,
-// 1 and 0.5 over what the output held, at 1, 2 and 3 threads; and which shapes take it. The
-// direct tests (conv2d_direct_test.cpp) run their forward cases with the rows allowed and not.
+// 2, strides 2 to 4, a vertical stride alone, dilation (in both phases and in one), batch 1, output
+// rows of 5 to 65 pixels (one vector, a partial last vector, several chunks, a row that is whole
+// vectors), with beta 0, 1 and 0.5 over what the output held, at 1, 2 and 3 threads; and which
+// shapes take it. The direct tests (conv2d_direct_test.cpp) run their forward cases with the rows
+// allowed and not.
 #include "kernels/conv/direct_rows.hpp"
 
 #include <gtest/gtest.h>
@@ -22,17 +23,18 @@ namespace dls {
 namespace {
 
 const char* const kRowsShapes[] = {
-    "mb1ic3ih9iw11oc7kh3kw3ph1pw1",         // 3 channels, 7 outputs: a block and one channel
-    "mb2ic1ih13oc5kh3ph0",                  // 1 channel, pad 0, 5 outputs: one partial block
-    "mb1ic2ih9iw37oc13kh3ph2",              // pad 2: 39 pixels a row (16 + 16 + 7)
-    "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",  // ResNet-50's conv1, small: 7x7/2, pad 3
-    "mb1ic3ih20iw130oc11kh7sh2ph3",         // 65 pixels a row: two chunks, 1 lane in the last
-    "mb3ic4ih10iw16oc6kh3ph1",              // 16 pixels: a whole vector (AVX-512), no partial
-    "mb1ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
-    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
-    "mb2ic3ih70iw70oc5kh3sh2ph1dh2",        // stride 2 with dilation 2
-    "mb1ic3ih39oc17kh11sh4ph0",             // AlexNet's conv1, small: 11x11/4, 8 pixels a row
-    "mb2ic3ih12iw20oc70kh3ph1"};            // 70 outputs: 5 vectors of dW's channels (4 + 1)
+    "mb1ic3ih9iw11oc7kh3kw3ph1pw1",             // 3 channels, 7 outputs: a block and one channel
+    "mb2ic1ih13oc5kh3ph0",                      // 1 channel, pad 0, 5 outputs: one partial block
+    "mb1ic2ih9iw37oc13kh3ph2",                  // pad 2: 39 pixels a row (16 + 16 + 7)
+    "mb2ic3ih23iw17oc5kh7kw7sh2sw2ph3pw3",      // ResNet-50's conv1, small: 7x7/2, pad 3
+    "mb1ic3ih20iw130oc11kh7sh2ph3",             // 65 pixels a row: two chunks, 1 lane in the last
+    "mb3ic4ih10iw16oc6kh3ph1",                  // 16 pixels: a whole vector (AVX-512), no partial
+    "mb1ic4ih9iw9oc5kh3sh2sw1ph1pw1",           // vertical stride only
+    "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",        // horizontal stride 3, uneven pads
+    "mb2ic3ih70iw70oc5kh3sh2ph1dh2",            // stride 2 with dilation 2
+    "mb1ic3ih39oc17kh11sh4ph0",                 // AlexNet's conv1, small: 11x11/4, 8 pixels a row
+    "mb2ic3ih12iw20oc70kh3ph1",                 // 70 outputs: 5 vectors of dW's channels (4 + 1)
+    "mb1ic3ih20iw41oc5kh3sh2sw2ph2pw2dh1dw1"};  // dilation 2 at stride 2: every tap one phase
 
 TEST(ConvRows, ForwardAndBackwardFilterMatchTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
