@@ -41,6 +41,22 @@ inline Vec splat_lanes(float s, std::index_sequence<I...>) {
 }
 inline Vec splat(float s) { return splat_lanes(s, std::make_index_sequence<kVL>{}); }
 
+// with_tile's two steps: the second extent, then the first.
+template <int A, class F, int... J>
+inline void with_tile_b(int b, F& f, std::integer_sequence<int, J...>) {
+  ((b == J + 1 ? f.template operator()<A, J + 1>() : void()), ...);
+}
+template <int MaxB, class F, int... I>
+inline void with_tile_a(int a, int b, F& f, std::integer_sequence<int, I...>) {
+  ((a == I + 1 ? with_tile_b<I + 1>(b, f, std::make_integer_sequence<int, MaxB>{}) : void()), ...);
+}
+// f.template operator()<A, B>() for run-time a in [1, MaxA] and b in [1, MaxB]: a register tile
+// whose shape is a template, chosen at run time (the rows' tiles, direct_rows*.cpp).
+template <int MaxA, int MaxB, class F>
+inline void with_tile(int a, int b, F&& f) {
+  with_tile_a<MaxB>(a, b, f, std::make_integer_sequence<int, MaxA>{});
+}
+
 // How a tile meets what C held: overwrite (C = acc), scale (C = beta C + acc) or add (C += acc).
 enum class Mode { kOverwrite, kScale, kAdd };
 

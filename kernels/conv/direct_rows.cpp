@@ -76,25 +76,6 @@ void row_tile(int taps, const long* off, const float* x, const float* wp, float*
     }
 }
 
-template <int MR, int... V>
-void run_tile_nv(int nv, std::integer_sequence<int, V...>, int taps, const long* off,
-                 const float* x, const float* wp, float* y, long y_ch, int last, Mode mode,
-                 float beta) {
-  ((nv == V + 1 ? row_tile<V + 1, MR>(taps, off, x, wp, y, y_ch, last, mode, beta) : void()), ...);
-}
-
-// The tile of mr channels and nv vectors: a block of fewer than kRowsMR channels (K's last)
-// multiplies no padding rows.
-template <int... M>
-void run_tile(int nv, int mr, std::integer_sequence<int, M...>, int taps, const long* off,
-              const float* x, const float* wp, float* y, long y_ch, int last, Mode mode,
-              float beta) {
-  ((mr == M + 1 ? run_tile_nv<M + 1>(nv, std::make_integer_sequence<int, kRowsNV>{}, taps, off, x,
-                                     wp, y, y_ch, last, mode, beta)
-                : void()),
-   ...);
-}
-
 // Output row p of one image, its channel blocks [ib0, ib1): xs its laid-out input, y its output
 // (K x P x Q).
 void run_row(const Conv2dShape& f, const Layout& l, const long* off, const float* xs,
@@ -107,11 +88,14 @@ void run_row(const Conv2dShape& f, const Layout& l, const long* off, const float
   for (int ch = 0, v0 = 0; ch < chunks; ++ch) {
     const int v1 = vectors * (ch + 1) / chunks, q0 = v0 * kVL;
     const int nv = v1 - v0, last = std::min(q, v1 * kVL) - (v1 - 1) * kVL;
-    for (int ib = ib0; ib < ib1; ++ib)
-      run_tile(nv, std::min(kRowsMR, f.k - ib * kRowsMR),
-               std::make_integer_sequence<int, kRowsMR>{}, taps, off, x + q0,
-               wp + long(ib) * taps * kRowsMR, y + long(ib) * kRowsMR * pq + long(p) * q + q0, pq,
-               last, mode, beta);
+    for (int ib = ib0; ib < ib1; ++ib) {
+      // a block of fewer than kRowsMR channels (K's last) multiplies no padding rows
+      const float* w = wp + long(ib) * taps * kRowsMR;
+      float* out = y + long(ib) * kRowsMR * pq + long(p) * q + q0;
+      with_tile<kRowsMR, kRowsNV>(std::min(kRowsMR, f.k - ib * kRowsMR), nv, [&]<int MR, int NV>() {
+        row_tile<NV, MR>(taps, off, x + q0, w, out, pq, last, mode, beta);
+      });
+    }
     v0 = v1;
   }
 }
@@ -138,6 +122,13 @@ std::atomic<bool> g_rows_allowed{[] {
 
 bool rows_applicable(const Conv2dShape& sh) { return sh.g == 1 && sh.c <= kRowsMaxChannels; }
 
+void require_rows(const Conv2dShape& sh, const char* pass) {
+  if (!rows_applicable(sh))
+    throw std::invalid_argument(std::string("the ") + pass +
+                                " by rows needs one group and at most " +
+                                std::to_string(kRowsMaxChannels) + " input channels");
+}
+
 bool rows_chosen(const Conv2dShape& sh) {
   return g_rows_allowed.load() && rows_applicable(sh) && sh.crs() >= kRowsMinTaps;
 }
@@ -146,9 +137,7 @@ void set_rows_allowed(bool allowed) { g_rows_allowed.store(allowed); }
 
 void conv2d_fwd_rows(const Conv2dShape& f, const float* x, const float* w, float* y,
                      ConvWorkspace& ws, float beta) {
-  if (!rows_applicable(f))
-    throw std::invalid_argument("the forward by rows needs one group and at most " +
-                                std::to_string(kRowsMaxChannels) + " input channels");
+  require_rows(f, "forward");
   const int threads = omp_threads();
   const Layout l = layout_of(f);
   const std::vector<long> off = tap_offsets(f, l);

@@ -21,6 +21,8 @@ inline constexpr int kRowsMinTaps = 27;     // taps below which the implicit GEM
 
 // Whether the forward can run by rows: one group, at most kRowsMaxChannels input channels.
 bool rows_applicable(const Conv2dShape& sh);
+// Throws std::invalid_argument naming the pass where the rows do not apply.
+void require_rows(const Conv2dShape& sh, const char* pass);
 
 // Whether conv2d_fwd_direct and conv2d_bwd_filter_direct run it by rows: applicable, with at least
 // kRowsMinTaps taps, and rows allowed. Measured (2026-11-28, the Intel Xeon VM, AVX-512, batch 16;

@@ -47,20 +47,6 @@ void filter_tile(int nq, const float* const* x, const float* dyt, long kp, float
     for (int v = 0; v < NV; ++v) store(dwp + j * kp + v * kVL, acc[j][v]);
 }
 
-template <int NT, int... V>
-void run_nv(int nv, std::integer_sequence<int, V...>, int nq, const float* const* x,
-            const float* dyt, long kp, float* dwp) {
-  ((nv == V + 1 ? filter_tile<V + 1, NT>(nq, x, dyt, kp, dwp) : void()), ...);
-}
-
-template <int... T>
-void run_filter_tile(int nt, int nv, std::integer_sequence<int, T...>, int nq,
-                     const float* const* x, const float* dyt, long kp, float* dwp) {
-  ((nt == T + 1 ? run_nv<T + 1>(nv, std::make_integer_sequence<int, kFV>{}, nq, x, dyt, kp, dwp)
-                : void()),
-   ...);
-}
-
 // dyt[q * kp + k] = dy[k * pq + q] (one output row: q < Q), zeros for k in [K, kp): 8 x 8 blocks
 // through the register transpose, the edges a float at a time.
 void transpose_row(const Conv2dShape& f, const float* dy, long pq, long kp, float* dyt) {
@@ -86,8 +72,9 @@ void filter_row(const Conv2dShape& f, const Layout& l, const long* off, const fl
     const float* x[kFT];
     for (int j = 0; j < kFT; ++j) x[j] = row + off[std::min(t0 + j, taps - 1)];
     for (int v0 = 0; v0 < vectors; v0 += kFV)
-      run_filter_tile(nt, std::min(kFV, vectors - v0), std::make_integer_sequence<int, kFT>{},
-                      f.q(), x, dyt + v0 * kVL, kp, dwp + long(t0) * kp + v0 * kVL);
+      with_tile<kFT, kFV>(nt, std::min(kFV, vectors - v0), [&]<int NT, int NV>() {
+        filter_tile<NV, NT>(f.q(), x, dyt + v0 * kVL, kp, dwp + long(t0) * kp + v0 * kVL);
+      });
   }
 }
 
@@ -95,9 +82,7 @@ void filter_row(const Conv2dShape& f, const Layout& l, const long* off, const fl
 
 void conv2d_bwd_filter_rows(const Conv2dShape& f, const float* x, const float* dy, float* dw,
                             ConvWorkspace& ws, float beta) {
-  if (!rows_applicable(f))
-    throw std::invalid_argument("the backward filter by rows needs one group and at most " +
-                                std::to_string(kRowsMaxChannels) + " input channels");
+  require_rows(f, "backward filter");
   const int threads = omp_threads(), taps = f.crs();
   const Layout l = layout_of(f);
   const std::vector<long> off = tap_offsets(f, l);
