@@ -57,7 +57,17 @@
 // within noise. Later (2026-11-28, the Intel Xeon VM, one thread, min of 4 alternating runs of
 // each binary): an 8x32 tile (16 accumulators) against this 6x32, on seven of ResNet-50's 1x1
 // layers forward and backward data, took 0.97-1.10 of its time (1.48 on layer4.1.conv1's
-// backward data); a 12x32 and a 14x32 tile were no faster in an earlier, noisier round.
+// backward data); a 12x32 and a 14x32 tile were no faster in an earlier, noisier round. Later
+// still (2026-11-28, fifth session, the same VM type; `dlscale kernels` on 13 of ResNet-50's 1x1
+// layer-passes, forward and backward data, least time over 3-4 alternating processes of each
+// binary): a 12x32 tile (AVX-512; a weight block's last 4 or 8 rows by tiles of 4 or 8 rows, as
+// ResNet-50's channel counts leave them) ran at 0.93 of this one's speed at 2 threads (geometric
+// mean; 0.71-1.18 a layer-pass, the medians' ratios 0.92-1.10) and 1.04 at one thread (3 layers,
+// 6 rounds), though a standalone copy of these loops ran it 1.04-1.18 times faster; and packing a
+// panel that is one run of input inside its first tile (the tile loads the input rows, stores them
+// into the panel and multiplies; pack_b skipped those panels) ran 1.04-1.21 times faster in the
+// standalone copy at batch 4 and one thread, 0.82-0.93 at batch 16, and 0.97 in dlscale at 1 and 2
+// threads: pack_b's loop keeps more of the input's lines in flight than a tile's own loads do.
 #include <omp.h>
 
 #include <algorithm>
