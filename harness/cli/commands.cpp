@@ -277,13 +277,15 @@ int sites_main(int argc, char** argv) {
   }
   const SiteConfig s = load_site(argv[1], root);
   fmt::print(
-      "{} ({})\n  {}\n  node: {} cores x {} threads, {} sockets, {} GPUs {}, peak {}, memory {} at "
+      "{} ({})\n  {}\n  node: {} cores{} x {} threads, {} sockets, {} GPUs {}, peak {}, memory {} "
+      "at "
       "{}\n"
       "  network: {}, latency {}, bandwidth {}\n  launcher: {} ({} ranks/node, {} threads/rank, {} "
       "GPUs/rank, bind {})\n"
       "  scheduler: {}{}  largest job: {} nodes\n",
-      s.name, s.file, s.description, s.node.cores, s.node.threads_per_core, s.node.sockets,
-      s.node.gpus, s.node.gpu_model,
+      s.name, s.file, s.description, s.node.cores,
+      s.node.cores_auto ? " (auto: this host's CPUs; a verdict takes the campaign host's)" : "",
+      s.node.threads_per_core, s.node.sockets, s.node.gpus, s.node.gpu_model,
       s.node.peak_auto ? "auto (measured by dlscale run)" : si(s.node.peak_flops_sp, "FLOP/s"),
       si(s.node.memory, "B"),
       s.node.memory_bandwidth_auto ? "auto (measured by dlscale run)"

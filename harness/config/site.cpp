@@ -55,7 +55,8 @@ bool is_auto(YamlMap& m, const std::string& key) {
 void read_node(YamlMap& top, SiteConfig& s) {
   YamlMap n = top.map("node");
   const YAML::Node cores = n.node("cores");
-  if (!cores || (cores.IsScalar() && cores.as<std::string>() == "auto")) {
+  s.node.cores_auto = !cores || (cores.IsScalar() && cores.as<std::string>() == "auto");
+  if (s.node.cores_auto) {
     s.node.cores = int(std::max(1u, std::thread::hardware_concurrency()));
   } else {
     s.node.cores = int(n.integer("cores", 1, 1 << 20));

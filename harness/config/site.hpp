@@ -13,7 +13,11 @@ namespace dls {
 struct SiteConfig {
   std::string name, description, file;
   struct {
-    int cores = 0;  // per node (0 in the file: "auto", detected at run time)
+    // per node; "auto" in the file (or none): this host's logical CPUs, for placing ranks and
+    // threads on it, while a verdict on a campaign takes the campaign host's physical cores
+    // (its manifest's provenance), as the Python analysis does
+    int cores = 0;
+    bool cores_auto = false;
     int threads_per_core = 1;
     int sockets = 1;
     int gpus = 0;

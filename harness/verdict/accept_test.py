@@ -109,12 +109,12 @@ def accept(campaign, plan_path, *extra):
     return r, (load_json(out) if os.path.exists(out) and r.returncode in (0, 1, 4) else None)
 
 
-def cross_check(campaign, p, verdicts):
+def cross_check(campaign, p, verdicts, site=None):
     """Every group's value and interval, and the reason of a criterion without values, equal the
     Python analysis's."""
     df = load_campaign(campaign)
     for c, v in zip(p["acceptance"], verdicts, strict=True):
-        values, why = criterion_values(df, c, SITE, load_json(os.path.join(campaign, "manifest.json")))
+        values, why = criterion_values(df, c, site or SITE, load_json(os.path.join(campaign, "manifest.json")))
         assert len(values) == len(v["groups"]), (c["id"], values, v["groups"])
         assert values or why == v.get("why"), (c["id"], why, v.get("why"))
         for py, cc in zip(values, v["groups"], strict=True):
@@ -182,6 +182,22 @@ def disturbed_groups(path):
     assert "group id1" in v[0]["disturbed"] and not v[1]["disturbed"], v
 
 
+def auto_cores(path, p):
+    """A site's `cores: auto` is, for a verdict, the campaign host's physical cores (its manifest),
+    not the CPUs of the host that runs `accept`: a 2-thread GEMM on a 4-core node used half of it
+    (80 GFLOP/s of a 100 GFLOP/s node's half: 160 %), whatever this host has."""
+    site = os.path.join(TMP, "site_auto_cores.yaml")
+    auto = {**SITE, "node": {"cores": "auto", "peak_flops_sp": "100 GFLOP/s"}}
+    put(site, yaml.safe_dump(auto))
+    camp = write_campaign("four_cores", manifest_extra={"provenance": {"cpu": {"physical_cores": 4}}})
+    r, v = accept(camp, path, "--site", site)
+    assert abs(v[2]["worst"]["value"] - 160) < 1e-9, (r.stdout, v[2])
+    cross_check(camp, p, v, auto)
+    # no physical cores in the manifest: no share of the node to judge against, said so
+    r, v = accept(write_campaign("no_cores"), path, "--site", site)
+    assert v[2]["result"] == "NO DATA" and "physical cores" in v[2]["why"], (r.stdout, v[2])
+
+
 def main():
     put(os.path.join(TMP, "site.yaml"), yaml.safe_dump(SITE))
     camp = write_campaign("c")
@@ -247,6 +263,7 @@ def main():
     cross_check(camp_two, p4, v)
     per_cpu_references(path)
     disturbed_groups(path)
+    auto_cores(path, p)
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr

@@ -35,9 +35,11 @@ std::string rate_metric(const std::string& kind) {
   return kind == "train" ? "images_per_s" : kind == "kernel" ? "gflop_per_s" : "busbw_bytes_per_s";
 }
 
+// The node's physical cores: the site's, or ("auto") what the campaign's machine had (not the
+// host reading the site: `accept` may run elsewhere, and "auto" reads as its logical CPUs).
 int node_cores(const Context& x) {
-  if (x.site.node.cores > 0) return x.site.node.cores;
-  const auto& m = x.campaign.manifest;  // "auto": what the campaign's machine had
+  if (!x.site.node.cores_auto && x.site.node.cores > 0) return x.site.node.cores;
+  const auto& m = x.campaign.manifest;
   if (m.contains("provenance") && m["provenance"].contains("cpu"))
     return int(json_count(m["provenance"]["cpu"], "physical_cores", 0));
   return 0;
@@ -59,7 +61,10 @@ Estimate pct_of_peak(const Context& x, const RecordGroup& g, DerivedValue& out, 
   const double peak = node_peak(x, out.host);
   if (peak <= 0 || cores <= 0) {
     why = peak <= 0 ? "the site declares no node.peak_flops_sp (and the campaign measured none)"
-                    : "the site's cores are unknown";
+          : x.site.node.cores_auto
+              ? "the site's node.cores is auto and the campaign's manifest records no physical "
+                "cores of its host"
+              : "the site's cores are unknown";
     return {};
   }
   if (g.kind() == "kernel") {
