@@ -173,7 +173,9 @@ def load_campaign(folder):
         try:
             with open(manifest) as f:
                 points = json.load(f)["points"]
-        except (json.JSONDecodeError, KeyError) as e:
+            if not isinstance(points, list) or not all(isinstance(p, dict) and "id" in p for p in points):
+                raise TypeError("points: expected a list of points, each with its id")
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
             raise RecordError(f"{manifest}: not a campaign manifest ({e})") from None
         info = {p["id"]: p for p in points}
         df["experiment"] = [info.get(h, {}).get("experiment") for h in df["harness_point"]]

@@ -105,6 +105,14 @@ def test_campaign_adds_experiment_and_axes(tmp_path):
     assert df["repeat"].tolist() == [0, 1]
 
 
+@pytest.mark.parametrize("manifest", ["[1, 2]", '{"points": "x"}', '{"points": [1]}', '{"points": [{"experiment": "e"}]}'])
+def test_a_manifest_of_another_shape_is_refused_naming_it(tmp_path, manifest):
+    (tmp_path / "manifest.json").write_text(manifest)
+    write(tmp_path, [rec(1, 100, hp="p1")])
+    with pytest.raises(RecordError, match="manifest.json: not a campaign manifest"):
+        load_campaign(str(tmp_path))
+
+
 def test_objects_that_are_not_records_name_file_and_line(tmp_path):
     p = tmp_path / "r.jsonl"
     p.write_text('{"schema": "dlscale.record/1", "kind": "train"}\n')

@@ -5,6 +5,8 @@ checked-in campaign that measured what it projects (data/projection_check)."""
 import copy
 import math
 import os
+import pathlib
+import re
 import subprocess
 import sys
 
@@ -12,9 +14,10 @@ import pytest
 
 from dlsanalysis.project import comm, compute, schemes
 from dlsanalysis.project.calibration import Profile, fit_band
+from dlsanalysis.project.cli import requests
 from dlsanalysis.project.model import SpecError, reduction_bandwidth
 from dlsanalysis.project.run import project, spec_from
-from dlsanalysis.project.site import Level
+from dlsanalysis.project.site import Level, SiteError, load_site
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -243,11 +246,91 @@ def test_bad_requests_name_what_is_wrong():
         spec_from({"model": "m", "scales": [1], "bogus": 1}, "here")
     with pytest.raises(SpecError, match="positive"):
         spec_from({"model": "m", "scales": [0, 2]}, "here")
-    with pytest.raises(SpecError, match="here: scales must be positive integers, got 1,x"):
+    with pytest.raises(SpecError, match="here: scales must be positive whole numbers, got 1,x"):
         spec_from({"model": "m", "scales": "1,x"}, "here")
     strong = spec_from({"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "scaling": "strong"}, "here")
     with pytest.raises(SpecError, match="global_batch"):
         project(strong, CHECK, "localhost", ROOT)
+
+
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("scales", [1.5], "scales must be positive whole numbers"),  # not truncated to 1
+        ("scales", [True], "scales must be positive whole numbers"),
+        ("bucket_mb", 0, "bucket_mb must be a number in [0.001, 1e+06]"),  # 10^8 buckets: a hang
+        ("bucket_mb", float("nan"), "bucket_mb must be a number"),
+        ("tau", 0, "tau must be a whole number >= 1"),  # a division by zero
+        ("servers", -1, "servers must be a whole number >= 1"),
+        ("overlap", 2, "overlap must be a number in [0, 1]"),  # a negative exposed time
+        ("batch", -1, "batch must be a whole number >= 0"),
+        ("period", 2.5, "period must be a whole number >= 0"),
+        ("images_per_epoch", -100, "images_per_epoch must be a whole number >= 0"),
+        ("base", 3, "base 3 is not one of the scales"),
+    ],
+)
+def test_out_of_range_requests_are_refused_not_clamped(key, value, says):
+    with pytest.raises(SpecError, match=re.escape(f"here: {says}")):
+        spec_from({"model": "m", "scales": [1, 2], key: value}, "here")
+
+
+def test_a_fixed_global_batch_smaller_than_the_workers_is_refused():
+    strong = spec_from(
+        {"model": "cifar10_quick", "scales": [1, 4], "unit": "ranks", "scaling": "strong", "global_batch": 3}, "here"
+    )
+    with pytest.raises(SpecError, match="global_batch 3 cannot be split over 4 workers"):
+        project(strong, CHECK, "localhost", ROOT)
+
+
+def test_projection_names_are_plain_folder_names_given_once():
+    entry = {"site": "summit", "model": "m", "scales": [1]}
+    for bad in ("../../escape", "/tmp/abs", "a b", "..", "$(touch x)", ""):
+        with pytest.raises(SpecError, match="expected 1 to 64 letters"):
+            requests({"projections": [{**entry, "name": bad}]}, "f.yaml")
+    with pytest.raises(SpecError, match="name 'a' given twice"):
+        requests({"projections": [{**entry, "name": "a"}, {**entry, "name": "a"}]}, "f.yaml")
+
+
+def test_site_files_are_refused_with_the_file_and_key(tmp_path):
+    text = (pathlib.Path(ROOT) / "site_configs" / "summit.yaml").read_text()
+    cases = {
+        "string.yaml": ("just a string\n", "not a site configuration"),
+        "syntax.yaml": ("{unclosed: [1,2\n", "not YAML"),
+        "flat0.yaml": (
+            "name: flat\nnode: {peak_flops_sp: '1 TFLOP/s', memory_bandwidth: '100 GB/s'}\nnetwork: {bandwidth: '0 GB/s'}\n",
+            "network.bandwidth: the projection needs a bandwidth above 0",
+        ),
+    }
+    for name, (body, says) in cases.items():
+        (tmp_path / name).write_text(body)
+        with pytest.raises(SiteError, match=re.escape(says)):
+            load_site(str(tmp_path / name), ROOT)
+    # through `dlscale project`: the harness's own checks of the site, as `dlscale sites` makes them
+    exe = os.environ.get("DLSCALE_TEST_BIN") or os.path.join(ROOT, "build", "dlscale")
+    assert os.access(exe, os.X_OK), f"no dlscale executable at {exe} (DLSCALE_TEST_BIN)"
+    (tmp_path / "unknown.yaml").write_text(text + "frobnicate: 1\n")
+    (tmp_path / "rpn0.yaml").write_text(text.replace("ranks_per_node: 6", "ranks_per_node: 0"))
+    for name, says in (("unknown.yaml", "unknown key 'frobnicate'"), ("rpn0.yaml", "ranks_per_node: 0 is out of range")):
+        r = subprocess.run(
+            [
+                exe,
+                "project",
+                "--site",
+                str(tmp_path / name),
+                "--model",
+                "cifar10_quick",
+                "--nodes",
+                "1,2",
+                "--campaign",
+                CHECK,
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 2 and says in r.stderr and name in r.stderr, (name, r.returncode, r.stderr)
+    assert not (tmp_path / "o").exists()
 
 
 def cli(*args):

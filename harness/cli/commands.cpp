@@ -232,6 +232,10 @@ int analysis_main(const std::string& command, int argc, char** argv) {
   const std::string path = root_dir() + "/analysis";
   const char* old = std::getenv("PYTHONPATH");
   setenv("PYTHONPATH", (old && *old ? path + ":" + old : path).c_str(), 1);
+  // the harness itself, for the analysis's checks of what it reads (`dlscale sites FILE`)
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) setenv("DLSCALE_BIN", std::string(self, std::size_t(n)).c_str(), 1);
   std::vector<std::string> args = {py, "-m", "dlsanalysis", command};
   for (int k = 1; k < argc; ++k) args.push_back(argv[k]);
   std::vector<char*> a;
@@ -262,8 +266,32 @@ void print_network_levels(const SiteConfig& s) {
 
 }  // namespace
 
+namespace {
+
+// `dlscale sites|plans --help`: what the command takes (exit 0); a second argument: refused.
+bool listing_help(const char* what, const char* folder, int argc, char** argv, int& code) {
+  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    fmt::print(
+        "usage: dlscale {0} [NAME|FILE]\n  without an argument: the shipped {0} (one line each, "
+        "or why one is invalid)\n  NAME ({1}NAME.yaml) or a YAML file: what was understood of "
+        "it, or why it is refused (exit 2)\n",
+        what, folder);
+    code = kExitOk;
+    return true;
+  }
+  if (argc > 2) {
+    fmt::print(stderr, "dlscale {}: one NAME or FILE at most, got {} arguments\n", what, argc - 1);
+    code = kExitUsage;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int sites_main(int argc, char** argv) {
   const std::string root = root_dir();
+  if (int code = 0; listing_help("sites", "site_configs/", argc, argv, code)) return code;
   if (argc < 2) {
     for (const auto& n : shipped_sites(root)) {
       try {
@@ -310,6 +338,7 @@ int sites_main(int argc, char** argv) {
 
 int plans_main(int argc, char** argv) {
   const std::string root = root_dir();
+  if (int code = 0; listing_help("plans", "harness/plans/", argc, argv, code)) return code;
   if (argc < 2) {
     for (const auto& n : shipped_plans(root)) {
       try {

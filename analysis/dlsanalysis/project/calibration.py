@@ -83,8 +83,13 @@ def load_calibration(path):
     manifest = {}
     mpath = os.path.join(path, "manifest.json")
     if os.path.exists(mpath):
-        with open(mpath) as f:
-            manifest = json.load(f)
+        try:
+            with open(mpath) as f:
+                manifest = json.load(f)
+        except json.JSONDecodeError as e:
+            raise CalibrationError(f"{mpath}: not JSON ({e})") from None
+        if not isinstance(manifest, dict):
+            raise CalibrationError(f"{mpath}: not a campaign manifest (expected a JSON object)")
     return Calibration(path, load_campaign(path), manifest, str(manifest.get("site", "")))
 
 

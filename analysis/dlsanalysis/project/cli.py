@@ -1,6 +1,7 @@
 """`dlscale project`: the command line of the projection (docs/projection.md)."""
 
 import os
+import re
 import sys
 
 import yaml
@@ -11,6 +12,7 @@ from .model import SpecError
 from .run import project, spec_from
 from .schemes import SCHEMES
 
+NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 DEFAULT_CALIBRATION = os.path.join(ROOT, "results", "calibration", "localhost")
 HELP = """Projects a model's training step to a site's scale from a calibration campaign: compute from
@@ -117,12 +119,19 @@ def requests(doc, path):
     items = doc.get("projections") if isinstance(doc, dict) else None
     if not isinstance(items, list) or not items:
         raise SpecError(f"{path}: expected a non-empty list under projections:")
-    out = []
+    out, names = [], set()
     for i, it in enumerate(items):
         if not isinstance(it, dict) or "site" not in it or "name" not in it:
             raise SpecError(f"{path}: projections[{i}]: needs name and site")
+        name = str(it["name"])
+        if not NAME.fullmatch(name) or name in (".", ".."):
+            why = "expected 1 to 64 letters, digits, '_', '-' or '.' (a folder under --out)"
+            raise SpecError(f"{path}: projections[{i}]: name {name!r}: {why}")
+        if name in names:
+            raise SpecError(f"{path}: projections[{i}]: name {name!r} given twice (each entry writes its own folder)")
+        names.add(name)
         req = {k: v for k, v in it.items() if k not in ENTRY_KEYS}
-        out.append((str(it["name"]), str(it["site"]), req, it))
+        out.append((name, str(it["site"]), req, it))
     return out
 
 
@@ -162,6 +171,6 @@ def project_main(a):
 def main_guarded(a):
     try:
         return project_main(a)
-    except (ValueError, OSError) as e:  # SpecError, SiteError, CalibrationError, RecordError, yaml errors
+    except (ValueError, OSError, yaml.YAMLError) as e:  # SpecError, SiteError, CalibrationError, RecordError
         print(f"dlscale project: {e}", file=sys.stderr)
         return 2

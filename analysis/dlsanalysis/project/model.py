@@ -71,6 +71,8 @@ def _batch(spec, x, site):
     if spec.scaling == "strong":
         if spec.global_batch <= 0:
             raise SpecError("strong scaling needs global_batch (the fixed problem size)")
+        if spec.global_batch < p:
+            raise SpecError(f"global_batch {spec.global_batch} cannot be split over {p} workers (at {spec.unit} {x})")
         return max(1, round(spec.global_batch / p))
     if spec.batch <= 0:
         raise SpecError("weak scaling needs batch (a rank's batch)")

@@ -6,6 +6,7 @@ of compute (the weakest assumption) is the efficiency at half and at twice the c
 time, beside the projected one.
 """
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 
@@ -178,6 +179,45 @@ def project(spec, calibration, site_name, root):
     return Projection(spec, site, cal.path, rows, ins, assumptions, bands, floor_s)
 
 
+def _whole(d, key, default, lo, where):
+    """d[key] as a whole number >= lo (default where absent): no bool, no fraction truncated."""
+    v = d.get(key, default)
+    ok = not isinstance(v, bool) and isinstance(v, (int, float, str))
+    try:
+        n = float(v) if ok else math.nan
+    except ValueError:
+        n = math.nan
+    if not (math.isfinite(n) and n == int(n) and n >= lo):
+        raise SpecError(f"{where}: {key} must be a whole number >= {lo}, got {v!r}")
+    return int(n)
+
+
+def _real(d, key, default, where, lo, hi=math.inf, lo_open=False):
+    """d[key] as a finite number in [lo, hi] ((lo, hi] where lo_open), default where absent."""
+    v = d.get(key, default)
+    try:
+        x = float(v) if not isinstance(v, bool) else math.nan
+    except (TypeError, ValueError):
+        x = math.nan
+    inside = math.isfinite(x) and (x > lo if lo_open else x >= lo) and x <= hi
+    if not inside:
+        span = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
+        raise SpecError(f"{where}: {key} must be a number in {span}, got {v!r}")
+    return x
+
+
+def _scales(d, where):
+    raw = d["scales"]
+    items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else None
+    try:
+        scales = [_whole({"s": s.strip() if isinstance(s, str) else s}, "s", 0, 1, where) for s in items or []]
+    except SpecError:
+        scales = []
+    if not scales or max(scales) > 1 << 40:
+        raise SpecError(f"{where}: scales must be positive whole numbers, got {raw}")
+    return scales
+
+
 def spec_from(d, where):
     """A Spec from a mapping (a projection file's entry or the command line's options)."""
     known = {
@@ -221,14 +261,14 @@ def spec_from(d, where):
     sch = Scheme(
         name=str(d.get("scheme", "ssgd")),
         algo=str(d.get("algo", "auto")),
-        bucket_mb=float(d.get("bucket_mb", 25)),
-        period=int(d.get("period", 0)),
+        bucket_mb=_real(d, "bucket_mb", 25, where, 1e-3, 1e6),  # 1 KB .. 1 TB: a bucket count that ends
+        period=_whole(d, "period", 0, 0, where),
         exchange_factor=2.0 if d.get("momentum_average") else 1.0,
-        tau=int(d.get("tau", 1)),
-        servers=int(d.get("servers", 1)),
+        tau=_whole(d, "tau", 1, 1, where),
+        servers=_whole(d, "servers", 1, 1, where),
     )
     if "overlap" in d:
-        sch.overlap, sch.overlap_source = float(d["overlap"]), f"{where}: overlap"
+        sch.overlap, sch.overlap_source = _real(d, "overlap", 0, where, 0, 1), f"{where}: overlap"
     try:
         red = int(d.get("reduction_cores", 0))
     except (TypeError, ValueError):
@@ -237,24 +277,21 @@ def spec_from(d, where):
         raise SpecError(f"{where}: reduction_cores must be a whole number of cores >= 0, got {d['reduction_cores']}")
     if red and not str(d.get("reduction_cores_source", "")).strip():
         raise SpecError(f"{where}: reduction_cores needs reduction_cores_source (where the count comes from)")
-    scales = d["scales"]
-    try:
-        scales = [int(s) for s in (scales.split(",") if isinstance(scales, str) else scales)]
-    except (TypeError, ValueError):
-        scales = []
-    if not scales or min(scales) < 1:
-        raise SpecError(f"{where}: scales must be positive integers, got {d['scales']}")
+    scales = _scales(d, where)
+    base = _whole(d, "base", 0, 0, where)
+    if base and base not in scales:
+        raise SpecError(f"{where}: base {base} is not one of the scales {scales}")
     return Spec(
         model=str(d["model"]),
         scales=scales,
         unit=str(d.get("unit", "nodes")),
         scaling=str(d.get("scaling", "weak")),
-        batch=int(d.get("batch", 0)),
-        global_batch=int(d.get("global_batch", 0)),
-        base=int(d.get("base", 0)),
+        batch=_whole(d, "batch", 0, 0, where),
+        global_batch=_whole(d, "global_batch", 0, 0, where),
+        base=base,
         scheme=sch,
-        images_per_epoch=int(d.get("images_per_epoch", 0)),
-        sample_bytes=float(d.get("sample_bytes", 0)),
+        images_per_epoch=_whole(d, "images_per_epoch", 0, 0, where),
+        sample_bytes=_real(d, "sample_bytes", 0, where, 0),
         input=str(d.get("input", "storage")),
         backend=str(d.get("backend", "")),
         image=int(d.get("image", 0)),

@@ -13,6 +13,7 @@ campaign ran there.
 
 import math
 import os
+import subprocess
 from dataclasses import dataclass, field
 
 import yaml
@@ -123,6 +124,8 @@ def _levels(net, path, node_bw, ranks_per_node, sources):
         "" if "latency" in net else " (latency not stated: 1 us assumed)"
     )
     top = Level("network", str(net.get("kind", "")), 0, lat, _quantity(net, "bandwidth", "B/s", f"{path}: network"))
+    if not top.bandwidth > 0:
+        raise SiteError(f"{path}: network.bandwidth: the projection needs a bandwidth above 0 (or network.levels)")
     top.source = f"site {os.path.basename(path)}: network.bandwidth"
     if ranks_per_node > 1:
         bw = node_bw / ranks_per_node if node_bw > 0 else top.bandwidth
@@ -137,12 +140,30 @@ def _storage(site):
     return max(stated, default=math.nan)
 
 
+def _check_with_harness(path):
+    """The checks `dlscale sites` and `dlscale run` make of a site file (types, ranges, units,
+    unknown or repeated keys), by the harness's own parser, where `dlscale project` started this
+    (DLSCALE_BIN: the executable); its message, naming the file and key, on a refusal."""
+    exe = os.environ.get("DLSCALE_BIN", "")
+    if not exe:
+        return
+    r = subprocess.run([exe, "sites", path], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise SiteError((r.stderr.strip() or r.stdout.strip()).removeprefix("dlscale sites: "))
+
+
 def load_site(name_or_path, root, manifest=None):
     path = site_path(name_or_path, root)
     if not os.path.exists(path):
         raise SiteError(f"{path}: no such site configuration")
-    with open(path) as f:
-        site = yaml.safe_load(f) or {}
+    _check_with_harness(path)
+    try:
+        with open(path) as f:
+            site = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        raise SiteError(f"{path}: not YAML ({e})") from None
+    if not isinstance(site, dict):
+        raise SiteError(f"{path}: not a site configuration (expected a mapping of keys)")
     node, launch, net = site.get("node") or {}, site.get("launcher") or {}, site.get("network") or {}
     sources = {}
     peak, membw = _node_rates(node, path, manifest, sources)
