@@ -72,6 +72,14 @@ def alpha_beta_table(df):
         return pd.DataFrame()
     rows = []
     means = d.groupby(KEYS)["metrics.time_s"].mean().reset_index()
+    means = means[means["metrics.time_s"].notna()]  # records that time no allreduce (overlap's)
+    bad = means[~(np.isfinite(means["metrics.time_s"]) & (means["metrics.time_s"] > 0))]
+    if not bad.empty:
+        r = bad.iloc[0]
+        raise ValueError(
+            f"collective records of {r['benchmark']} {r['metrics.algo']} at {r['metrics.bytes']:.0f} bytes: "
+            f"metrics.time_s {r['metrics.time_s']} (expected a time above 0)"
+        )
     factor = d.groupby(KEYS[:3])["metrics.busbw_factor"].first() if "metrics.busbw_factor" in d else None
     for (op, algo, ranks), g in means.groupby(KEYS[:3], sort=True):
         if g["metrics.bytes"].nunique() < 2:

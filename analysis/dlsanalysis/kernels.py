@@ -24,10 +24,14 @@ def kernel_table(df):
     d = df[(df["kind"] == "kernel") & (df["status"] == "ok")]
     if d.empty:
         return pd.DataFrame()
-    missing = [k for k in KEYS + ["metrics.gflop_per_s"] if k not in d]
+    missing = [k for k in KEYS if k not in d]
     if missing:
         raise ValueError(f"kernel records without {', '.join(missing)}")
+    if "metrics.gflop_per_s" not in d:  # bandwidth kernels alone (triad): no FLOP rate to table
+        return pd.DataFrame()
     d = d[d["metrics.gflop_per_s"].notna()]
+    if d.empty:
+        return pd.DataFrame()
     t = aggregate(d, KEYS, "metrics.gflop_per_s")
     if "metrics.pct_of_peak" in d:
         pct = d.groupby(KEYS)["metrics.pct_of_peak"].mean().rename("pct_of_peak").reset_index()

@@ -120,6 +120,27 @@ def test_busbw_and_alpha_beta_tables(tmp_path):
     assert f.iloc[0]["busbw_model_bytes_per_s"] == pytest.approx(1.5 * f.iloc[0]["bandwidth_bytes_per_s"])
 
 
+def test_shipped_campaigns_make_their_tables(tmp_path):
+    """The calibration campaign `dlscale project` ships and the projection check's: kernel records
+    of a bandwidth kernel alone (triad: no GFLOP/s) and overlap records (no allreduce time) among
+    the collectives are tables' input too, not a refusal or a failed fit."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for src in (
+        os.path.join(here, "..", "..", "results", "calibration", "localhost"),
+        os.path.join(here, "data", "projection_check"),
+    ):
+        camp = shutil.copytree(src, str(tmp_path / os.path.basename(src)))
+        assert main(["tables", camp]) == 0, camp
+        assert os.path.getsize(os.path.join(camp, "analysis", "alpha_beta.csv")) > 0
+
+
+def test_a_collective_time_of_zero_is_refused_by_name(tmp_path):
+    recs = [coll("ring", 2, s, 1e-5 + s / 1e9, 1.0) for s in (1024, 1 << 16, 1 << 20)]
+    recs[1]["metrics"]["time_s"] = 0.0
+    with pytest.raises(ValueError, match=r"allreduce ring at 65536 bytes: metrics.time_s 0.0 \(expected a time above 0\)"):
+        alpha_beta_table(load_records(write(tmp_path / "c.jsonl", recs)))
+
+
 def test_tau_table_against_ssgd_by_hand(tmp_path):
     ep = lambda loss: [{"epoch": 1.0, "train_loss": 9.0}, {"epoch": 2.0, "train_loss": loss}]  # noqa: E731
     recs = [
