@@ -23,6 +23,42 @@ SCHEMA = "dlscale.record/1"
 REQUIRED = ("schema", "kind", "benchmark", "params", "metrics", "status")
 
 
+# metrics the analysis computes with: a number (or null, what the C++ writer makes of a NaN) where
+# present; phase_s a mapping of them
+NUMERIC_METRICS = (
+    "images_per_s",
+    "step_time_s",
+    "time_s",
+    "time_s_min",
+    "gflop_per_s",
+    "pct_of_peak",
+    "busbw_bytes_per_s",
+    "algbw_bytes_per_s",
+    "busbw_factor",
+    "bytes",
+    "ranks",
+    "threads",
+    "flop",
+    "forward_macs",
+    "epoch_time_s",
+    "peak_rss_bytes",
+    "batch_per_rank",
+)
+
+
+def _is_number(v):
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _check_numbers(path, no, metrics):
+    for key in NUMERIC_METRICS:
+        if key in metrics and not _is_number(metrics[key]):
+            raise RecordError(f"{path}:{no}: metrics.{key}: expected a number, got {metrics[key]!r}")
+    phases = metrics.get("phase_s")
+    if phases is not None and not (isinstance(phases, dict) and all(map(_is_number, phases.values()))):
+        raise RecordError(f"{path}:{no}: metrics.phase_s: expected seconds by phase, got {phases!r}")
+
+
 class RecordError(ValueError):
     """A record file that cannot be read as dlscale records; the message names file and line."""
 
@@ -123,6 +159,7 @@ def _row(path, no, rec):
         raise RecordError(f"{path}:{no}: not a dlscale record: missing {', '.join(missing)}")
     if rec["schema"] != SCHEMA:
         raise RecordError(f"{path}:{no}: schema '{rec['schema']}', expected '{SCHEMA}' (mixed schemas)")
+    _check_numbers(path, no, rec["metrics"])
     row = {"file": path, "line": no}
     for key in ("kind", "benchmark", "point_id", "status", "error", "harness_point"):
         row[key] = rec.get(key)

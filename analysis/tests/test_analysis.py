@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import pytest
 
@@ -111,6 +112,22 @@ def test_a_manifest_of_another_shape_is_refused_naming_it(tmp_path, manifest):
     write(tmp_path, [rec(1, 100, hp="p1")])
     with pytest.raises(RecordError, match="manifest.json: not a campaign manifest"):
         load_campaign(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("images_per_s", "fast", "metrics.images_per_s: expected a number, got 'fast'"),
+        ("ranks", True, "metrics.ranks: expected a number, got True"),
+        ("phase_s", "x", "metrics.phase_s: expected seconds by phase, got 'x'"),
+        ("phase_s", {"forward": "slow"}, "metrics.phase_s: expected seconds by phase"),
+    ],
+)
+def test_a_metric_of_another_type_names_file_line_and_key(tmp_path, key, value, says):
+    bad = rec(2, 190)
+    bad["metrics"][key] = value
+    with pytest.raises(RecordError, match=f"r.jsonl:2: {re.escape(says)}"):
+        load_records(write(tmp_path, [rec(1, 100), bad], "r.jsonl"))
 
 
 def test_objects_that_are_not_records_name_file_and_line(tmp_path):
