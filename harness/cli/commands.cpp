@@ -172,6 +172,22 @@ int run_main(int argc, char** argv) {
   return r.failed + r.check_failed > 0 ? kExitCheckFailed : kExitOk;
 }
 
+namespace {
+
+// An output file named on the command line: its folder exists and it is not a folder itself.
+void check_output_file(const char* option, const std::string& file) {
+  namespace fs = std::filesystem;
+  const fs::path p(file), dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw ConfigError(
+        fmt::format("{} {}: no folder '{}' to write it in", option, file, dir.string()));
+  if (fs::is_directory(p, ec))
+    throw ConfigError(fmt::format("{} {}: a folder (expected a file name)", option, file));
+}
+
+}  // namespace
+
 int accept_main(int argc, char** argv) {
   std::string campaign, plan, site, baseline, json;
   CLI::App app{
@@ -185,11 +201,13 @@ int accept_main(int argc, char** argv) {
                  "a campaign of the same plan as installed: every bound becomes its value "
                  "(mean over repeats) less the criterion's tolerance (default 5 %) or its 95 % "
                  "interval, whichever is wider");
-  app.add_option("--json", json, "write the verdicts (every group) to this file as well");
+  auto* json_opt =
+      app.add_option("--json", json, "write the verdicts (every group) to this file as well");
   bool emit = false;
   app.add_flag("--emit-references", emit,
                "print the site `references:` block that freezes this campaign as the reference "
-               "(for the site file; judges nothing)");
+               "(for the site file; judges nothing)")
+      ->excludes(json_opt);
   app.footer(
       "Exit codes: 0 every criterion passed, 1 one failed (or had no data or no reference), 2 "
       "bad arguments or input, 4 none failed but one was inconclusive (its 95 % interval "
@@ -199,6 +217,7 @@ int accept_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
+  if (!json.empty()) check_output_file("--json", json);  // before judging, not after
   const Campaign c = read_campaign(campaign);
   for (const auto& w : c.warnings) fmt::print(stderr, "dlscale accept: {}\n", w);
   if (plan.empty()) plan = c.manifest.value("plan_file", "");

@@ -267,6 +267,16 @@ def main():
     # bad input: exit 2 with the reason
     r, _ = accept(os.path.join(TMP, "missing"), path)
     assert r.returncode == 2 and "missing" in r.stderr, r.stderr
+    # an output that cannot be written is refused before judging, not after
+    for out, says in ((os.path.join(TMP, "nodir", "v.json"), "no folder"), (TMP, "a folder (expected a file name)")):
+        r = subprocess.run([DLSCALE, "accept", "--campaign", camp, "--plan", path, "--json", out], capture_output=True, text=True)
+        assert r.returncode == 2 and f"--json {out}: " in r.stderr and says in r.stderr and not r.stdout, (r.stdout, r.stderr)
+    r = subprocess.run(
+        [DLSCALE, "accept", "--campaign", camp, "--plan", path, "--emit-references", "--json", os.path.join(TMP, "v.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2 and "excludes" in r.stderr, r.stderr
     bad = os.path.join(TMP, "bad.yaml")
     put(bad, pathlib.Path(path).read_text().replace("derived: efficiency", "derived: efficency"))
     r, _ = accept(camp, bad)
