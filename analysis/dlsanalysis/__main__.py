@@ -24,6 +24,7 @@ project    a training step projected to a site's scale from a calibration campai
 Exit 2 on unreadable records (the message names file and line) or bad arguments."""
 
 import argparse
+import math
 import os
 import sys
 
@@ -76,6 +77,20 @@ def _metric_choice(specs, default):
     directions = {n: d for n, d in pairs if d}
     named = [n for n, _ in pairs if n != "all"]
     return ("all" if "all" in specs else named), directions, named
+
+
+def _judge_range(a):
+    """Why compare's or history's thresholds cannot judge ("" where they can)."""
+    checks = (("effect", 0.0, math.inf, False), ("alpha", 0.0, 1.0, True), ("floor", 0.0, math.inf, False))
+    for name, lo, hi, open_ends in checks:
+        v = getattr(a, name, None)
+        if v is None:
+            continue
+        inside = lo < v < hi if open_ends else lo <= v < hi
+        if not inside:
+            span = f"({lo:g}, {hi:g})" if open_ends else f">= {lo:g}, finite"
+            return f"--{name} {v:g}: expected {span}"
+    return ""
 
 
 def _judge_args(a):
@@ -288,6 +303,12 @@ def main(argv=None):
         if getattr(a, opt, 0.1) < 0:
             print(f"dlsanalysis {a.cmd}: --{opt.replace('_', '-')} must be >= 0", file=sys.stderr)
             return 2
+    why = _judge_range(a)
+    if why:
+        print(f"dlsanalysis {a.cmd}: {why}", file=sys.stderr)
+        return 2
+    if a.cmd == "compare" and os.path.realpath(a.a) == os.path.realpath(a.b):
+        print(f"dlsanalysis compare: note: A and B are the same campaign ({a.a}): every change is 0", file=sys.stderr)
     try:
         mains = {"compare": compare_main, "history": history_main, "tables": tables_main}
         return (mains | {"reproduce": reproduce_main, "report": report_main, "project": project_main})[a.cmd](a)

@@ -158,13 +158,23 @@ def test_metric_all_and_nested_names(tmp_path):
 
 def test_bad_input_exits_2(tmp_path, capsys):
     a = kernels(tmp_path / "a.jsonl", [("p0", 1.0)])
+    a2 = kernels(tmp_path / "a2.jsonl", [("p0", 1.0)])
     b = kernels(tmp_path / "b.jsonl", [("q0", 1.0)])
     out = ["--out", str(tmp_path)]
-    assert main(["compare", a, a, "--metric", "no_such_metric"] + out) == 2
+    assert main(["compare", a, a2, "--metric", "no_such_metric"] + out) == 2
     assert "--metric no_such_metric: no record has this metric" in capsys.readouterr().err
-    assert main(["compare", a, a, "--metric", "time_s:up"] + out) == 2
+    assert main(["compare", a, a2, "--metric", "time_s:up"] + out) == 2
     assert main(["compare", a, b] + out) == 2  # no common point
     assert main(["compare", a, str(tmp_path / "missing.jsonl")] + out) == 2
+    capsys.readouterr()
+    same = str(tmp_path / ".." / tmp_path.name / "a.jsonl")
+    assert main(["compare", a, same, "--out", str(tmp_path / "same")]) == 0  # an identity check, said to be one
+    assert "A and B are the same campaign" in capsys.readouterr().err
+    for bad, says in ((["--alpha", "5"], "--alpha 5: expected (0, 1)"), (["--effect", "-1"], "--effect -1: expected >= 0")):
+        assert main(["compare", a, a2, *bad] + out) == 2
+        assert says in capsys.readouterr().err
+        assert main(["history", a, a2, *bad]) == 2
+        assert says in capsys.readouterr().err
     assert not (tmp_path / "compare.json").exists()
 
 
