@@ -179,7 +179,8 @@ def tables_main(a):
     _, modes = plan_info(a.campaign)
     tables = campaign_tables(df, modes, a.gemm_shape)
     if not tables:
-        print("dlsanalysis: no ok records in this campaign to tabulate", file=sys.stderr)
+        ok = int((df["status"] == "ok").sum()) if "status" in df else 0
+        print(f"dlsanalysis tables: {a.campaign}: no table to make ({len(df)} records, {ok} ok)", file=sys.stderr)
         return 1
     out = a.out or os.path.join(a.campaign, "analysis")
     write_tables(tables, out)
