@@ -79,17 +79,23 @@ def _metric_choice(specs, default):
     return ("all" if "all" in specs else named), directions, named
 
 
-def _judge_range(a):
-    """Why compare's or history's thresholds cannot judge ("" where they can)."""
-    checks = (("effect", 0.0, math.inf, False), ("alpha", 0.0, 1.0, True), ("floor", 0.0, math.inf, False))
-    for name, lo, hi, open_ends in checks:
+def _option_range(a):
+    """Why a threshold or tolerance option of the command cannot judge ("" where they all can)."""
+    checks = (
+        ("effect", 0, math.inf),
+        ("alpha", 0, 1),
+        ("floor", 0, math.inf),
+        ("tolerance", 0, math.inf),
+        ("scale_tolerance", 0, math.inf),
+    )
+    for name, lo, hi in checks:
         v = getattr(a, name, None)
         if v is None:
             continue
-        inside = lo < v < hi if open_ends else lo <= v < hi
-        if not inside:
+        open_ends = name == "alpha"  # a test level of 0 or 1 decides nothing
+        if not (lo < v < hi if open_ends else lo <= v < hi):
             span = f"({lo:g}, {hi:g})" if open_ends else f">= {lo:g}, finite"
-            return f"--{name} {v:g}: expected {span}"
+            return f"--{name.replace('_', '-')} {v:g}: expected {span}"
     return ""
 
 
@@ -300,11 +306,7 @@ def main(argv=None):
         if path is not None and not os.path.exists(path):
             print(f"dlsanalysis {a.cmd}: {path}: no such campaign folder or records file", file=sys.stderr)
             return 2
-    for opt in ("tolerance", "scale_tolerance"):
-        if getattr(a, opt, 0.1) < 0:
-            print(f"dlsanalysis {a.cmd}: --{opt.replace('_', '-')} must be >= 0", file=sys.stderr)
-            return 2
-    why = _judge_range(a)
+    why = _option_range(a)
     if why:
         print(f"dlsanalysis {a.cmd}: {why}", file=sys.stderr)
         return 2

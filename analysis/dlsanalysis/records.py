@@ -197,6 +197,21 @@ def load_attempts(folder, warnings=None):
     return last
 
 
+def read_manifest(folder):
+    """A campaign folder's manifest.json as a mapping ({} where it has none)."""
+    path = os.path.join(folder, "manifest.json")
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{path}: not a campaign manifest ({e})") from None
+    if not isinstance(manifest, dict):
+        raise RecordError(f"{path}: not a campaign manifest (expected a JSON object)")
+    return manifest
+
+
 def load_campaign(folder):
     """The records of a campaign folder (whole merges only), with each harness point's experiment and axes."""
     records = os.path.join(folder, "records.jsonl")
@@ -207,13 +222,9 @@ def load_campaign(folder):
     df.attrs["folder"] = folder  # derived metrics read its manifest and site
     manifest = os.path.join(folder, "manifest.json")
     if os.path.exists(manifest) and not df.empty:
-        try:
-            with open(manifest) as f:
-                points = json.load(f)["points"]
-            if not isinstance(points, list) or not all(isinstance(p, dict) and "id" in p for p in points):
-                raise TypeError("points: expected a list of points, each with its id")
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
-            raise RecordError(f"{manifest}: not a campaign manifest ({e})") from None
+        points = read_manifest(folder).get("points")
+        if not isinstance(points, list) or not all(isinstance(p, dict) and "id" in p for p in points):
+            raise RecordError(f"{manifest}: not a campaign manifest (points: expected a list of points, each with its id)")
         info = {p["id"]: p for p in points}
         df["experiment"] = [info.get(h, {}).get("experiment") for h in df["harness_point"]]
         axes = sorted({a for p in points for a in p.get("assignment", {})})

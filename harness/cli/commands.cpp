@@ -283,10 +283,6 @@ void print_network_levels(const SiteConfig& s) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // `dlscale sites|plans --help`: what the command takes (exit 0); a second argument: refused.
 bool listing_help(const char* what, const char* folder, int argc, char** argv, int& code) {
   if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {

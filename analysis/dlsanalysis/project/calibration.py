@@ -14,7 +14,6 @@
 Every value keeps where it came from ("records.jsonl:LINE", a manifest key, a site key).
 """
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..collectives import relative_lstsq, relative_residuals
-from ..records import load_campaign, ok_train
+from ..records import load_campaign, ok_train, read_manifest
 
 COMPUTE_TYPES = {"conv2d", "deconv2d", "linear"}
 BAND_COLUMNS = [
@@ -80,16 +79,7 @@ class Calibration:
 def load_calibration(path):
     if not os.path.isdir(path) or not os.path.exists(os.path.join(path, "records.jsonl")):
         raise CalibrationError(f"{path}: not a campaign folder (no records.jsonl)")
-    manifest = {}
-    mpath = os.path.join(path, "manifest.json")
-    if os.path.exists(mpath):
-        try:
-            with open(mpath) as f:
-                manifest = json.load(f)
-        except json.JSONDecodeError as e:
-            raise CalibrationError(f"{mpath}: not JSON ({e})") from None
-        if not isinstance(manifest, dict):
-            raise CalibrationError(f"{mpath}: not a campaign manifest (expected a JSON object)")
+    manifest = read_manifest(path)
     return Calibration(path, load_campaign(path), manifest, str(manifest.get("site", "")))
 
 

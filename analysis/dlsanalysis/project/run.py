@@ -179,41 +179,41 @@ def project(spec, calibration, site_name, root):
     return Projection(spec, site, cal.path, rows, ins, assumptions, bands, floor_s)
 
 
-def _whole(d, key, default, lo, where):
-    """d[key] as a whole number >= lo (default where absent): no bool, no fraction truncated."""
-    v = d.get(key, default)
+def _whole_or_none(v, lo):
+    """v as a whole number >= lo, or None: no bool, no fraction truncated."""
     ok = not isinstance(v, bool) and isinstance(v, (int, float, str))
     try:
-        n = float(v) if ok else math.nan
+        n = float(v.strip() if isinstance(v, str) else v) if ok else math.nan
     except ValueError:
         n = math.nan
-    if not (math.isfinite(n) and n == int(n) and n >= lo):
-        raise SpecError(f"{where}: {key} must be a whole number >= {lo}, got {v!r}")
-    return int(n)
+    return int(n) if math.isfinite(n) and n == int(n) and n >= lo else None
 
 
-def _real(d, key, default, where, lo, hi=math.inf, lo_open=False):
-    """d[key] as a finite number in [lo, hi] ((lo, hi] where lo_open), default where absent."""
+def _whole(d, key, default, lo, where):
+    """d[key] as a whole number >= lo (default where absent)."""
+    n = _whole_or_none(d.get(key, default), lo)
+    if n is None:
+        raise SpecError(f"{where}: {key} must be a whole number >= {lo}, got {d.get(key, default)!r}")
+    return n
+
+
+def _real(d, key, default, where, lo, hi=math.inf):
+    """d[key] as a finite number in [lo, hi] (default where absent)."""
     v = d.get(key, default)
     try:
         x = float(v) if not isinstance(v, bool) else math.nan
     except (TypeError, ValueError):
         x = math.nan
-    inside = math.isfinite(x) and (x > lo if lo_open else x >= lo) and x <= hi
-    if not inside:
-        span = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
-        raise SpecError(f"{where}: {key} must be a number in {span}, got {v!r}")
+    if not (math.isfinite(x) and lo <= x <= hi):
+        raise SpecError(f"{where}: {key} must be a number in [{lo:g}, {hi:g}], got {v!r}")
     return x
 
 
 def _scales(d, where):
     raw = d["scales"]
-    items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else None
-    try:
-        scales = [_whole({"s": s.strip() if isinstance(s, str) else s}, "s", 0, 1, where) for s in items or []]
-    except SpecError:
-        scales = []
-    if not scales or max(scales) > 1 << 40:
+    items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    scales = [_whole_or_none(s, 1) for s in items]
+    if not scales or None in scales or max(scales) > 1 << 40:
         raise SpecError(f"{where}: scales must be positive whole numbers, got {raw}")
     return scales
 
@@ -269,12 +269,7 @@ def spec_from(d, where):
     )
     if "overlap" in d:
         sch.overlap, sch.overlap_source = _real(d, "overlap", 0, where, 0, 1), f"{where}: overlap"
-    try:
-        red = int(d.get("reduction_cores", 0))
-    except (TypeError, ValueError):
-        red = -1
-    if red < 0:
-        raise SpecError(f"{where}: reduction_cores must be a whole number of cores >= 0, got {d['reduction_cores']}")
+    red = _whole(d, "reduction_cores", 0, 0, where)
     if red and not str(d.get("reduction_cores_source", "")).strip():
         raise SpecError(f"{where}: reduction_cores needs reduction_cores_source (where the count comes from)")
     scales = _scales(d, where)

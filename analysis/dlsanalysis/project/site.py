@@ -11,6 +11,7 @@ takes the values its calibration campaign measured (manifest.json), which is rig
 campaign ran there.
 """
 
+import functools
 import math
 import os
 import subprocess
@@ -140,6 +141,7 @@ def _storage(site):
     return max(stated, default=math.nan)
 
 
+@functools.cache  # a projection loads its sites up to three times
 def _check_with_harness(path):
     """The checks `dlscale sites` and `dlscale run` make of a site file (types, ranges, units,
     unknown or repeated keys), by the harness's own parser, where `dlscale project` started this
