@@ -104,4 +104,9 @@ bad "over 1 GiB a rank" --shm-chunk 512M --shm-slots 4
 bad "shm-chunk '99999999999G': too large" --shm-chunk 99999999999G
 bad "shm-slots: Value 0 not in range" --shm-slots 0
 bad "shm-copy 'xpmem': expected one of auto, cma, fifo" --shm-copy xpmem
+bad "iters: Value 0 not in range" --iters 0
+bad "warmup: Value -1 not in range" --warmup -1
+bad "check: 5 not in {0,1}" --check 5
+bad "i 0: a step must be at least 1 byte" -i 0
+bad "compute-ratio: 'inf': expected a finite number > 0" --compute-ratio inf
 echo "collectives CLI: all cases passed"

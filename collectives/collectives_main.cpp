@@ -67,10 +67,13 @@ void add_options(CLI::App& app, SweepOptions& o) {
          "nccl, mpi or all)")
       ->default_str("all");
   app.add_option("--iters", o.iters,
-                 "timed iterations per size (default by band: 1000 / 100 / 20)");
+                 "timed iterations per size (default by band: 1000 / 100 / 20)")
+      ->check(CLI::Range(1, 100000000));
   app.add_option("--warmup", o.warmup,
-                 "warm-up iterations per size (default by band: 100 / 10 / 3)");
+                 "warm-up iterations per size (default by band: 100 / 10 / 3)")
+      ->check(CLI::Range(0, 100000000));
   app.add_option("--check", o.check, "1: exact check after timing, #wrong per size; 0: none")
+      ->check(CLI::IsMember({0, 1}))
       ->default_str("1");
   app.add_option("--dtype", o.dtype, "float or double")
       ->check(CLI::IsMember({"float", "double"}))
@@ -83,7 +86,7 @@ void add_options(CLI::App& app, SweepOptions& o) {
   app.add_option("--compute-ratio", o.compute_ratio,
                  "--overlap: computation per allreduce, in units of its time")
       ->default_str("1")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_finite());
   app.add_option(
          "--memory", o.memory,
          "where the vector lives: host (the algorithms above), shared (the same on a vector "
@@ -187,8 +190,8 @@ int sweep_main(int argc, char** argv, const Comm& c) {
       throw ConfigError("--memory shared: " + why);
   }
   const std::vector<OverlapEngine> engines = overlap_engines(o);
-  if (o.iters < 0 || o.warmup < 0) throw ConfigError("--iters and --warmup must be positive");
   const std::size_t step = o.i.empty() ? 0 : parse_bytes(o.i, "-i");
+  if (!o.i.empty() && step == 0) throw ConfigError("-i 0: a step must be at least 1 byte");
   const auto sizes = sweep_sizes(parse_bytes(o.b, "-b"), parse_bytes(o.e, "-e"), o.f, step);
   std::optional<RecordWriter> writer;
   const nlohmann::json prov = start_records(argc, argv, c, o, writer);

@@ -22,7 +22,7 @@ struct SweepOptions {
               memory = "host";
   double f = 2.0, compute_ratio = 1.0;
   std::string i;
-  int iters = 0, warmup = 0, check = 1;
+  int iters = 0, warmup = -1, check = 1;  // iters 0, warmup -1: by band
   CounterList counters;  // --counters: counted around each point's timed calls
   ShmOptions shm;        // --shm-chunk, --shm-slots, --shm-node-ranks
 };

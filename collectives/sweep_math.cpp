@@ -59,7 +59,7 @@ Iterations iterations_for(std::size_t bytes, int warmup_override, int iters_over
   Iterations it = bytes <= 8192         ? Iterations{100, 1000}
                   : bytes <= (1u << 20) ? Iterations{10, 100}
                                         : Iterations{3, 20};
-  if (warmup_override > 0) it.warmup = warmup_override;
+  if (warmup_override >= 0) it.warmup = warmup_override;
   if (iters_override > 0) it.iters = iters_override;
   return it;
 }

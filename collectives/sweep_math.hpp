@@ -19,7 +19,8 @@ std::vector<std::size_t> sweep_sizes(std::size_t min, std::size_t max, double fa
                                      std::size_t step);
 
 // Warm-up and timed iterations for a message size: fixed by band, the same on every rank,
-// never adaptive (OSU's split at 8 KiB, plus a band above 1 MiB). Overrides apply when > 0.
+// never adaptive (OSU's split at 8 KiB, plus a band above 1 MiB). A warm-up override applies
+// when >= 0 (0: none), an iterations override when > 0.
 struct Iterations {
   int warmup, iters;
 };

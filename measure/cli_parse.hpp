@@ -6,7 +6,11 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "measure/named_enum.hpp"
@@ -38,6 +42,45 @@ template <class Parse>
 CLI::Validator checked_by(Parse parse, const std::string& what) {
   return CLI::Validator([parse](std::string& text) { return refusal_of([&] { parse(text); }); },
                         what);
+}
+
+// A finite number in [lo, hi] ((lo, hi] where `lo_open`). NaN and the infinities are refused by
+// name (CLI::Range would print the double's whole range as its bound); hi infinite: no upper
+// bound.
+inline CLI::Validator finite_in(double lo, double hi = std::numeric_limits<double>::infinity(),
+                                bool lo_open = false) {
+  const std::string range = std::isinf(hi)
+                                ? fmt::format("{} {}", lo_open ? ">" : ">=", lo)
+                                : fmt::format("in {}{}, {}]", lo_open ? "(" : "[", lo, hi);
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool number = !text.empty() && end == text.c_str() + text.size();
+        if (number && std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi) return {};
+        return fmt::format("'{}': expected a finite number {}", text, range);
+      },
+      "FLOAT " + range);
+}
+
+// A whole number >= lo (a count: steps, samples, ranks); CLI::PositiveNumber would print the
+// double's whole range as its bound.
+inline CLI::Validator whole_at_least(long lo) {
+  return CLI::Validator(
+      [lo](std::string& text) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        const bool number = !text.empty() && end == text.c_str() + text.size() && errno == 0;
+        if (number && v >= lo) return {};
+        return fmt::format("'{}': expected a whole number >= {}", text, lo);
+      },
+      fmt::format("INT >= {}", lo));
+}
+
+// A positive finite number (a rate, a size, a factor).
+inline CLI::Validator positive_finite() {
+  return finite_in(0, std::numeric_limits<double>::infinity(), true);
 }
 
 // An option whose value is one of the names of `table`, stored in `target` as its enum; the

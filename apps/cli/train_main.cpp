@@ -40,7 +40,7 @@ void add_model_options(CLI::App& app, TrainCli& c) {
   app.add_option("-m,--model", o.model, "model name (--list-models)")->default_str(o.model);
   app.add_option("-b,--batch", o.model_options.batch, "batch size per process")
       ->default_str("1")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_at_least(1));
   app.add_option("--image",
                  "input size, N (square) or HxW such as 120x85 (default: the data's, or the "
                  "model's)")
@@ -51,14 +51,17 @@ void add_model_options(CLI::App& app, TrainCli& c) {
                  "folders are made with this many)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--width", o.model_options.width, "channel / hidden-size multiplier (tiny models)")
+      ->check(positive_finite())
       ->default_str("1");
-  app.add_option("--classes", o.model_options.classes, "output classes (default: the data's)");
+  app.add_option("--classes", o.model_options.classes, "output classes (default: the data's)")
+      ->check(CLI::Range(1, 1 << 24));
   app.add_option("--aux", c.aux,
                  "GoogLeNet / Inception-v3 auxiliary classifiers: on, or off (also where they do "
                  "not fit a small image; an option, so that a plan can give it)")
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str(c.aux);
-  app.add_option("--latent", o.model_options.latent, "CVAE latent dimensions (default 3)");
+  app.add_option("--latent", o.model_options.latent, "CVAE latent dimensions (default 3)")
+      ->check(CLI::Range(1, 1 << 16));
   app.add_option("--vae-sampling", c.vae_sampling,
                  "CVAE reparameterisation: exp_logvar (the public code) or exp_half_logvar")
       ->check(CLI::IsMember({"exp_logvar", "exp_half_logvar"}))
@@ -83,18 +86,26 @@ void add_data_options(CLI::App& app, TrainCli& c) {
       ->type_name("SOURCE[:ARG]")
       ->default_str(o.data.text);
   app.add_option("--holdout", o.holdout, "held-out fraction for data without a test set")
+      ->check(finite_in(0, 0.99))
       ->default_str("0.1");
-  app.add_option("--train-samples", o.train_samples, "use only this many training samples");
-  app.add_option("--eval-samples", o.eval_samples,
-                 "evaluate on at most this many held-out samples");
-  auto* steps = app.add_option("--steps", o.steps, "training steps (overrides --epochs)");
+  app.add_option("--train-samples", o.train_samples, "use only this many training samples")
+      ->check(whole_at_least(1));
+  app.add_option("--eval-samples", o.eval_samples, "evaluate on at most this many held-out samples")
+      ->check(whole_at_least(1));
+  auto* steps = app.add_option("--steps", o.steps, "training steps (overrides --epochs)")
+                    ->check(whole_at_least(1));
   app.add_option("--epochs", o.epochs, "training epochs (fractions allowed)")
+      ->check(positive_finite())
       ->default_str("1")
       ->excludes(steps);
   app.add_option("--warmup-steps", o.warmup_steps, "steps excluded from throughput and phase means")
+      ->check(whole_at_least(0))
       ->default_str("3");
   app.add_option("--eval-every", o.eval_every,
                  "evaluate every this many epochs (0: at the end only, -1: never)")
+      ->check(
+          CLI::Validator([](std::string& v) { return v == "-1" ? std::string() : finite_in(0)(v); },
+                         "FLOAT >= 0 or -1"))
       ->default_str("1");
   app.add_option("--target",
                  "stop when the held-out metric reaches it: accuracy=X, loss=X or rmse=X")
@@ -123,19 +134,29 @@ void add_solver_options(CLI::App& app, TrainCli& c) {
       ->check(parsed_into(so.optim, &parse_optim))
       ->type_name("OPTIM")
       ->default_str("sgd");
-  app.add_option("--lr", c.lr, "base learning rate")->default_str("0.01");
-  app.add_option("--momentum", so.params.momentum, "momentum")->default_str("0.9");
+  app.add_option("--lr", c.lr, "base learning rate")->check(positive_finite())->default_str("0.01");
+  app.add_option("--momentum", so.params.momentum, "momentum")
+      ->check(finite_in(0, 1))
+      ->default_str("0.9");
   app.add_option("--weight-decay", so.params.weight_decay, "L2 weight decay")
+      ->check(finite_in(0))
       ->default_str("0.0005");
-  app.add_option("--rho", so.params.rho, "RMSprop decay")->default_str("0.9");
-  app.add_option("--eps", so.params.eps, "RMSprop / Adam epsilon")->default_str("1e-8");
-  app.add_option("--trust", so.params.eta, "LARS trust coefficient")->default_str("0.001");
+  app.add_option("--rho", so.params.rho, "RMSprop decay")
+      ->check(finite_in(0, 1))
+      ->default_str("0.9");
+  app.add_option("--eps", so.params.eps, "RMSprop / Adam epsilon")
+      ->check(positive_finite())
+      ->default_str("1e-8");
+  app.add_option("--trust", so.params.eta, "LARS trust coefficient")
+      ->check(positive_finite())
+      ->default_str("0.001");
   app.add_option("--lr-scaling", "none, linear or sqrt in the global batch over --ref-batch")
       ->check(parsed_into(so.schedule.scaling, &parse_lr_scaling))
       ->type_name("RULE")
       ->default_str("none");
   app.add_option("--ref-batch", so.schedule.ref_batch,
-                 "the batch the base rate is for (scaling rules)");
+                 "the batch the base rate is for (scaling rules)")
+      ->check(whole_at_least(1));
 }
 
 void add_schedule_options(CLI::App& app, TrainCli& c) {
@@ -148,22 +169,30 @@ void add_schedule_options(CLI::App& app, TrainCli& c) {
           },
           "POLICY"))
       ->default_str(c.policy);
-  app.add_option("--gamma", s.gamma, "step / multistep / exp / inv factor")->default_str("0.1");
-  auto* stepsize = app.add_option("--stepsize", s.stepsize, "step: iterations between decays");
+  app.add_option("--gamma", s.gamma, "step / multistep / exp / inv factor")
+      ->check(positive_finite())
+      ->default_str("0.1");
+  auto* stepsize = app.add_option("--stepsize", s.stepsize, "step: iterations between decays")
+                       ->check(whole_at_least(1));
   auto* steps_it = app.add_option("--lr-steps", c.lr_steps, "multistep: iterations of the decays")
-                       ->delimiter(',');
-  app.add_option("--power", s.power, "poly / inv power")->default_str("1");
-  auto* warm_it =
-      app.add_option("--lr-warmup", s.warmup, "linear warm-up iterations")->default_str("0");
+                       ->delimiter(',')
+                       ->check(whole_at_least(0));
+  app.add_option("--power", s.power, "poly / inv power")->check(finite_in(0))->default_str("1");
+  auto* warm_it = app.add_option("--lr-warmup", s.warmup, "linear warm-up iterations")
+                      ->check(whole_at_least(0))
+                      ->default_str("0");
   app.add_option("--stepsize-epochs", c.o.lr_epochs.stepsize,
                  "step: epochs between decays (instead of --stepsize)")
+      ->check(positive_finite())
       ->excludes(stepsize);
   app.add_option("--lr-step-epochs", c.o.lr_epochs.steps,
                  "multistep: epochs of the decays (instead of --lr-steps)")
       ->delimiter(',')
+      ->check(finite_in(0))
       ->excludes(steps_it);
   app.add_option("--lr-warmup-epochs", c.o.lr_epochs.warmup,
                  "linear warm-up in epochs (instead of --lr-warmup)")
+      ->check(finite_in(0))
       ->excludes(warm_it);
 }
 
@@ -202,7 +231,8 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
   app.add_flag("--no-fuse", c.no_fuse,
                "run every ReLU as its own layer (default: folded into the batch norm or residual "
                "add before it)");
-  app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (default: as configured)");
+  app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (default: as configured)")
+      ->check(CLI::Range(1, 4096));
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
   app.add_option("--out", c.out, "append the run's record to this JSON Lines file");
@@ -233,7 +263,9 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
             "ssgd: thread, nonblocking, or none (all buckets after backward); on a GPU, each "
             "bucket staged to the host when its layers are done, or with NCCL (thread or "
             "nonblocking) queued on a stream of its team's as backward goes on");
-  g->add_option("--bucket-mb", d.bucket_mb, "ssgd: gradient bucket size in MiB")->default_str("25");
+  g->add_option("--bucket-mb", d.bucket_mb, "ssgd: gradient bucket size in MiB")
+      ->check(positive_finite())
+      ->default_str("25");
   g->add_option(
        "--comm-teams", d.comm_teams,
        "ssgd: communication threads (seed 003's nteams), each on its own communicator; "
@@ -251,14 +283,14 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
                 "localsgd: steps between weight averages (0: once an epoch); with --backend cudnn "
                 "and NCCL (--allreduce nccl, or auto as for ssgd) averaged on the GPUs, else "
                 "through host copies")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_at_least(0))
       ->default_str("0");
   add_named(g, "--local-momentum", d.local_momentum, kLocalMomentumNames,
             "localsgd: average, reset or local momentum buffers");
   add_named(g, "--local-bn", d.local_bn, kLocalBnNames,
             "localsgd: average or local batch-norm running statistics");
   g->add_option("--easgd-tau", d.easgd_tau, "easgd: steps between elastic exchanges")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_at_least(1))
       ->default_str("1");
   g->add_option("--easgd-alpha", d.easgd_alpha,
                 "easgd: moving rate alpha (default: from --easgd-alpha-rule)");
@@ -268,9 +300,11 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
               "easgd: asynchronous exchanges (default synchronous rounds)");
   g->add_option("--ps-servers", d.ps_servers,
                 "easgd, ps-sync: parameter-server ranks (the last ones)")
+      ->check(whole_at_least(1))
       ->default_str("1");
   g->add_option("--ps-idle-us", d.ps_idle_us,
                 "easgd, ps-sync: servers sleep this long between polls (0: block)")
+      ->check(CLI::Range(0, 1000000))
       ->default_str("50");
   g->add_option("--inject-failure", "RANK:STEP: that rank fails there (to test the abort)")
       ->check(parsed_into(d.inject_failure, &FailureInjection::parse))

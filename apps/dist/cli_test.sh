@@ -95,4 +95,20 @@ assert m["steps"] == 8 and m["exchanges"] == m["steps"], (m["steps"], m["exchang
 assert m["ranks"] == 2 and p["ps_sync"] == {"servers": 1, "workers": 2, "server_idle_sleep_us": 50}, (m["ranks"], p["ps_sync"])
 assert [e["rank"] for e in m["placement"]] == [0, 1, 2], m["placement"]
 PY
+
+# a count or rate out of range (as one process, as a plan's point would give it): exit 2 before
+# anything runs, the option and what it takes named, no record
+for bad in "--steps 0" "--steps 2.5" "--threads 0" "--warmup-steps -2" "--train-samples -5" \
+           "--eval-every -3" "--lr nan" "--momentum inf" "--holdout 2" "--bucket-mb 0" \
+           "--ref-batch 0" "--lr-steps 5,-2" "--width nan"; do
+  set +e
+  # shellcheck disable=SC2086  # $bad is two words on purpose
+  timeout 60 "$dlscale" train -m cifar10_quick --data synthetic:64 $bad --out "$tmp/bad.jsonl" > "$tmp/bad.txt" 2>&1
+  rc=$?
+  set -e
+  [[ $rc -eq 2 ]] || { cat "$tmp/bad.txt"; fail "'$bad' exited $rc, expected 2"; }
+  grep -q -- "${bad%% *}: '.*': expected a \(finite\|whole\) number\|${bad%% *}: Value" "$tmp/bad.txt" \
+    || { cat "$tmp/bad.txt"; fail "'$bad' refused without naming ${bad%% *} and what it takes"; }
+  [[ ! -e "$tmp/bad.jsonl" ]] || fail "'$bad' wrote a record"
+done
 echo "dist cli: ok"

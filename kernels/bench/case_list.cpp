@@ -65,12 +65,14 @@ std::vector<CaseEntry> build_cases(const CaseRequest& req) {
   std::vector<Backend> backends;
   for (const auto& b : req.backends) backends.push_back(parse_backend(b));
   if (backends.empty()) backends.push_back(Backend::kOpenBlas);
+  // 0 below is "not given" (the default thread count, the descriptor's batch); given, each
+  // value must be at least 1
+  for (int t : req.threads)
+    if (t < 1 || t > 4096) throw ConfigError(fmt::format("--threads {}: expected 1..4096", t));
+  for (int mb : req.mbs)
+    if (mb < 1) throw ConfigError(fmt::format("--mb {}: expected a positive batch", mb));
   const std::vector<int> threads = req.threads.empty() ? std::vector<int>{0} : req.threads;
-  for (int t : threads)
-    if (t < 0 || t > 4096) throw ConfigError(fmt::format("--threads {}: expected 1..4096", t));
   const std::vector<int> mbs = req.mbs.empty() ? std::vector<int>{0} : req.mbs;
-  for (int mb : mbs)
-    if (mb < 0) throw ConfigError(fmt::format("--mb {}: expected a positive batch", mb));
 
   std::vector<CaseEntry> out;
   for (const auto& line : lines) {

@@ -30,6 +30,10 @@ expect_usage_error "unknown op" "unknown op 'convolution'" --op convolution --sh
 expect_usage_error "unknown backend" "unknown backend" --op gemm --shape 8x8x8 --backend mkl
 expect_usage_error "no op" "names no op" --shape 8x8x8
 expect_usage_error "bad threads" "--threads" --op gemm --shape 8x8x8 --threads two
+expect_usage_error "zero threads" "--threads 0: expected 1..4096" --op gemm --shape 8x8x8 --threads 0
+expect_usage_error "zero batch" "--mb 0: expected a positive batch" --op gemm --shape 8x8x8 --mb 0
+expect_usage_error "NaN check limit" "check-limit: 'nan': expected a finite number >= 0" --op gemm --shape 8x8x8 --check-limit nan
+expect_usage_error "infinite peak" "peak-gflops: 'inf': expected a finite number > 0" --op gemm --shape 8x8x8 --peak-gflops inf
 expect_usage_error "missing file" "shapes" --shapes "$TMP/nope.txt"
 expect_usage_error "bad mode" "mode" --op gemm --shape 8x8x8 --mode fast
 expect_usage_error "bad line in file" "check_bad.txt:2" --shapes "$SRC/bench/testdata/check_bad.txt"
@@ -77,7 +81,7 @@ PY
 
 # a case given twice (the backend and a batch repeated) is timed once, with a note: before, both
 # shared one benchmark name and neither was timed
-"$DLS" kernels --op gemm --shape 16x16x16 --backend openblas --backend openblas --mb 0,16 --threads 1 \
+"$DLS" kernels --op gemm --shape 16x16x16 --backend openblas --backend openblas --mb 16,16 --threads 1 \
   --peak-gflops 10 --benchmark_min_time=0.01 --out "$TMP/twice.jsonl" >/dev/null 2>"$TMP/stderr" \
   || bad "repeated case run failed: $(cat "$TMP/stderr")"
 grep -q "is given twice: timed once" "$TMP/stderr" && ok || bad "no note on a repeated case: $(cat "$TMP/stderr")"

@@ -330,9 +330,10 @@ int kernels_main(int argc, char** argv) {
                "(untimed); recorded as params.cold_cache: true");
   app.add_option("--peak-gflops", o.peak_gflops,
                  "node single-precision peak in GFLOP/s (else measured)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_finite());
   app.add_option("--check-limit", o.full_ref_limit,
                  "multiply-adds above which the reference check is sampled")
+      ->check(finite_in(0))
       ->default_str("2e8");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
   try {
