@@ -66,8 +66,7 @@ void add_options(CLI::App& app, SweepOptions& o) {
          "comma list of mpi, ring, recdbl, rabenseifner, tree, shm, or all (--memory device: "
          "nccl, mpi or all)")
       ->default_str("all");
-  app.add_option("--iters", o.iters,
-                 "timed iterations per size (default by band: 1000 / 100 / 20)")
+  app.add_option("--iters", o.iters, "timed iterations per size (default by band: 1000 / 100 / 20)")
       ->check(CLI::Range(1, 100000000));
   app.add_option("--warmup", o.warmup,
                  "warm-up iterations per size (default by band: 100 / 10 / 3)")

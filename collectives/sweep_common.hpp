@@ -23,8 +23,8 @@ struct SweepOptions {
   double f = 2.0, compute_ratio = 1.0;
   std::string i;
   int iters = 0, warmup = -1, check = 1;  // iters 0, warmup -1: by band
-  CounterList counters;  // --counters: counted around each point's timed calls
-  ShmOptions shm;        // --shm-chunk, --shm-slots, --shm-node-ranks
+  CounterList counters;                   // --counters: counted around each point's timed calls
+  ShmOptions shm;                         // --shm-chunk, --shm-slots, --shm-node-ranks
 };
 
 struct SweepContext {

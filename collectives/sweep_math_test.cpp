@@ -30,7 +30,7 @@ TEST(Sweep, BandsAreFixedAndOverridable) {
   EXPECT_EQ(iterations_for(16u << 20, 7, 9).warmup, 7);
   EXPECT_EQ(iterations_for(16u << 20, 7, 9).iters, 9);
   EXPECT_EQ(iterations_for(16u << 20, 0, 9).warmup, 0);  // --warmup 0: none
-  EXPECT_DOUBLE_EQ(allreduce_bus_factor(4), 1.5);  // 2(p-1)/p
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(4), 1.5);        // 2(p-1)/p
   EXPECT_DOUBLE_EQ(allreduce_bus_factor(1), 0.0);
 }
 
