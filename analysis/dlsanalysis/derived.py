@@ -24,14 +24,25 @@ PREFIX.update({"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40})
 
 def quantity(text, unit):
     """'10 GB/s' -> 1e10, '1.3 us' -> 1.3e-6, as the site reader's parse_quantity (spaces
-    ignored, prefixes n u m k K M G T P Ki Mi Gi Ti); a number stays a number."""
+    ignored, prefixes n u m k K M G T P Ki Mi Gi Ti); a plain number, quoted or not, is already in
+    the SI unit. NaN, the infinities and negative values are refused, as there."""
+    if isinstance(text, bool):
+        raise ValueError(f"'{text}': expected a number with unit {unit}")
     if isinstance(text, int | float):
-        return float(text)
-    pattern = r"([0-9.eE+-]+)(Ki|Mi|Gi|Ti|[numkKMGTP]?)" + re.escape(unit.replace(" ", ""))
-    m = re.fullmatch(pattern, str(text).replace(" ", ""))
-    if not m:
-        raise ValueError(f"'{text}': expected a number with unit {unit} (prefixes n u m k M G T P Ki Mi Gi Ti)")
-    return float(m.group(1)) * PREFIX[m.group(2)]
+        value, factor = float(text), 1.0
+    else:
+        pattern = r"([0-9.eE+-]+)(?:(Ki|Mi|Gi|Ti|[numkKMGTP]?)" + re.escape(unit.replace(" ", "")) + ")?"
+        m = re.fullmatch(pattern, str(text).replace(" ", ""))
+        try:
+            value = float(m.group(1)) if m else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise ValueError(f"'{text}': expected a number with unit {unit} (prefixes n u m k M G T P Ki Mi Gi Ti)")
+        factor = PREFIX[m.group(2) or ""]
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"'{text}' must be a finite, non-negative quantity")
+    return value * factor
 
 
 class Estimate:
@@ -305,19 +316,15 @@ def _campaign_context(df):
     folder = df.attrs.get("folder")
     if not folder:
         return {}, {}, {}
-    import json
     import os
 
-    import yaml
-
+    from .records import manifest_file, read_manifest, read_named_yaml
     from .reproduce import plan_info
 
-    with open(os.path.join(folder, "manifest.json")) as f:
-        manifest = json.load(f)
-    site = {}
-    if manifest.get("site_file") and os.path.exists(manifest["site_file"]):
-        with open(manifest["site_file"]) as f:
-            site = yaml.safe_load(f) or {}
+    manifest = read_manifest(folder)
+    site_file = manifest_file(manifest, "site_file", folder)
+    named_by = f"{os.path.join(folder, 'manifest.json')}: site_file"
+    site = read_named_yaml(site_file, named_by) if site_file else {}
     return site, manifest, plan_info(folder)[1]
 
 

@@ -212,6 +212,32 @@ def read_manifest(folder):
     return manifest
 
 
+def read_named_yaml(path, named_by):
+    """The YAML mapping at `path`, which `named_by` (a manifest's key) names: a file that does not
+    parse or is not a mapping is refused naming both."""
+    import yaml
+
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise RecordError(f"{path} (named by {named_by}): cannot be read as YAML ({e})") from None
+    if not isinstance(doc, dict):
+        raise RecordError(f"{path} (named by {named_by}): expected a mapping of keys")
+    return doc
+
+
+def manifest_file(manifest, key, folder):
+    """The path the manifest's `key` gives (plan_file, site_file), or None where it gives none or
+    the file is gone (a campaign copied from another machine)."""
+    path = manifest.get(key)
+    if path is None:
+        return None
+    if not isinstance(path, str):
+        raise RecordError(f"{os.path.join(folder, 'manifest.json')}: {key}: expected a path")
+    return path if os.path.exists(path) else None
+
+
 def load_campaign(folder):
     """The records of a campaign folder (whole merges only), with each harness point's experiment and axes."""
     records = os.path.join(folder, "records.jsonl")

@@ -12,7 +12,7 @@ import os
 import pandas as pd
 
 from .project.seeds import seed_projections
-from .records import flatten, load_attempts, load_campaign, write_atomic
+from .records import flatten, load_attempts, load_campaign, read_manifest, write_atomic
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
@@ -117,8 +117,7 @@ def _acceptance(acc):
 def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
     df = load_campaign(campaign)
     seed, modes = plan_info(campaign)
-    with open(os.path.join(campaign, "manifest.json")) as f:
-        manifest = json.load(f)
+    manifest = read_manifest(campaign)
     out = os.path.join(campaign, "analysis")
     tables = campaign_tables(df, modes)
     write_tables(tables, out)

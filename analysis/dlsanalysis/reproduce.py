@@ -38,15 +38,13 @@ judged" when no row is judged; "not measurable" when no row is measurable.
 """
 
 import glob
-import json
 import math
 import os
 import re
 
 import pandas as pd
-import yaml
 
-from .records import ok_train
+from .records import RecordError, manifest_file, ok_train, read_manifest, read_named_yaml
 from .reproduce_measures import MODEL_NAMES, Unjudged, mapping, published_models
 
 SCALE_NAMES = {"nodes", "gpus", "processes"}
@@ -63,17 +61,17 @@ def load_published(folder):
 
 def plan_info(campaign):
     """(seed, {experiment: scaling mode}) from the plan file the campaign's manifest names."""
-    manifest = os.path.join(campaign, "manifest.json")
-    if not os.path.exists(manifest):
+    plan_file = manifest_file(read_manifest(campaign), "plan_file", campaign)
+    if plan_file is None:
         return None, {}
-    with open(manifest) as f:
-        plan_file = json.load(f).get("plan_file")
-    if not plan_file or not os.path.exists(plan_file):
-        return None, {}
-    with open(plan_file) as f:
-        plan = yaml.safe_load(f)
-    seed = (plan.get("reproduces") or {}).get("seed")
-    return seed, {e["name"]: e.get("scaling") for e in plan.get("experiments", [])}
+    named_by = f"{os.path.join(campaign, 'manifest.json')}: plan_file"
+    plan = read_named_yaml(plan_file, named_by)
+    experiments = plan.get("experiments", [])
+    if not isinstance(experiments, list) or not all(isinstance(e, dict) and "name" in e for e in experiments):
+        raise RecordError(f"{plan_file} (named by {named_by}): experiments: expected a list of experiments, each with its name")
+    reproduces = plan.get("reproduces") or {}
+    seed = reproduces.get("seed") if isinstance(reproduces, dict) else None
+    return seed, {e["name"]: e.get("scaling") for e in experiments}
 
 
 def _num(v):

@@ -202,3 +202,21 @@ def test_tables_command_writes_csv_and_markdown(tmp_path, capsys):
     (tmp_path / "records.jsonl").write_text('{"schema": "dlscale.record/1"}\n')
     assert main(["tables", str(tmp_path)]) == 2
     assert "records.jsonl:1: not a dlscale record: missing kind" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "text, unit, want",
+    [("10 GB/s", "B/s", 1e10), ("1.3 us", "s", 1.3e-6), ("64 GiB", "B", 64 * 2**30), ("25", "B/s", 25.0), (600, "s", 600.0)],
+)
+def test_a_quantity_reads_as_the_site_reader_reads_it(text, unit, want):
+    from dlsanalysis.derived import quantity
+
+    assert quantity(text, unit) == pytest.approx(want, rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["nan", float("nan"), "-5", -5, "1e400", float("inf"), "12 GB", "fast", True])
+def test_a_quantity_that_is_not_finite_non_negative_or_in_its_unit_is_refused(text):
+    from dlsanalysis.derived import quantity
+
+    with pytest.raises(ValueError, match=re.escape(f"'{text}'")):
+        quantity(text, "B/s")

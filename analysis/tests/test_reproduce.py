@@ -4,7 +4,9 @@ reason."""
 
 import glob
 import io
+import json
 import os
+import re
 
 import pandas as pd
 import pytest
@@ -311,3 +313,25 @@ def test_projection_plots_get_the_published_points_of_their_figure_model_and_con
     tau4 = {"figure": "Fig. 9", "metric": "per_process_slowdown_vs_serial", "model": "cifar10_quick", "condition": "tau=4"}
     [(x, v, _)] = published_points(pub, tau4)  # a slowdown of 0.12 drawn as the efficiency 0.88
     assert (x, v) == (4.0, pytest.approx(0.88)) and plotted_column(tau4["metric"]) == "efficiency"
+
+
+@pytest.mark.parametrize(
+    "plan_text, says",
+    [
+        ("- a\n- b\n", "expected a mapping of keys"),
+        ("a: [\n", "cannot be read as YAML"),
+        ("experiments: 5\n", "experiments: expected a list of experiments, each with its name"),
+        (None, "plan_file: expected a path"),
+    ],
+)
+def test_a_manifest_naming_a_file_that_is_not_a_plan_is_refused_naming_both(tmp_path, plan_text, says):
+    from dlsanalysis.records import RecordError
+    from dlsanalysis.reproduce import plan_info
+
+    plan = tmp_path / "plan.yaml"
+    if plan_text is not None:
+        plan.write_text(plan_text)
+    (tmp_path / "manifest.json").write_text(json.dumps({"plan_file": str(plan) if plan_text is not None else 5}))
+    with pytest.raises(RecordError, match=re.escape(says)) as e:
+        plan_info(str(tmp_path))
+    assert "manifest.json" in str(e.value)

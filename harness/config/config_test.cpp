@@ -214,6 +214,10 @@ TEST(Config, QuantitiesCarryTheirUnits) {
   EXPECT_DOUBLE_EQ(parse_quantity("600", "s"), 600);
   EXPECT_THROW(parse_quantity("12 GB", "B/s"), std::invalid_argument);
   EXPECT_THROW(parse_quantity("fast", "s"), std::invalid_argument);
+  // a plain number is in the SI unit, and as finite and non-negative as one with a unit
+  EXPECT_THROW(parse_quantity("nan", "B/s"), std::invalid_argument);
+  EXPECT_THROW(parse_quantity("-5", "B/s"), std::invalid_argument);
+  EXPECT_THROW(parse_quantity("-5 GB/s", "B/s"), std::invalid_argument);
 }
 
 TEST(Config, BadSitesNameFileLineAndKey) {

@@ -251,6 +251,8 @@ double parse_quantity(const std::string& text, const std::string& unit) {
     throw std::invalid_argument(
         fmt::format("'{}' is not a quantity in {} (e.g. '12 G{}')", text, unit, unit));
   }
+  if (!std::isfinite(v) || v < 0)
+    throw std::invalid_argument(fmt::format("'{}' must be a finite, non-negative quantity", text));
   std::string rest = text.substr(used);
   rest.erase(std::remove(rest.begin(), rest.end(), ' '), rest.end());
   if (rest.empty()) return v;  // a plain number: already SI
@@ -260,11 +262,7 @@ double parse_quantity(const std::string& text, const std::string& unit) {
       {"K", 1e3},     {"M", 1e6},        {"G", 1e9},           {"T", 1e12},
       {"P", 1e15},    {"", 1.0}};
   for (const auto& [p, f] : prefixes)
-    if (rest == p + unit) {
-      if (!std::isfinite(v) || v < 0)
-        throw std::invalid_argument(fmt::format("'{}' must be a non-negative quantity", text));
-      return v * f;
-    }
+    if (rest == p + unit) return v * f;
   throw std::invalid_argument(fmt::format(
       "'{}': expected a number with unit {} (prefixes n u m k M G T P Ki Mi Gi Ti)", text, unit));
 }
