@@ -306,6 +306,10 @@ def main(argv=None):
         if path is not None and not os.path.exists(path):
             print(f"dlsanalysis {a.cmd}: {path}: no such campaign folder or records file", file=sys.stderr)
             return 2
+    out = getattr(a, "out", None)
+    if out and os.path.exists(out) and not os.path.isdir(out):
+        print(f"dlsanalysis {a.cmd}: --out {out}: exists and is not a folder (the outputs go into a folder)", file=sys.stderr)
+        return 2
     why = _option_range(a)
     if why:
         print(f"dlsanalysis {a.cmd}: {why}", file=sys.stderr)

@@ -134,6 +134,16 @@ def test_shipped_campaigns_make_their_tables(tmp_path):
         assert os.path.getsize(os.path.join(camp, "analysis", "alpha_beta.csv")) > 0
 
 
+def test_an_out_that_is_a_file_is_refused_naming_out(tmp_path, capsys):
+    here = os.path.dirname(os.path.abspath(__file__))
+    camp = shutil.copytree(os.path.join(here, "data", "projection_check"), str(tmp_path / "c"))
+    out = tmp_path / "a_file"
+    out.write_text("kept")
+    assert main(["tables", camp, "--out", str(out)]) == 2
+    assert f"--out {out}: exists and is not a folder" in capsys.readouterr().err
+    assert out.read_text() == "kept"
+
+
 def test_a_collective_time_of_zero_is_refused_by_name(tmp_path):
     recs = [coll("ring", 2, s, 1e-5 + s / 1e9, 1.0) for s in (1024, 1 << 16, 1 << 20)]
     recs[1]["metrics"]["time_s"] = 0.0
