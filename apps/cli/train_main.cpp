@@ -246,6 +246,38 @@ std::string scheme_help() {
   return h;
 }
 
+// The periodic schemes' options: local SGD's period and what it averages, EASGD's and the
+// parameter server's.
+void add_periodic_options(CLI::Option_group* g, DistOptions& d) {
+  g->add_option("--local-period", d.local_period,
+                "localsgd: steps between weight averages (0: once an epoch); with --backend cudnn "
+                "and NCCL (--allreduce nccl, or auto as for ssgd) averaged on the GPUs, else "
+                "through host copies")
+      ->check(whole_at_least(0))
+      ->default_str("0");
+  add_named(g, "--local-momentum", d.local_momentum, kLocalMomentumNames,
+            "localsgd: average, reset or local momentum buffers");
+  add_named(g, "--local-bn", d.local_bn, kLocalBnNames,
+            "localsgd: average or local batch-norm running statistics");
+  g->add_option("--easgd-tau", d.easgd_tau, "easgd: steps between elastic exchanges")
+      ->check(whole_at_least(1))
+      ->default_str("1");
+  g->add_option("--easgd-alpha", d.easgd_alpha,
+                "easgd: moving rate alpha (default: from --easgd-alpha-rule)");
+  add_named(g, "--easgd-alpha-rule", d.easgd_alpha_rule, kAlphaRuleNames,
+            "easgd: paper (0.9/p) or tf (0.9/(tau p))");
+  g->add_flag("--easgd-async", d.easgd_async,
+              "easgd: asynchronous exchanges (default synchronous rounds)");
+  g->add_option("--ps-servers", d.ps_servers,
+                "easgd, ps-sync: parameter-server ranks (the last ones)")
+      ->check(whole_at_least(1))
+      ->default_str("1");
+  g->add_option("--ps-idle-us", d.ps_idle_us,
+                "easgd, ps-sync: servers sleep this long between polls (0: block)")
+      ->check(CLI::Range(0, 1000000))
+      ->default_str("50");
+}
+
 void add_dist_options(CLI::App& app, TrainCli& c) {
   DistOptions& d = c.dist;
   auto* g = app.add_option_group("distributed", "under mpirun / srun (apps/dist/dist.hpp)");
@@ -279,33 +311,7 @@ void add_dist_options(CLI::App& app, TrainCli& c) {
                 "needs --overlap thread; ignored with NCCL (the GPU reduces)")
       ->check(CLI::Range(1, kMaxCommThreadsPerTeam))
       ->default_str("1");
-  g->add_option("--local-period", d.local_period,
-                "localsgd: steps between weight averages (0: once an epoch); with --backend cudnn "
-                "and NCCL (--allreduce nccl, or auto as for ssgd) averaged on the GPUs, else "
-                "through host copies")
-      ->check(whole_at_least(0))
-      ->default_str("0");
-  add_named(g, "--local-momentum", d.local_momentum, kLocalMomentumNames,
-            "localsgd: average, reset or local momentum buffers");
-  add_named(g, "--local-bn", d.local_bn, kLocalBnNames,
-            "localsgd: average or local batch-norm running statistics");
-  g->add_option("--easgd-tau", d.easgd_tau, "easgd: steps between elastic exchanges")
-      ->check(whole_at_least(1))
-      ->default_str("1");
-  g->add_option("--easgd-alpha", d.easgd_alpha,
-                "easgd: moving rate alpha (default: from --easgd-alpha-rule)");
-  add_named(g, "--easgd-alpha-rule", d.easgd_alpha_rule, kAlphaRuleNames,
-            "easgd: paper (0.9/p) or tf (0.9/(tau p))");
-  g->add_flag("--easgd-async", d.easgd_async,
-              "easgd: asynchronous exchanges (default synchronous rounds)");
-  g->add_option("--ps-servers", d.ps_servers,
-                "easgd, ps-sync: parameter-server ranks (the last ones)")
-      ->check(whole_at_least(1))
-      ->default_str("1");
-  g->add_option("--ps-idle-us", d.ps_idle_us,
-                "easgd, ps-sync: servers sleep this long between polls (0: block)")
-      ->check(CLI::Range(0, 1000000))
-      ->default_str("50");
+  add_periodic_options(g, d);
   g->add_option("--inject-failure", "RANK:STEP: that rank fails there (to test the abort)")
       ->check(parsed_into(d.inject_failure, &FailureInjection::parse))
       ->type_name("RANK:STEP");
