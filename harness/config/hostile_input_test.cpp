@@ -105,7 +105,7 @@ TEST(Hostile, NamesCannotEscapeAFolder) {
         << n;
   }
   EXPECT_HAS(plan_error("nul.yaml", "name: \"a\\0b\"\nexperiments:\n  - {name: a, kind: train}\n"),
-             "plan.name: control character 0x00 is not allowed in a name");
+             "nul.yaml:1: plan.name: control character 0x00 is not allowed");
 }
 
 // A plan with one train experiment whose remaining lines are `body`.
@@ -153,10 +153,46 @@ TEST(Hostile, NumbersOutOfRangeAreConfigErrors) {
   });
   EXPECT_HAS(site_error("cores.yaml", "name: s\nnode: {cores: 1e400}\nlauncher: {kind: mpirun}\n"),
              "site.node.cores: expected an integer");
+  EXPECT_HAS(site_error("inf.yaml",
+                        "name: s\nnode: {cores: 2, peak_flops_sp: \"1e308 PFLOP/s\"}\n"
+                        "launcher: {kind: mpirun}\n"),
+             "site.node.peak_flops_sp: '1e308 PFLOP/s' is too large a quantity");
+  expect_plan_errors({{"tl.yaml", "    time_limit: 1e9\n", "time_limit: at most 1e7 s"}});
   EXPECT_HAS(
       site_error("q.yaml",
                  "name: s\nnode: {cores: 2, memory: \"1e999 GiB\"}\nlauncher: {kind: mpirun}\n"),
       "site.node.memory: ");
+}
+
+TEST(Hostile, RepeatedValuesWouldMakeTwoPointsOfOneId) {
+  expect_plan_errors({
+      {"twice.yaml", "    sweep: {threads: [1, 1]}\n",
+       "plan.experiments[0].sweep: threads: 1 is given twice"},
+      {"ztwice.yaml", "    sweep: {b: [8, 8], lr: [1, 1]}\n    zip: [[b, lr]]\n",
+       "plan.experiments[0].zip: b, lr: 8, 1 is given twice"},
+      {"zzip.yaml", "    sweep: {b: [8, 9], lr: [1, 2], m: [1, 2]}\n    zip: [[b, lr], [m, b]]\n",
+       "'b' is zipped twice"},
+  });
+  // a value repeated within a zip group, the tuples distinct: two points
+  EXPECT_EQ(plan_error("zok.yaml",
+                       one_experiment("    sweep: {b: [8, 8], lr: [1, 2]}\n    zip: [[b, lr]]\n")),
+            "");
+}
+
+TEST(Hostile, TextThatWouldDriveATerminalOrExhaustMemoryIsRefused) {
+  EXPECT_HAS(plan_error("esc.yaml",
+                        "name: p\ndescription: \"a\\x1b[2J\"\nexperiments:\n  - "
+                        "{name: a, kind: train}\n"),
+             "esc.yaml:2: plan.description: control character 0x1b is not allowed");
+  EXPECT_EQ(plan_error("multi.yaml",
+                       "name: p\ndescription: |\n  two\n  lines\nexperiments:\n  - "
+                       "{name: a, kind: train}\n"),
+            "");
+  expect_site_errors(
+      {{"gpu.yaml", "name: s\nnode: {cores: 4, gpu_model: \"\\x07\"}\nlauncher: {kind: srun}\n",
+        "site.node.gpu_model: control character 0x07 is not allowed"}});
+  expect_plan_errors({{"long.yaml", "    args: {data: \"" + std::string(3000, 'x') + "\"}\n",
+                       "data: 3000 characters: an argument value holds at most 2048"}});
 }
 
 TEST(Hostile, DuplicateAndNonStringKeysAreRefused) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "harness/config/criterion.hpp"
 #include "harness/config/safe_text.hpp"
@@ -128,6 +129,12 @@ void read_zips(YamlMap& m, Experiment& e) {
     std::vector<std::string> g;
     for (const auto& a : group) g.push_back(scalar_at(m, "zip", a, "an axis name"));
     if (g.size() < 2) m.fail("zip", "a zip group needs at least two axes");
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      bool seen = std::find(g.begin(), g.begin() + long(i), g[i]) != g.begin() + long(i);
+      for (const auto& earlier : e.zips)
+        seen = seen || std::find(earlier.begin(), earlier.end(), g[i]) != earlier.end();
+      if (seen) m.fail("zip", fmt::format("'{}' is zipped twice: an axis is in one group", g[i]));
+    }
     for (const auto& a : g) {
       if (axis_index(e, a) < 0) m.fail("zip", fmt::format("'{}' is not a sweep axis", a));
       if (e.axes[std::size_t(axis_index(e, a))].second.size() !=
@@ -135,6 +142,27 @@ void read_zips(YamlMap& m, Experiment& e) {
         m.fail("zip", fmt::format("axes {} and {} have different lengths", g[0], a));
     }
     e.zips.push_back(g);
+  }
+}
+
+// Two equal values of an axis (or two equal tuples of a zip group) would make two points of one
+// id, which run twice into one part file while the campaign counts the first: refused.
+void check_distinct(YamlMap& m, const Experiment& e) {
+  for (const auto& [axis, vals] : e.axes) {
+    std::vector<std::string> group = {axis};
+    for (const auto& z : e.zips)
+      if (std::find(z.begin(), z.end(), axis) != z.end()) group = z;
+    if (group.front() != axis) continue;  // a zip group is checked at its first axis
+    std::set<std::vector<std::string>> seen;
+    for (std::size_t v = 0; v < vals.size(); ++v) {
+      std::vector<std::string> t;
+      for (const auto& a : group) t.push_back(e.axes[std::size_t(axis_index(e, a))].second[v]);
+      if (!seen.insert(t).second)
+        m.fail(group.size() > 1 ? "zip" : "sweep",
+               fmt::format("{}: {} is given twice (two points of one id: give the experiment "
+                           "repeats instead)",
+                           fmt::join(group, ", "), fmt::join(t, ", ")));
+    }
   }
 }
 
@@ -176,12 +204,14 @@ Experiment read_experiment(YamlMap m) {
   read_args(m, e);
   read_sweep(m, e);
   read_zips(m, e);
+  check_distinct(m, e);
   read_excludes(m, e);
   read_scaling(m, e);
   e.repeats = int(m.integer("repeats", 1, 1, 1000));
   if (m.has("time_limit")) e.time_limit_s = m.quantity("time_limit", "s");
   if (!(e.time_limit_s > 0))
     m.fail("time_limit", "must be positive (e.g. '10 min' is not accepted: write 600 s)");
+  if (e.time_limit_s > 1e7) m.fail("time_limit", "at most 1e7 s (116 days) a point");
   m.done();
   return e;
 }

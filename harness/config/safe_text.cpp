@@ -63,6 +63,7 @@ std::string bad_scheduler_word(const std::string& s) {
 }
 
 std::string bad_free_text(const std::string& s) {
+  if (s.size() > 8192) return fmt::format("{} characters: at most 8192 are allowed", s.size());
   const std::string c = first_bad(s, [](char x) {
     const auto u = static_cast<unsigned char>(x);
     return u >= 0x20 && u != 0x7f;
@@ -71,6 +72,8 @@ std::string bad_free_text(const std::string& s) {
 }
 
 std::string bad_arg_value(const std::string& s) {
+  if (s.size() > 2048)
+    return fmt::format("{} characters: an argument value holds at most 2048", s.size());
   if (std::string b = bad_free_text(s); !b.empty()) return b;
   if (!s.empty() && s[0] == '-') {
     char* end = nullptr;
@@ -79,6 +82,15 @@ std::string bad_arg_value(const std::string& s) {
       return fmt::format("'{}' starts with '-' but is not a number (it would pose as a flag)", s);
   }
   return "";
+}
+
+std::string bad_any_text(const std::string& s) {
+  if (s.size() > 65536) return fmt::format("{} characters: at most 65536 are allowed", s.size());
+  const std::string c = first_bad(s, [](char x) {
+    const auto u = static_cast<unsigned char>(x);
+    return (u >= 0x20 && u != 0x7f) || x == '\n' || x == '\t';
+  });
+  return c.empty() ? "" : fmt::format("{} is not allowed", c);
 }
 
 }  // namespace dls

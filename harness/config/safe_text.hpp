@@ -8,8 +8,12 @@
 //   scheduler   partition, account, qos (#SBATCH/#PBS/#BSUB header lines, unquoted there):
 //               [A-Za-z0-9._,:+-]* (Slurm partition lists are comma-separated)
 //   free text   environment values, launcher flags, argument values, the dlscale binary: no
-//               control character (no newline, no NUL); an argument value may start with '-'
-//               only as a number (-1), so it cannot pose as another flag.
+//               control character (no newline, no NUL), at most 8192 characters; an argument
+//               value at most 2048 (it is repeated on every point's command line) and may start
+//               with '-' only as a number (-1), so it cannot pose as another flag.
+//   any string  every string a plan or a site holds (descriptions too, which `sites` and
+//               `plans` print): no control character but newline and tab (no terminal escape),
+//               at most 65536 characters.
 // Each check returns "" when the text is fine, else what is wrong with it, for the caller's
 // ConfigError (which names the file, line and key).
 #pragma once
@@ -24,5 +28,6 @@ std::string bad_env_name(const std::string& s);        // environment keys
 std::string bad_scheduler_word(const std::string& s);  // partition, account, qos
 std::string bad_free_text(const std::string& s);       // no control characters
 std::string bad_arg_value(const std::string& s);       // free text, and '-' only before a number
+std::string bad_any_text(const std::string& s);        // no control character but \n and \t
 
 }  // namespace dls

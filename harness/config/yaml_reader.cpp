@@ -135,7 +135,9 @@ std::string YamlMap::str(const std::string& key, const std::string& dflt) {
   const YAML::Node v = node(key);
   if (!v) return dflt;
   if (!v.IsScalar()) fail(key, "expected a string");
-  return v.as<std::string>();
+  std::string text = v.as<std::string>();
+  if (const std::string why = bad_any_text(text); !why.empty()) fail(key, why);
+  return text;
 }
 
 std::string YamlMap::checked(const std::string& key, const std::string& dflt, TextCheck check) {
@@ -262,7 +264,11 @@ double parse_quantity(const std::string& text, const std::string& unit) {
       {"K", 1e3},     {"M", 1e6},        {"G", 1e9},           {"T", 1e12},
       {"P", 1e15},    {"", 1.0}};
   for (const auto& [p, f] : prefixes)
-    if (rest == p + unit) return v * f;
+    if (rest == p + unit) {
+      if (!std::isfinite(v * f))
+        throw std::invalid_argument(fmt::format("'{}' is too large a quantity", text));
+      return v * f;
+    }
   throw std::invalid_argument(fmt::format(
       "'{}': expected a number with unit {} (prefixes n u m k M G T P Ki Mi Gi Ti)", text, unit));
 }
