@@ -4,6 +4,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -37,6 +38,41 @@ nlohmann::json point_json(const Point& p) {
           {"time_limit_s", p.time_limit_s}};
 }
 
+// How the site starts a point, beyond what the points hold: a campaign resumed with another
+// launcher, environment, scheduler or binary under the same site name would mix two setups.
+nlohmann::json site_setup(const SiteConfig& site) {
+  const auto& l = site.launcher;
+  const auto& q = site.scheduler;
+  return {{"launcher",
+           {{"kind", l.kind},
+            {"bind", l.bind},
+            {"oversubscribe", l.oversubscribe},
+            {"gpus_per_rank", l.gpus_per_rank},
+            {"extra_flags", l.extra_flags}}},
+          {"scheduler",
+           {{"kind", q.kind}, {"partition", q.partition}, {"account", q.account}, {"qos", q.qos}}},
+          {"environment", site.environment},
+          {"dlscale", site.dlscale}};
+}
+
+// What differs between the manifest's site setup and this one ("" when nothing, or when the
+// manifest was written before it held one): "launcher.kind mpirun -> local; ...".
+std::string setup_changes(const nlohmann::json& old, const nlohmann::json& now) {
+  if (!old.contains("site_setup")) return "";
+  std::string s;
+  for (const auto& op : nlohmann::json::diff(old["site_setup"], now["site_setup"])) {
+    std::string key = op["path"].get<std::string>().substr(1);
+    std::replace(key.begin(), key.end(), '/', '.');
+    const nlohmann::json::json_pointer ptr(op["path"].get<std::string>());
+    const auto text = [&](const nlohmann::json& j) {
+      return j.contains(ptr) ? j[ptr].dump() : std::string("(none)");
+    };
+    s += fmt::format("{}site {} {} -> {}", s.empty() ? "" : "; ", key, text(old["site_setup"]),
+                     text(now["site_setup"]));
+  }
+  return s;
+}
+
 nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Expansion& ex) {
   nlohmann::json pts = nlohmann::json::array();
   for (const Point& p : ex.points) pts.push_back(point_json(p));
@@ -47,6 +83,7 @@ nlohmann::json make_manifest(const Plan& plan, const SiteConfig& site, const Exp
       {"site", site.name},
       {"site_file", site.file},
       {"plan_hash", plan_hash(site, ex)},
+      {"site_setup", site_setup(site)},
       {"points", pts},
       {"clipped", ex.clipped},
       {"provenance", capture_provenance({.site = site.name, .command_line = "dlscale run"})}};
@@ -155,11 +192,16 @@ std::string prepare_manifest(const std::string& dir, const Plan& plan, const Sit
     return "";
   }
   const nlohmann::json old = read_manifest(dir);
+  const std::string setup = setup_changes(old, now);
+  std::string what;
   // a manifest written before plan_hash existed: compare its points
-  if (json_text(old, "plan_hash") == now["plan_hash"].get<std::string>()) return "";
-  const std::string changes = plan_changes(old, now);
-  if (!old.contains("plan_hash") && changes.empty()) return "";
-  const std::string what = changes.empty() ? "the expanded plan's hash differs" : changes;
+  if (json_text(old, "plan_hash") != now["plan_hash"].get<std::string>()) {
+    const std::string changes = plan_changes(old, now);
+    if (old.contains("plan_hash") || !changes.empty())
+      what = changes.empty() ? "the expanded plan's hash differs" : changes;
+  }
+  if (!setup.empty()) what += (what.empty() ? "" : "; ") + setup;
+  if (what.empty()) return "";
   if (!allow_change)
     throw ConfigError(fmt::format(
         "{}: this campaign was started with another plan or site: {}. Run it with the plan it was "

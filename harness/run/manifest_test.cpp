@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/run/campaign.hpp"
+#include "measure/check.hpp"
 #include "measure/stream.hpp"
 #include "measure/test_tmp.hpp"
 
@@ -66,6 +67,39 @@ TEST(Manifest, NothingMeasuredWhenTheSiteGivesBoth) {
   const nlohmann::json m = manifest_for("given", false, false);
   EXPECT_FALSE(m.contains("measured_node_peak"));
   EXPECT_FALSE(m.contains("measured_node_memory_bandwidth"));
+}
+
+// A campaign resumed with the same points but another launcher, environment or scheduler under
+// the same site name is refused, naming what changed; with --allow-plan-change it goes on.
+TEST(Manifest, AResumeWithAnotherSiteSetupIsRefusedNamingIt) {
+  const auto d = test::tmp_dir("manifest_test") / "setup";
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  SiteConfig site;
+  site.name = "t";
+  site.node.peak_flops_sp = 1e11, site.node.memory_bandwidth = 2e10;
+  Plan plan;
+  plan.name = "p";
+  Expansion ex;
+  ex.points.push_back(Point{.id = "0123456789abcdef", .experiment = "e", .kind = "kernels"});
+  EXPECT_EQ(prepare_manifest(d.string(), plan, site, ex, false), "");
+  EXPECT_EQ(prepare_manifest(d.string(), plan, site, ex, false), "");  // the same: resumed
+  SiteConfig other = site;
+  other.launcher.kind = "local";
+  other.environment["OMP_WAIT_POLICY"] = "active";
+  try {
+    prepare_manifest(d.string(), plan, other, ex, false);
+    ADD_FAILURE() << "a resume with another launcher was not refused";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("site environment.OMP_WAIT_POLICY (none) -> \"active\""), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("site launcher.kind \"mpirun\" -> \"local\""), std::string::npos) << what;
+  }
+  EXPECT_NE(prepare_manifest(d.string(), plan, other, ex, true).find("launcher.kind"),
+            std::string::npos);
+  EXPECT_EQ(read_manifest(d.string())["site_setup"]["launcher"]["kind"], "local");
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace
