@@ -78,6 +78,15 @@ inline CLI::Validator whole_at_least(long lo) {
       fmt::format("INT >= {}", lo));
 }
 
+// Any text but the empty one (a path given as "" would fall back to a default silently).
+inline CLI::Validator not_empty() {
+  return CLI::Validator(
+      [](std::string& text) {
+        return text.empty() ? std::string("an empty value") : std::string();
+      },
+      "");
+}
+
 // A positive finite number (a rate, a size, a factor).
 inline CLI::Validator positive_finite() {
   return finite_in(0, std::numeric_limits<double>::infinity(), true);

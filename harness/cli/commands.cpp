@@ -28,6 +28,7 @@
 #include "harness/verdict/report.hpp"
 #include "harness/verdict/summary.hpp"
 #include "measure/check.hpp"
+#include "measure/cli_parse.hpp"
 #include "measure/jsonl.hpp"
 
 #ifndef DLS_SOURCE_ROOT
@@ -60,12 +61,14 @@ void add_run_options(CLI::App& app, RunOptions& o, std::string& site, std::strin
   app.add_option("-p,--plan", plan, "plan name (harness/plans/NAME.yaml) or file")
       ->default_str(plan);
   app.add_option("--campaign", o.campaign,
-                 "campaign folder (default results/SITE/PLAN; re-running it resumes)");
+                 "campaign folder (default results/SITE/PLAN; re-running it resumes)")
+      ->check(not_empty());
   app.add_flag("--dry-run", o.dry_run, "print every launcher line and batch script; run nothing");
   app.add_flag(
       "--resume", [](std::int64_t) {},
       "resume the campaign (what a re-run does anyway: completed points are skipped)");
-  app.add_option("--dlscale", o.dlscale, "the dlscale binary the points run (default: this one)");
+  app.add_option("--dlscale", o.dlscale, "the dlscale binary the points run (default: this one)")
+      ->check(not_empty());
   app.add_flag("--allow-plan-change", o.allow_plan_change,
                "resume a campaign although its plan or site now expands to other points (the "
                "manifest keeps the old plan's hash)");
@@ -194,7 +197,8 @@ int accept_main(int argc, char** argv) {
       "dlscale accept: judge a finished campaign on its plan's acceptance criteria "
       "(docs/derived_metrics.md)"};
   app.add_option("--campaign", campaign, "campaign folder (with manifest.json and records.jsonl)")
-      ->required();
+      ->required()
+      ->check(not_empty());
   app.add_option("-p,--plan", plan, "plan (default: the one the campaign ran, from its manifest)");
   app.add_option("-s,--site", site, "site (default: the one the campaign ran on)");
   app.add_option("--baseline", baseline,
@@ -202,7 +206,8 @@ int accept_main(int argc, char** argv) {
                  "(mean over repeats) less the criterion's tolerance (default 5 %) or its 95 % "
                  "interval, whichever is wider");
   auto* json_opt =
-      app.add_option("--json", json, "write the verdicts (every group) to this file as well");
+      app.add_option("--json", json, "write the verdicts (every group) to this file as well")
+          ->check(not_empty());
   bool emit = false;
   app.add_flag("--emit-references", emit,
                "print the site `references:` block that freezes this campaign as the reference "

@@ -2,8 +2,10 @@
 #include "harness/run/campaign.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string_view>
@@ -135,7 +137,38 @@ nlohmann::json read_manifest(const std::string& dir) {
   return m;
 }
 
+void check_campaign_folder(const std::string& dir, bool create) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(fs::status(dir, ec)))
+    throw ConfigError(fmt::format("campaign {}: exists and is not a folder", dir));
+  if (!fs::exists(st) && !create)
+    throw ConfigError(fmt::format("campaign {}: no such folder", dir));
+  for (const char* name : {"manifest.json", "records.jsonl", "points.jsonl", "summary.json",
+                           "runner.lock", "runner.log", "parts"}) {
+    const fs::path p = fs::path(dir) / name;
+    const auto s = fs::symlink_status(p, ec);
+    if (!fs::exists(s)) continue;
+    const bool want_dir = std::string_view(name) == "parts";
+    if (fs::is_symlink(s) || (want_dir ? !fs::is_directory(s) : !fs::is_regular_file(s)))
+      throw ConfigError(fmt::format(
+          "campaign {}: {} is {}: a campaign's files are its own {} (move it away)", dir, name,
+          fs::is_symlink(s)     ? "a symbolic link"
+          : want_dir            ? "not a folder"
+          : fs::is_directory(s) ? "a folder"
+                                : "not a regular file",
+          want_dir ? "folders" : "regular files"));
+  }
+  if (!create) return;
+  fs::create_directories(fs::path(dir) / "parts", ec);
+  if (ec) throw ConfigError(fmt::format("campaign {}: cannot create it: {}", dir, ec.message()));
+  if (access(dir.c_str(), W_OK) != 0 || access((dir + "/parts").c_str(), W_OK) != 0)
+    throw ConfigError(fmt::format("campaign {}: not writable by this user", dir));
+}
+
 Campaign read_campaign(const std::string& dir) {
+  check_campaign_folder(dir, false);
   Campaign c;
   c.dir = dir;
   c.manifest = read_manifest(dir);

@@ -43,7 +43,14 @@ struct Campaign {
   bool done(const std::string& id) const;
 };
 
-// Reads DIR; a missing or unreadable manifest.json is a ConfigError ("not a campaign folder").
+// A ConfigError naming the path unless DIR is a folder (or absent, where `create`: then it is made
+// with its parts/ folder) whose campaign files (manifest.json, records.jsonl, points.jsonl,
+// summary.json, runner.lock, runner.log, parts/) are, where present, its own: regular files (a
+// folder for parts/), not symbolic links, which would lead the runner's writes out of it.
+void check_campaign_folder(const std::string& dir, bool create);
+
+// Reads DIR (check_campaign_folder first); a missing or unreadable manifest.json is a
+// ConfigError ("not a campaign folder").
 Campaign read_campaign(const std::string& dir);
 // The manifest alone (ConfigError as above).
 nlohmann::json read_manifest(const std::string& dir);

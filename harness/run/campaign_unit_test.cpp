@@ -3,12 +3,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "harness/run/campaign.hpp"
 #include "harness/run/campaign_lock.hpp"
+#include "measure/check.hpp"
 #include "measure/test_tmp.hpp"
 
 namespace dls {
@@ -107,6 +109,47 @@ TEST(CampaignReader, APointWithNoRecordsIsDoneByItsOutcome) {
 nlohmann::json lock_of(const std::string& dir) {
   std::ifstream f(dir + "/runner.lock");
   return nlohmann::json::parse(f);
+}
+
+// What a config error has to say, "" when f() throws none.
+template <class F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CampaignFolder, FilesThatAreNotItsOwnAreRefusedBeforeAnyWrite) {
+  namespace fs = std::filesystem;
+  const std::string d = fresh_dir("folder");
+  EXPECT_EQ(refusal([&] { check_campaign_folder(d + "/new", true); }), "");
+  EXPECT_TRUE(fs::is_directory(d + "/new/parts"));
+  lines(d + "/outside.jsonl", {record("p", 1)});
+  fs::create_directories(d + "/sym");
+  fs::create_symlink(d + "/outside.jsonl", d + "/sym/records.jsonl");
+  EXPECT_NE(refusal([&] {
+              check_campaign_folder(d + "/sym", true);
+            }).find("records.jsonl is a symbolic link"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] { read_campaign(d + "/sym"); }).find("a symbolic link"), std::string::npos);
+  fs::create_directories(d + "/dir/manifest.json");
+  EXPECT_NE(refusal([&] { read_campaign(d + "/dir"); }).find("manifest.json is a folder"),
+            std::string::npos);
+  lines(d + "/file", {});
+  EXPECT_NE(
+      refusal([&] { check_campaign_folder(d + "/file", true); }).find("exists and is not a folder"),
+      std::string::npos);
+  fs::create_directories(d + "/parts_file");
+  lines(d + "/parts_file/parts", {});
+  EXPECT_NE(refusal([&] {
+              check_campaign_folder(d + "/parts_file", true);
+            }).find("parts is not a folder"),
+            std::string::npos);
+  std::ifstream f(d + "/outside.jsonl");
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(f), {}, '\n'), 1);  // untouched
 }
 
 TEST(CampaignLock, ASecondLockIsRefusedNamingTheHolder) {

@@ -215,7 +215,7 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
     print_dry_run(site, plan, ex, lo, sum.campaign);
     return sum;
   }
-  fs::create_directories(sum.campaign + "/parts");
+  check_campaign_folder(sum.campaign, true);
   CampaignLock lock(sum.campaign);
   RunnerLog say(sum.campaign);
   say.say(lock.took_over());
