@@ -108,5 +108,6 @@ bad "iters: Value 0 not in range" --iters 0
 bad "warmup: Value -1 not in range" --warmup -1
 bad "check: 5 not in {0,1}" --check 5
 bad "i 0: a step must be at least 1 byte" -i 0
-bad "compute-ratio: 'inf': expected a finite number > 0" --compute-ratio inf
+bad "compute-ratio: 'inf': expected a finite number in (0, 1000]" --compute-ratio inf
+bad "stepfactor: 'inf': expected a finite number in (1, 1000000]" -f inf
 echo "collectives CLI: all cases passed"

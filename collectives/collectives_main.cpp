@@ -59,7 +59,9 @@ void add_options(CLI::App& app, SweepOptions& o) {
       ->default_str("8");
   app.add_option("-e,--maxbytes", o.e, "largest message in bytes (K/M/G suffixes)")
       ->default_str("64M");
-  app.add_option("-f,--stepfactor", o.f, "multiply the size by this factor")->default_str("2");
+  app.add_option("-f,--stepfactor", o.f, "multiply the size by this factor")
+      ->check(finite_in(1, 1e6, true))
+      ->default_str("2");
   app.add_option("-i,--stepbytes", o.i, "add this many bytes instead of multiplying (K/M/G)");
   app.add_option(
          "--algo", o.algo,
@@ -85,7 +87,7 @@ void add_options(CLI::App& app, SweepOptions& o) {
   app.add_option("--compute-ratio", o.compute_ratio,
                  "--overlap: computation per allreduce, in units of its time")
       ->default_str("1")
-      ->check(positive_finite());
+      ->check(finite_in(0, 1000, true));
   app.add_option(
          "--memory", o.memory,
          "where the vector lives: host (the algorithms above), shared (the same on a vector "

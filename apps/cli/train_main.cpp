@@ -51,7 +51,7 @@ void add_model_options(CLI::App& app, TrainCli& c) {
                  "folders are made with this many)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--width", o.model_options.width, "channel / hidden-size multiplier (tiny models)")
-      ->check(positive_finite())
+      ->check(finite_in(0, 64, true))
       ->default_str("1");
   app.add_option("--classes", o.model_options.classes, "output classes (default: the data's)")
       ->check(CLI::Range(1, 1 << 24));

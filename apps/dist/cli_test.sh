@@ -100,7 +100,7 @@ PY
 # anything runs, the option and what it takes named, no record
 for bad in "--steps 0" "--steps 2.5" "--threads 0" "--warmup-steps -2" "--train-samples -5" \
            "--eval-every -3" "--lr nan" "--momentum inf" "--holdout 2" "--bucket-mb 0" \
-           "--ref-batch 0" "--lr-steps 5,-2" "--width nan"; do
+           "--ref-batch 0" "--lr-steps 5,-2" "--width nan" "--width 1e9"; do
   set +e
   # shellcheck disable=SC2086  # $bad is two words on purpose
   timeout 60 "$dlscale" train -m cifar10_quick --data synthetic:64 $bad --out "$tmp/bad.jsonl" > "$tmp/bad.txt" 2>&1
@@ -111,4 +111,10 @@ for bad in "--steps 0" "--steps 2.5" "--threads 0" "--warmup-steps -2" "--train-
     || { cat "$tmp/bad.txt"; fail "'$bad' refused without naming ${bad%% *} and what it takes"; }
   [[ ! -e "$tmp/bad.jsonl" ]] || fail "'$bad' wrote a record"
 done
+# epochs beyond what a step count holds: refused naming --epochs (it ran one step)
+set +e
+timeout 60 "$dlscale" train -m cifar10_quick --data synthetic:64 --epochs 1e300 --out "$tmp/big.jsonl" > "$tmp/big.txt" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 2 ]] && grep -q -- "--epochs 1e+300 x .* steps, over 1e15" "$tmp/big.txt" || { cat "$tmp/big.txt"; fail "--epochs 1e300 exited $rc"; }
 echo "dist cli: ok"

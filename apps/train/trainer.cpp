@@ -121,7 +121,13 @@ void Trainer::plan_steps() {
     s.eval_idx = std::move(mine);
   }
   bpe_ = s.train->batches_per_epoch();
-  total_steps_ = o_.steps > 0 ? o_.steps : std::max(1L, long(std::ceil(o_.epochs * double(bpe_))));
+  const double planned = o_.steps > 0 ? double(o_.steps) : std::ceil(o_.epochs * double(bpe_));
+  if (!(planned <= 1e15))  // a long holds it, and no run is that long
+    throw ConfigError(o_.steps > 0 ? fmt::format("--steps {}: over 1e15", o_.steps)
+                                   : fmt::format("--epochs {} x {} steps an epoch: {:.3g} steps, "
+                                                 "over 1e15",
+                                                 o_.epochs, bpe_, planned));
+  total_steps_ = std::max(1L, long(planned));
   s.so = o_.solver;  // poly decays over the run; the scaling rules see the global batch
   if (s.so.schedule.policy == LrSchedule::Policy::kPoly && s.so.schedule.max_iter <= 0)
     s.so.schedule.max_iter = total_steps_;

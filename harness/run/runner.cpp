@@ -189,11 +189,13 @@ void run_one(const SiteConfig& site, const Point& p, const Paths& f, LaunchOptio
   }
   if (fs::exists(f.part)) fs::rename(f.part, f.failed, ec);
   log.append_json(entry);
-  ++sum.failed;
+  if (out.status == "interrupted")
+    sum.interrupted = true;  // not a failure: the point runs again when the campaign resumes
+  else
+    ++sum.failed;
   progress.newline();
   fmt::print(stderr, "dlscale run: point {} ({}) {}: exit {} signal {}; {}\n", p.id, p.experiment,
              out.status, out.exit_code, out.signal, f.err);
-  if (out.status == "interrupted") sum.interrupted = true;
 }
 
 }  // namespace
