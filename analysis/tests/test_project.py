@@ -60,6 +60,16 @@ def test_levels_by_distance_and_taper_on_concurrent_senders():
     assert comm.ring(fab, n, 8) == pytest.approx(14 * (1e-6 + n / 8 / 10e9))
 
 
+def test_every_algorithm_beyond_one_node_needs_a_level_between_nodes():
+    """A site with a node level alone (localhost): the ring refused, as the others are (it took
+    max() of no levels)."""
+    fab = comm.Fabric([Level("node", "shared_memory", 1, 5e-7, 10e9)], 1, 0.0)
+    assert comm.ring(fab, 8e6, 1) == 0
+    for algo in ("ring", "recdbl", "rabenseifner", "tree"):
+        with pytest.raises(ValueError, match="no level between nodes"):
+            getattr(comm, algo)(fab, 8e6, 4)
+
+
 def test_hierarchical_is_intra_ring_then_inter_ring_on_a_share():
     fab, n, r, nodes = comm.Fabric(two_levels(), 4, 0.0), 8e6, 4, 16
     intra = 2 * (r - 1) * (1e-7 + n / r / 50e9)

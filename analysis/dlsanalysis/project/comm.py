@@ -53,18 +53,23 @@ class Fabric:
         nd = max(1, distance // self.ranks_per_node)
         inter = self._inter_levels()
         if not inter:
-            raise ValueError(
-                f"ranks {distance} apart are on different nodes ({self.ranks_per_node} a node), but the site's "
-                "network.levels have no level between nodes: a projection beyond one node needs one"
-            )
+            raise self._no_level_between_nodes(f"ranks {distance} apart are")
         for lv in inter:
             if lv.nodes == 0 or lv.nodes > nd:
                 return lv
         return inter[-1]
 
+    def _no_level_between_nodes(self, who):
+        return ValueError(
+            f"{who} on different nodes ({self.ranks_per_node} a node), but the site's network.levels have no "
+            "level between nodes: a projection beyond one node needs one"
+        )
+
     def spanned(self, ranks):
         """The levels a set of `ranks` consecutive ranks spans."""
         nodes = math.ceil(ranks / self.ranks_per_node)
+        if nodes > 1 and not self._inter_levels():
+            raise self._no_level_between_nodes(f"{ranks} ranks are")
         out = [self._intra()] if self._intra() is not None and min(ranks, self.ranks_per_node) > 1 else []
         prev_span = 1
         for lv in self._inter_levels():
@@ -95,7 +100,7 @@ def _pof2(p):
 def ring(fab, n, p):
     m = n / p
     edges = [lv.latency + m / lv.bandwidth for lv in fab.spanned(p)]
-    return 2 * (p - 1) * max(edges) + (p - 1) * m * fab.gamma
+    return 2 * (p - 1) * max(edges, default=0.0) + (p - 1) * m * fab.gamma  # none at one rank
 
 
 def _fold(fab, n, p):
