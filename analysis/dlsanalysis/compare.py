@@ -115,6 +115,8 @@ def samples(df, metrics=None, directions=None):
     parts = []
     for name in names:
         rows = ok[["point_id", "kind", "benchmark", f"metrics.{name}"]].dropna()
+        if rows.empty:  # every value null, or no ok record has it: an empty mask would select columns
+            continue
         if isinstance(metrics, dict):
             rows = rows[rows["kind"].map(lambda k, n=name: n in metrics.get(k, ()))]
         rows = rows.rename(columns={f"metrics.{name}": "value"}).assign(metric=name)

@@ -14,6 +14,7 @@ The warnings are also kept in the frame's attrs["warnings"]."""
 
 import collections
 import json
+import math
 import os
 import sys
 
@@ -43,20 +44,77 @@ NUMERIC_METRICS = (
     "epoch_time_s",
     "peak_rss_bytes",
     "batch_per_rank",
+    "epochs_to_target",
+    "time_to_target_s",
+    "bytes_per_s",
+    "parameter_bytes",
+    "parameters",
+    "overlap_fraction",
 )
+# keys the analysis groups and labels by: a single value (a string, number, bool or null) where
+# present, never a list or a mapping
+SCALAR_KEYS = {
+    "record": ("point_id", "harness_point", "error"),
+    "params": (
+        "model",
+        "target",
+        "threads",
+        "width",
+        "image",
+        "image_w",
+        "channels",
+        "backend",
+        "scheme",
+        "ranks",
+        "memory",
+        "batch_per_rank",
+    ),
+    "metrics": ("op", "algo", "shape", "backend", "target_reached"),
+}
+
+
+def _short(v):
+    """A value as a message shows it: its repr, cut to 60 characters."""
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
 
 
 def _is_number(v):
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    """A number the analysis can compute with (or null): finite, and an integer within what a
+    double holds (1e400 reads as infinity, 10**400 as an int too large for one)."""
+    if v is None:
+        return True
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return abs(v) < 2**63 if isinstance(v, int) else math.isfinite(v)
 
 
-def _check_numbers(path, no, metrics):
+def _check_record(path, no, rec):
+    """Refuses, naming file, line and key, the values the analysis would trip over."""
+    metrics = rec["metrics"]
     for key in NUMERIC_METRICS:
         if key in metrics and not _is_number(metrics[key]):
-            raise RecordError(f"{path}:{no}: metrics.{key}: expected a number, got {metrics[key]!r}")
+            raise RecordError(f"{path}:{no}: metrics.{key}: expected a finite number, got {_short(metrics[key])}")
     phases = metrics.get("phase_s")
     if phases is not None and not (isinstance(phases, dict) and all(map(_is_number, phases.values()))):
-        raise RecordError(f"{path}:{no}: metrics.phase_s: expected seconds by phase, got {phases!r}")
+        raise RecordError(f"{path}:{no}: metrics.phase_s: expected seconds by phase, got {_short(phases)}")
+    layers = metrics.get("layer_s")
+    if layers is not None and not (
+        isinstance(layers, dict)
+        and all(
+            isinstance(v, dict) and _is_number(v.get("forward_s")) and _is_number(v.get("backward_s")) for v in layers.values()
+        )
+    ):
+        raise RecordError(f"{path}:{no}: metrics.layer_s: expected {{layer: {{type, forward_s, backward_s}}}}")
+    for where, keys in SCALAR_KEYS.items():
+        section = rec if where == "record" else rec[where]
+        for key in keys:
+            if isinstance(section.get(key), (list, dict)):
+                name = key if where == "record" else f"{where}.{key}"
+                raise RecordError(f"{path}:{no}: {name}: expected a single value, got {_short(section[key])}")
+    for key in ("provenance", "check", "harness_host"):
+        if key in rec and not isinstance(rec[key], dict):
+            raise RecordError(f"{path}:{no}: {key}: expected a mapping, got {_short(rec[key])}")
 
 
 class RecordError(ValueError):
@@ -159,7 +217,7 @@ def _row(path, no, rec):
         raise RecordError(f"{path}:{no}: not a dlscale record: missing {', '.join(missing)}")
     if rec["schema"] != SCHEMA:
         raise RecordError(f"{path}:{no}: schema '{rec['schema']}', expected '{SCHEMA}' (mixed schemas)")
-    _check_numbers(path, no, rec["metrics"])
+    _check_record(path, no, rec)
     row = {"file": path, "line": no}
     for key in ("kind", "benchmark", "point_id", "status", "error", "harness_point"):
         row[key] = rec.get(key)
@@ -209,6 +267,18 @@ def read_manifest(folder):
         raise RecordError(f"{path}: not a campaign manifest ({e})") from None
     if not isinstance(manifest, dict):
         raise RecordError(f"{path}: not a campaign manifest (expected a JSON object)")
+    for key in ("provenance", "measured_node_peak", "measured_node_memory_bandwidth", "site_setup"):
+        if key in manifest and not isinstance(manifest[key], dict):
+            raise RecordError(f"{path}: not a campaign manifest ({key}: expected a mapping, got {_short(manifest[key])})")
+    points = manifest.get("points")
+    for i, p in enumerate(points if isinstance(points, list) else []):
+        a = p.get("assignment", {}) if isinstance(p, dict) else None
+        if not (isinstance(p, dict) and isinstance(p.get("id"), str) and isinstance(a, dict)) or any(
+            isinstance(v, (list, dict)) for v in a.values()
+        ):
+            raise RecordError(
+                f"{path}: not a campaign manifest (points[{i}]: expected {{id: a string, assignment: {{axis: value}}, ...}})"
+            )
     return manifest
 
 

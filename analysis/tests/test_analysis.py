@@ -106,7 +106,20 @@ def test_campaign_adds_experiment_and_axes(tmp_path):
     assert df["repeat"].tolist() == [0, 1]
 
 
-@pytest.mark.parametrize("manifest", ["[1, 2]", '{"points": "x"}', '{"points": [1]}', '{"points": [{"experiment": "e"}]}'])
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        "[1, 2]",
+        '{"points": "x"}',
+        '{"points": [1]}',
+        '{"points": [{"experiment": "e"}]}',
+        '{"points": [{"id": ["x"]}]}',
+        '{"points": [{"id": "p1", "assignment": ["x"]}]}',
+        '{"points": [{"id": "p1", "assignment": {"nodes": [1]}}]}',
+        '{"points": [], "provenance": "x"}',
+        '{"points": [], "measured_node_peak": [1]}',
+    ],
+)
 def test_a_manifest_of_another_shape_is_refused_naming_it(tmp_path, manifest):
     (tmp_path / "manifest.json").write_text(manifest)
     write(tmp_path, [rec(1, 100, hp="p1")])
@@ -117,17 +130,37 @@ def test_a_manifest_of_another_shape_is_refused_naming_it(tmp_path, manifest):
 @pytest.mark.parametrize(
     "key, value, says",
     [
-        ("images_per_s", "fast", "metrics.images_per_s: expected a number, got 'fast'"),
-        ("ranks", True, "metrics.ranks: expected a number, got True"),
+        ("images_per_s", "fast", "metrics.images_per_s: expected a finite number, got 'fast'"),
+        ("ranks", True, "metrics.ranks: expected a finite number, got True"),
+        ("images_per_s", 10**400, "metrics.images_per_s: expected a finite number, got 1000"),
         ("phase_s", "x", "metrics.phase_s: expected seconds by phase, got 'x'"),
         ("phase_s", {"forward": "slow"}, "metrics.phase_s: expected seconds by phase"),
+        ("layer_s", {"conv1": {"forward_s": "x"}}, "metrics.layer_s: expected {layer: {type, forward_s, backward_s}}"),
+        ("algo", ["ring"], "metrics.algo: expected a single value, got ['ring']"),
+        ("params.model", ["x"], "params.model: expected a single value, got ['x']"),
+        ("harness_point", {"a": 1}, "harness_point: expected a single value"),
+        ("provenance", [1], "provenance: expected a mapping, got [1]"),
     ],
 )
 def test_a_metric_of_another_type_names_file_line_and_key(tmp_path, key, value, says):
     bad = rec(2, 190)
-    bad["metrics"][key] = value
+    if key.startswith("params."):
+        bad["params"][key[len("params.") :]] = value
+    elif key in ("harness_point", "provenance"):
+        bad[key] = value
+    else:
+        bad["metrics"][key] = value
     with pytest.raises(RecordError, match=f"r.jsonl:2: {re.escape(says)}"):
         load_records(write(tmp_path, [rec(1, 100), bad], "r.jsonl"))
+
+
+def test_a_number_that_overflows_a_double_is_refused(tmp_path):
+    """1e400 is valid JSON and reads as infinity: compare called it '916 -> inf'."""
+    p = write(tmp_path, [rec(1, 100)], "r.jsonl")
+    with open(p, "a") as f:
+        f.write(json.dumps(rec(2, 190)).replace('"images_per_s": 190', '"images_per_s": 1e400') + "\n")
+    with pytest.raises(RecordError, match=re.escape("r.jsonl:2: metrics.images_per_s: expected a finite number, got inf")):
+        load_records(p)
 
 
 def test_objects_that_are_not_records_name_file_and_line(tmp_path):

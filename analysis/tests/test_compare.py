@@ -156,6 +156,17 @@ def test_metric_all_and_nested_names(tmp_path):
     assert t[["metric", "better", "verdict"]].values.tolist() == [["phase_s.sync", "lower", "improved"]]
 
 
+def test_a_kind_whose_records_all_failed_is_left_out_not_a_crash(tmp_path):
+    """Every collective record failed (or has its metric null): the kernels are still compared
+    (an empty selection of the collectives once selected columns instead of rows: KeyError)."""
+    a = kernels(tmp_path / "a.jsonl", [("p0", 1.0)])
+    coll = [rec("c0", {"busbw_bytes_per_s": None}, kind="collective", bench="ring") for _ in Z]
+    b_recs = [json.loads(line) for line in Path(kernels(tmp_path / "b.jsonl", [("p0", 2.0)])).read_text().splitlines()]
+    b = write(tmp_path / "b2.jsonl", b_recs + coll)
+    t = compare_frames(load_records(a), load_records(b), metrics={"kernel": ["time_s"], "collective": ["busbw_bytes_per_s"]})
+    assert t[["point_id", "metric", "verdict"]].values.tolist() == [["p0", "time_s", "regressed"]]
+
+
 def test_bad_input_exits_2(tmp_path, capsys):
     a = kernels(tmp_path / "a.jsonl", [("p0", 1.0)])
     a2 = kernels(tmp_path / "a2.jsonl", [("p0", 1.0)])
