@@ -12,7 +12,7 @@ import os
 import pandas as pd
 
 from .project.seeds import seed_projections
-from .records import flatten, load_attempts, load_campaign, read_manifest, write_atomic
+from .records import RecordError, flatten, load_attempts, load_campaign, read_manifest, write_atomic
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
@@ -114,10 +114,26 @@ def _acceptance(acc):
     ]
 
 
+def _read_acceptance(path):
+    """acceptance.json's verdicts (a list of mappings, as dlscale run writes it), checked enough to
+    be shown: a file of another shape is a RecordError naming it."""
+    try:
+        with open(path) as f:
+            acc = json.load(f)
+        if not isinstance(acc, list):
+            raise TypeError("expected a list of verdicts")
+        _acceptance(acc)  # every field it shows is there and of its type
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise RecordError(f"{path}: not the verdicts dlscale run writes ({type(e).__name__}: {e})") from None
+    return acc
+
+
 def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
     df = load_campaign(campaign)
     seed, modes = plan_info(campaign)
     manifest = read_manifest(campaign)
+    acc_path = os.path.join(campaign, "acceptance.json")
+    acc = _read_acceptance(acc_path) if os.path.exists(acc_path) else None  # refused before any write
     out = os.path.join(campaign, "analysis")
     tables = campaign_tables(df, modes)
     write_tables(tables, out)
@@ -130,11 +146,8 @@ def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
         + (f", reproduces <code>{html.escape(seed)}</code>" if seed else "")
         + f"; {len(df)} records; report written {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC</p>",
     ]
-    acc_path = os.path.join(campaign, "acceptance.json")
     body.append("<h2>Acceptance</h2>")
-    if os.path.exists(acc_path):
-        with open(acc_path) as f:
-            acc = json.load(f)
+    if acc is not None:
         if acc:
             body += _acceptance(acc)
         else:

@@ -56,7 +56,35 @@ def load_published(folder):
     files = sorted(glob.glob(os.path.join(folder, "*.csv")))
     if not files:
         raise FileNotFoundError(f"{folder}: no published figures (*.csv)")
-    return pd.concat([pd.read_csv(f, dtype={"x": str}) for f in files], ignore_index=True)
+    return pd.concat([_published_file(f) for f in files], ignore_index=True)
+
+
+PUBLISHED_COLUMNS = (
+    "seed",
+    "system",
+    "site",
+    "figure",
+    "model",
+    "metric",
+    "x_name",
+    "x",
+    "value",
+    "value_high",
+    "unit",
+    "condition",
+)
+
+
+def _published_file(path):
+    """One published-figures CSV, with every column reproduce reads (a RecordError naming the file)."""
+    try:
+        df = pd.read_csv(path, dtype={"x": str})
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise RecordError(f"{path}: not a published-figures CSV ({e})") from None
+    missing = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
+    if missing:
+        raise RecordError(f"{path}: not a published-figures CSV: no column {', '.join(missing)}")
+    return df
 
 
 def plan_info(campaign):

@@ -335,3 +335,18 @@ def test_a_manifest_naming_a_file_that_is_not_a_plan_is_refused_naming_both(tmp_
     with pytest.raises(RecordError, match=re.escape(says)) as e:
         plan_info(str(tmp_path))
     assert "manifest.json" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("system,value\nx,1\n", "not a published-figures CSV: no column seed"),
+        ("", "not a published-figures CSV (No columns to parse"),
+    ],
+)
+def test_a_published_csv_without_its_columns_is_refused_naming_it(tmp_path, text, says):
+    from dlsanalysis.records import RecordError
+
+    (tmp_path / "p.csv").write_text(text)
+    with pytest.raises(RecordError, match=re.escape(f"{tmp_path / 'p.csv'}: {says}")):
+        load_published(str(tmp_path))

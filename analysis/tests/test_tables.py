@@ -292,6 +292,17 @@ def test_reproduce_bad_input(tmp_path, capsys):
     assert "no published figures" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("acceptance", ["[1, 2]", '"x"', "{", '[{"result": "PASS"}]'])
+def test_a_report_over_an_acceptance_json_of_another_shape_is_refused_before_any_write(tmp_path, capsys, acceptance):
+    here = os.path.dirname(os.path.abspath(__file__))
+    camp = shutil.copytree(os.path.join(here, "data", "projection_check"), str(tmp_path / "c"))
+    with open(os.path.join(camp, "acceptance.json"), "w") as f:
+        f.write(acceptance)
+    assert main(["report", camp, "--no-projection"]) == 2
+    assert "acceptance.json: not the verdicts dlscale run writes" in capsys.readouterr().err
+    assert not os.path.exists(os.path.join(camp, "analysis")) and not os.path.exists(os.path.join(camp, "report.html"))
+
+
 def test_report_is_one_self_contained_file(tmp_path):
     camp, pub = campaign(tmp_path)
     worst = {"label": "", "n": 2, "value": 135, "dof": 1, "ci_low": 70, "ci_high": 200, "bound": "> 200", "reference": 200}
