@@ -418,3 +418,47 @@ def test_profiles_of_another_shape_or_width_are_kept_apart():
     assert not pick_profiles(ps, "", image, width=0.5)  # a width never run: nothing to carry
     spec = spec_from({"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks"}, "test")
     assert project(spec, cal, "localhost", ROOT).rows[0]["step_s"] < 2 * max(steps.values())
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        ({"epochs": {16: 0}}, "epochs must map scales to epochs to the target"),
+        ({"epochs": [1, 2]}, "epochs must map scales"),
+        ({"image": [1]}, "image must be a whole number >= 0, got [1]"),
+        ({"image": 224.7}, "image must be a whole number >= 0, got 224.7"),
+        ({"width": "wide"}, "width must be a number in [0.001, 64]"),
+        ({"input": "tape"}, "input 'tape': expected one of storage, cached"),
+        ({"scaling": "sideways"}, "scaling 'sideways': expected one of weak, strong"),
+        ({"momentum_average": "maybe"}, "momentum_average must be true or false"),
+        ({"scales": [1, 1]}, "scales [1, 1]: a scale is given twice"),
+        ({"scheme": "x"}, "scheme 'x': expected one of ssgd"),
+    ],
+)
+def test_a_request_value_of_the_wrong_type_or_choice_is_refused_naming_the_key(extra, says):
+    with pytest.raises(SpecError, match=re.escape(f"f.yaml: e: {says}")):
+        spec_from({"model": "cifar10_quick", "scales": [1, 2], **extra}, "f.yaml: e")
+
+
+def test_servers_that_leave_no_worker_and_sums_on_more_cores_than_a_rank_has_are_refused():
+    req = {"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "batch": 32}
+    with pytest.raises(ValueError, match="easgd with 2 server\\(s\\) at 2 ranks: no rank is left to train"):
+        project(spec_from({**req, "scheme": "easgd", "servers": 2}, "t"), CHECK, "localhost", ROOT)
+    with pytest.raises(SpecError, match="reduction_cores 5: more than the 2 cores a rank has"):
+        project(spec_from({**req, "reduction_cores": 5, "reduction_cores_source": "t"}, "t"), CHECK, "localhost", ROOT)
+
+
+def test_a_projection_file_writes_nothing_when_one_entry_fails_and_names_it(tmp_path, capsys):
+    from dlsanalysis.__main__ import main
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "projections:\n"
+        "  - {name: a, site: localhost, model: cifar10_quick, unit: ranks, scales: [1, 2], batch: 32}\n"
+        "  - {name: b, site: localhost, model: nosuch, unit: ranks, scales: [1, 2], batch: 32}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["project", "--spec", str(spec), "--campaign", CHECK, "--out", str(out)]) == 2
+    assert f"{spec}: b: " in capsys.readouterr().err and not out.exists()
+    assert main(["project", "--spec", str(spec), "--site", "summit", "--out", str(out)]) == 2
+    assert "leave out --site" in capsys.readouterr().err

@@ -142,8 +142,17 @@ def show(p):
         print(f"  assumption: {a}")
 
 
+# what a projection file gives per entry: beside --spec these options would be ignored
+SPEC_GIVES = ("site", "model", "nodes", "gpus", "ranks", "processes", "batch", "global_batch", "base")
+
+
 def project_main(a):
     todo = []
+    clash = [f"--{k.replace('_', '-')}" for k in SPEC_GIVES if a.spec and getattr(a, k)]
+    if clash:
+        raise SpecError(f"--spec gives each entry's site, model and scales: leave out {', '.join(clash)}")
+    if a.scaling == "strong" and a.batch:
+        raise SpecError("--batch is a rank's batch under weak scaling; strong scaling takes --global-batch")
     if a.spec:
         for name, site, req, _ in load_specs(a.spec):
             todo.append((name, site, spec_from(req, f"{a.spec}: {name}")))
@@ -158,8 +167,13 @@ def project_main(a):
             )
         )
     cal = load_calibration(a.campaign)
-    for name, site, spec in todo:
-        p = project(spec, cal, site, ROOT)
+    done = []
+    for name, site, spec in todo:  # every entry projected before any is written
+        try:
+            done.append((name, project(spec, cal, site, ROOT)))
+        except ValueError as e:
+            raise SpecError(f"{a.spec}: {name}: {e}" if a.spec else str(e)) from None
+    for name, p in done:
         show(p)
         out = a.out or os.path.join(ROOT, "results", "projections")
         out = os.path.join(out, name) if (a.spec or not a.out) else out

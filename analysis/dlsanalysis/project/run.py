@@ -6,16 +6,16 @@ of compute (the weakest assumption) is the efficiency at half and at twice the c
 time, beside the projected one.
 """
 
-import math
 import os
 from dataclasses import dataclass, field, replace
 
 from .calibration import Calibration, alpha_beta_bands, load_calibration, machine_rates, overlap_fraction, profiles
 from .compute import carry_factors
 from .model import EFFICIENCY_OVER, UNITS, Spec, SpecError, cores_a_rank, project_rows, reduction_bandwidth, step_at
-from .schemes import SCHEMES, Scheme
+from .request import spec_from
+from .schemes import SCHEMES
 from .site import load_site, site_path
-from .sync_floor import fitted_seconds, floor_from
+from .sync_floor import fitted_seconds
 
 SENSITIVITY = (0.5, 2.0)
 
@@ -138,6 +138,10 @@ def project(spec, calibration, site_name, root):
     target = load_site(site_name, root)
     same = _same_site(target, cal)
     site = load_site(site_name, root, cal.manifest) if same else target
+    if spec.reduction_cores > cores_a_rank(site):
+        raise SpecError(
+            f"reduction_cores {spec.reduction_cores}: more than the {cores_a_rank(site):g} cores a rank has on site {site.name}"
+        )
     profs = pick_profiles(profiles(cal, spec.model), spec.backend, spec.image, spec.image_w, spec.channels, spec.width)
     if not profs:
         at = f" at image size {spec.image}" if spec.image else ""
@@ -177,129 +181,6 @@ def project(spec, calibration, site_name, root):
         )
     ins = _inputs(spec, site, profs, carry, rates, floor_s)
     return Projection(spec, site, cal.path, rows, ins, assumptions, bands, floor_s)
-
-
-def _whole_or_none(v, lo):
-    """v as a whole number >= lo, or None: no bool, no fraction truncated."""
-    ok = not isinstance(v, bool) and isinstance(v, (int, float, str))
-    try:
-        n = float(v.strip() if isinstance(v, str) else v) if ok else math.nan
-    except ValueError:
-        n = math.nan
-    return int(n) if math.isfinite(n) and n == int(n) and n >= lo else None
-
-
-def _whole(d, key, default, lo, where):
-    """d[key] as a whole number >= lo (default where absent)."""
-    n = _whole_or_none(d.get(key, default), lo)
-    if n is None:
-        raise SpecError(f"{where}: {key} must be a whole number >= {lo}, got {d.get(key, default)!r}")
-    return n
-
-
-def _real(d, key, default, where, lo, hi=math.inf):
-    """d[key] as a finite number in [lo, hi] (default where absent)."""
-    v = d.get(key, default)
-    try:
-        x = float(v) if not isinstance(v, bool) else math.nan
-    except (TypeError, ValueError):
-        x = math.nan
-    if not (math.isfinite(x) and lo <= x <= hi):
-        raise SpecError(f"{where}: {key} must be a number in [{lo:g}, {hi:g}], got {v!r}")
-    return x
-
-
-def _scales(d, where):
-    raw = d["scales"]
-    items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
-    scales = [_whole_or_none(s, 1) for s in items]
-    if not scales or None in scales or max(scales) > 1 << 40:
-        raise SpecError(f"{where}: scales must be positive whole numbers, got {raw}")
-    return scales
-
-
-def spec_from(d, where):
-    """A Spec from a mapping (a projection file's entry or the command line's options)."""
-    known = {
-        "model",
-        "scales",
-        "unit",
-        "scaling",
-        "batch",
-        "global_batch",
-        "base",
-        "scheme",
-        "algo",
-        "bucket_mb",
-        "overlap",
-        "period",
-        "momentum_average",
-        "tau",
-        "servers",
-        "images_per_epoch",
-        "sample_bytes",
-        "input",
-        "backend",
-        "epochs",
-        "epochs_source",
-        "image",
-        "image_w",
-        "channels",
-        "width",
-        "efficiency_over",
-        "sync_floor_s",
-        "sync_floor_at",
-        "sync_floor_source",
-        "reduction_cores",
-        "reduction_cores_source",
-    }
-    extra = set(d) - known
-    if extra:
-        raise SpecError(f"{where}: unknown key(s) {', '.join(sorted(extra))}; expected {', '.join(sorted(known))}")
-    if "model" not in d or "scales" not in d:
-        raise SpecError(f"{where}: needs model and scales")
-    sch = Scheme(
-        name=str(d.get("scheme", "ssgd")),
-        algo=str(d.get("algo", "auto")),
-        bucket_mb=_real(d, "bucket_mb", 25, where, 1e-3, 1e6),  # 1 KB .. 1 TB: a bucket count that ends
-        period=_whole(d, "period", 0, 0, where),
-        exchange_factor=2.0 if d.get("momentum_average") else 1.0,
-        tau=_whole(d, "tau", 1, 1, where),
-        servers=_whole(d, "servers", 1, 1, where),
-    )
-    if "overlap" in d:
-        sch.overlap, sch.overlap_source = _real(d, "overlap", 0, where, 0, 1), f"{where}: overlap"
-    red = _whole(d, "reduction_cores", 0, 0, where)
-    if red and not str(d.get("reduction_cores_source", "")).strip():
-        raise SpecError(f"{where}: reduction_cores needs reduction_cores_source (where the count comes from)")
-    scales = _scales(d, where)
-    base = _whole(d, "base", 0, 0, where)
-    if base and base not in scales:
-        raise SpecError(f"{where}: base {base} is not one of the scales {scales}")
-    return Spec(
-        model=str(d["model"]),
-        scales=scales,
-        unit=str(d.get("unit", "nodes")),
-        scaling=str(d.get("scaling", "weak")),
-        batch=_whole(d, "batch", 0, 0, where),
-        global_batch=_whole(d, "global_batch", 0, 0, where),
-        base=base,
-        scheme=sch,
-        images_per_epoch=_whole(d, "images_per_epoch", 0, 0, where),
-        sample_bytes=_real(d, "sample_bytes", 0, where, 0),
-        input=str(d.get("input", "storage")),
-        backend=str(d.get("backend", "")),
-        image=int(d.get("image", 0)),
-        image_w=int(d.get("image_w", 0)),
-        channels=int(d.get("channels", 0)),
-        width=float(d.get("width", 1.0)),
-        epochs=dict(d.get("epochs") or {}),
-        epochs_source=str(d.get("epochs_source", "")),
-        efficiency_over=str(d.get("efficiency_over", "workers")),
-        sync_floor=floor_from(d, where, SpecError),
-        reduction_cores=red,
-        reduction_source=str(d.get("reduction_cores_source", "")),
-    )
 
 
 __all__ = ["project", "spec_from", "Projection", "site_path"]

@@ -35,7 +35,13 @@ class Scheme:
     servers: int = 1
 
     def workers(self, ranks):
-        return max(1, ranks - self.servers) if self.name in ("easgd", "ps-sync") and ranks > 1 else ranks
+        """The ranks that train: all but the servers of a parameter-server scheme (one rank alone
+        trains without them); a scale with no rank left beside the servers is refused."""
+        if self.name not in ("easgd", "ps-sync") or ranks <= 1:
+            return ranks
+        if ranks <= self.servers:
+            raise ValueError(f"{self.name} with {self.servers} server(s) at {ranks} ranks: no rank is left to train")
+        return ranks - self.servers
 
 
 def allreduce(fab, fits, algo, n, p):
