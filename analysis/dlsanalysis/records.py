@@ -51,6 +51,8 @@ NUMERIC_METRICS = (
     "parameters",
     "overlap_fraction",
 )
+# the times among them: not negative
+TIMES = ("step_time_s", "time_s", "time_s_min", "epoch_time_s", "time_to_target_s")
 # keys the analysis groups and labels by: a single value (a string, number, bool or null) where
 # present, never a list or a mapping
 SCALAR_KEYS = {
@@ -89,20 +91,28 @@ def _is_number(v):
     return abs(v) < 2**63 if isinstance(v, int) else math.isfinite(v)
 
 
+def _nonnegative(v):
+    return _is_number(v) and (v or 0) >= 0
+
+
 def _check_record(path, no, rec):
     """Refuses, naming file, line and key, the values the analysis would trip over."""
     metrics = rec["metrics"]
     for key in NUMERIC_METRICS:
         if key in metrics and not _is_number(metrics[key]):
             raise RecordError(f"{path}:{no}: metrics.{key}: expected a finite number, got {_short(metrics[key])}")
+    for key in TIMES:
+        if (metrics.get(key) or 0) < 0:
+            raise RecordError(f"{path}:{no}: metrics.{key}: a time cannot be negative, got {metrics[key]!r}")
     phases = metrics.get("phase_s")
-    if phases is not None and not (isinstance(phases, dict) and all(map(_is_number, phases.values()))):
+    if phases is not None and not (isinstance(phases, dict) and all(map(_nonnegative, phases.values()))):
         raise RecordError(f"{path}:{no}: metrics.phase_s: expected seconds by phase, got {_short(phases)}")
     layers = metrics.get("layer_s")
     if layers is not None and not (
         isinstance(layers, dict)
         and all(
-            isinstance(v, dict) and _is_number(v.get("forward_s")) and _is_number(v.get("backward_s")) for v in layers.values()
+            isinstance(v, dict) and _nonnegative(v.get("forward_s")) and _nonnegative(v.get("backward_s"))
+            for v in layers.values()
         )
     ):
         raise RecordError(f"{path}:{no}: metrics.layer_s: expected {{layer: {{type, forward_s, backward_s}}}}")

@@ -135,6 +135,8 @@ def test_a_manifest_of_another_shape_is_refused_naming_it(tmp_path, manifest):
         ("images_per_s", 10**400, "metrics.images_per_s: expected a finite number, got 1000"),
         ("phase_s", "x", "metrics.phase_s: expected seconds by phase, got 'x'"),
         ("phase_s", {"forward": "slow"}, "metrics.phase_s: expected seconds by phase"),
+        ("phase_s", {"forward": -0.1}, "metrics.phase_s: expected seconds by phase"),
+        ("step_time_s", -1.0, "metrics.step_time_s: a time cannot be negative, got -1.0"),
         ("layer_s", {"conv1": {"forward_s": "x"}}, "metrics.layer_s: expected {layer: {type, forward_s, backward_s}}"),
         ("algo", ["ring"], "metrics.algo: expected a single value, got ['ring']"),
         ("params.model", ["x"], "params.model: expected a single value, got ['x']"),

@@ -462,3 +462,27 @@ def test_a_projection_file_writes_nothing_when_one_entry_fails_and_names_it(tmp_
     assert f"{spec}: b: " in capsys.readouterr().err and not out.exists()
     assert main(["project", "--spec", str(spec), "--site", "summit", "--out", str(out)]) == 2
     assert "leave out --site" in capsys.readouterr().err
+
+
+def test_a_calibration_without_the_weights_bytes_or_with_an_overlap_past_its_bounds(tmp_path):
+    """parameter_bytes absent: refused naming the record (an IndexError in the buckets before);
+    a measured mean overlap above 1 (noise) is taken as 1, and the source says so."""
+    import json
+    import shutil
+
+    from dlsanalysis.project.calibration import load_calibration, overlap_fraction
+
+    camp = shutil.copytree(CHECK, str(tmp_path / "c"))
+    path = os.path.join(camp, "records.jsonl")
+    recs = [json.loads(line) for line in pathlib.Path(path).read_text().splitlines()]
+    for r in recs:
+        r["metrics"].pop("parameter_bytes", None)
+        if r["benchmark"] == "allreduce_overlap":
+            r["metrics"]["overlap_fraction"] = 7.0
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in recs)
+    req = {"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "batch": 32}
+    with pytest.raises(SpecError, match=r"records.jsonl:\d+: model 'cifar10_quick': no positive metrics.parameter_bytes"):
+        project(spec_from(req, "t"), camp, "localhost", ROOT)
+    f, src = overlap_fraction(load_calibration(camp))
+    assert f == 1.0 and src.endswith("mean 7, taken as 1")

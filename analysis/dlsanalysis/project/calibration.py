@@ -245,7 +245,11 @@ def overlap_fraction(cal, algo=None):
         d = d[d["metrics.algo"] == algo] if (d["metrics.algo"] == algo).any() else d
     if d.empty or "metrics.overlap_fraction" not in d:
         return None, "no allreduce_overlap records of 1 MiB or more"
-    return float(d["metrics.overlap_fraction"].mean()), f"{cal.path}: {len(d)} allreduce_overlap records >= 1 MiB, mean"
+    mean = float(d["metrics.overlap_fraction"].mean())
+    src = f"{cal.path}: {len(d)} allreduce_overlap records >= 1 MiB, mean"
+    if not 0 <= mean <= 1:  # a fraction of the allreduce: noise takes a measured mean past its bounds
+        src += f" {mean:.3g}, taken as {min(1.0, max(0.0, mean)):g}"
+    return min(1.0, max(0.0, mean)), src
 
 
 def _triad(cal, threads):

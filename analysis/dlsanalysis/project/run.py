@@ -146,6 +146,9 @@ def project(spec, calibration, site_name, root):
     if not profs:
         at = f" at image size {spec.image}" if spec.image else ""
         raise SpecError(f"{cal.path}: no one-rank training record of model '{spec.model}'{at} to calibrate on")
+    bad = [p for p in profs if not p.parameter_bytes > 0]
+    if bad:  # the bytes every exchange moves
+        raise SpecError(f"{bad[0].refs[0]}: model '{spec.model}': no positive metrics.parameter_bytes to exchange")
     notes = []
     if spec.scaling == "weak" and spec.batch <= 0:
         spec.batch = max(p.batch for p in profs)
