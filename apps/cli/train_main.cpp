@@ -404,19 +404,39 @@ TrainResult run_on_this_rank(const TrainCli& c, const DistJob& job) {
   return r;
 }
 
-}  // namespace
-
-int train_main(int argc, char** argv) {
-  TrainCli c;
-  CLI::App app{
-      "dlscale train: train a registered model on one process, with per-phase timing and held-out "
-      "evaluation"};
+void add_options(CLI::App& app, TrainCli& c) {
   add_model_options(app, c);
   add_data_options(app, c);
   add_solver_options(app, c);
   add_schedule_options(app, c);
   add_engine_options(app, c);
   add_dist_options(app, c);
+}
+
+}  // namespace
+
+std::string train_args_refusal(const std::vector<std::string>& args) {
+  TrainCli c;
+  CLI::App app{"dlscale train"};
+  add_options(app, c);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them so
+  try {
+    app.parse(reversed);
+    finish_options(c);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+int train_main(int argc, char** argv) {
+  TrainCli c;
+  CLI::App app{
+      "dlscale train: train a registered model on one process, with per-phase timing and held-out "
+      "evaluation"};
+  add_options(app, c);
   app.footer(
       "Exit codes: 0 ok, 1 the run diverged or missed its target, 2 bad arguments, 3 runtime "
       "error, 128+N stopped by signal N (Ctrl-C or SIGTERM: the record is still written, with the "

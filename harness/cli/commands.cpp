@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "apps/cli/train_main.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
 #include "harness/run/campaign.hpp"
@@ -27,6 +28,7 @@
 #include "harness/verdict/accept.hpp"
 #include "harness/verdict/report.hpp"
 #include "harness/verdict/summary.hpp"
+#include "kernels/bench/kernels_main.hpp"
 #include "measure/check.hpp"
 #include "measure/cli_parse.hpp"
 #include "measure/jsonl.hpp"
@@ -141,6 +143,13 @@ int run_main(int argc, char** argv) {
   }
   const SiteConfig s = load_site(site, o.root);
   const Plan p = load_plan(plan, o.root);
+  const std::string bin = o.dlscale.empty() ? s.dlscale : o.dlscale;
+  if (bin.empty() || bin == "self")  // the points run this binary: its parsers can tell
+    o.check_args = [](const Point& pt) {
+      return pt.kind == "train"     ? train_args_refusal(pt.args)
+             : pt.kind == "kernels" ? kernels_args_refusal(pt.args)
+                                    : std::string();
+    };
   std::vector<SummaryRow> rows;
   std::vector<Verdict> verdicts;
   std::string report;

@@ -20,5 +20,27 @@ for f in "$root"/site_configs/*.yaml; do
     status=1
   fi
 done
+# a point whose subcommand would refuse its arguments stops the plan before anything runs or is
+# written (it ran, failed every such point and exited 1), naming the experiment and the point;
+# a run of another binary (--dlscale) is not second-guessed
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'name: refused\nexperiments:\n  - name: t\n    kind: train\n    args: {model: cifar10_quick}\n    sweep: {steps: ["2", "0"]}\n  - name: k\n    kind: kernels\n    args: {op: gemm}\n    sweep: {shape: ["8x8x8", "0x1x1"]}\n' > "$tmp/plan.yaml"
+for mode in --dry-run ""; do
+  rc=0
+  # shellcheck disable=SC2086  # $mode is no word or one on purpose
+  DLSCALE_ROOT="$root" "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/c" $mode > "$tmp/out.txt" 2>&1 || rc=$?
+  if [[ $rc -ne 2 ]] || ! grep -q "experiment t .*\"steps\":\"0\".*dlscale train would refuse it: --steps: '0': expected a whole number >= 1" "$tmp/out.txt" \
+     || [[ -e "$tmp/c" ]]; then
+    cat "$tmp/out.txt"; echo "FAIL: refused arguments ($mode): exit $rc, or no message, or a campaign was made"; status=1
+  fi
+done
+sed -i 's/"2", "0"/"2", "3"/' "$tmp/plan.yaml"
+rc=0
+DLSCALE_ROOT="$root" "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/c" --dry-run > "$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] && grep -q "experiment k .*dlscale kernels would refuse it: --shape: GEMM descriptor '0x1x1'" "$tmp/out.txt" \
+  || { cat "$tmp/out.txt"; echo "FAIL: a kernels point's bad shape not refused (exit $rc)"; status=1; }
+DLSCALE_ROOT="$root" "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/c" --dry-run --dlscale dlscale > /dev/null 2>&1 \
+  || { echo "FAIL: another binary's arguments were judged by this one"; status=1; }
 [[ $status -eq 0 ]] && echo "golden: ok"
 exit $status

@@ -210,6 +210,12 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   const LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin,
                          .out = "",
                          .campaign = sum.campaign};
+  if (o.check_args)
+    for (const Point& p : ex.points)
+      if (const std::string why = o.check_args(p); !why.empty())
+        throw ConfigError(fmt::format("plan {} experiment {} {}: dlscale {} would refuse it: {}",
+                                      plan.name, p.experiment, nlohmann::json(p.assignment).dump(),
+                                      p.kind, why));
   if (ex.points.empty())
     throw ConfigError(fmt::format("plan {} on site {}: no points (clipped: {})", plan.name,
                                   site.name, fmt::join(ex.clipped, "; ")));

@@ -50,6 +50,10 @@ struct RunOptions {
   // Called at the end of a run that was not a dry run, while the campaign lock is still held
   // (summary, report: no second runner can be writing the campaign meanwhile).
   std::function<void(const RunSummary&)> finish;
+  // Why a point's subcommand would refuse its arguments ("" when it would not, or cannot tell):
+  // asked of every point before anything runs or is written, dry run too; the first refusal is
+  // a ConfigError naming the experiment and the point.
+  std::function<std::string(const Point&)> check_args;
 };
 
 RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptions& o);

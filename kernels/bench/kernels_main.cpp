@@ -284,38 +284,32 @@ std::string op_help() {
   return s;
 }
 
-}  // namespace
+struct Lists {
+  std::vector<std::string> ops, backends, threads, mbs;
+};
 
-int kernels_main(int argc, char** argv) {
-  // Google Benchmark's flags (--benchmark_*) go to it; the rest to our parser.
-  std::vector<char*> ours = {argv[0]}, gb = {argv[0]};
-  for (int i = 1; i < argc; ++i)
-    (std::string_view(argv[i]).rfind("--benchmark_", 0) == 0 ? gb : ours).push_back(argv[i]);
-
-  Session run;
-  Options& o = run.opt;
-  CLI::App app{"dlscale kernels: check and time kernels named by one-line descriptors"};
+void add_options(CLI::App& app, Options& o, Lists& l) {
   app.footer(op_help() +
              "\nEvery case is checked against its reference before it is timed (a sampled check\n"
              "when the full reference would cost more than --check-limit multiply-adds).\n"
              "Google Benchmark flags pass through: --benchmark_filter=REGEX,\n"
              "--benchmark_repetitions=N, --benchmark_min_time=S, --benchmark_out=FILE.\n"
              "Exit codes: 0 ok, 1 a check or case failed, 2 bad arguments, 3 runtime error.");
-  std::vector<std::string> ops, backends, threads, mbs;
   app.add_option("--shape", o.req.shapes, "descriptor, optionally prefixed by its op (repeatable)");
   app.add_option("--shapes", o.req.shape_files,
                  "file of descriptors, one per line, '#' comments (repeatable)")
       ->check(CLI::ExistingFile);
-  app.add_option("--op", ops, "op or comma list of ops (see below)");
-  app.add_option("--backend", backends, "ref, openblas, onednn (comma list for side by side)")
+  app.add_option("--op", l.ops, "op or comma list of ops (see below)");
+  app.add_option("--backend", l.backends, "ref, openblas, onednn (comma list for side by side)")
       ->default_str("openblas");
   app.add_option("--mode", o.mode, "list | check | perf")
       ->check(CLI::IsMember({"list", "check", "perf"}))
       ->default_str("perf");
   app.add_option(
-      "--threads", threads,
+      "--threads", l.threads,
       "thread counts, comma list (a thread sweep); default: OMP_NUM_THREADS or all cores");
-  app.add_option("--mb", mbs, "batch sizes, comma list (a batch sweep); default: the descriptor's");
+  app.add_option("--mb", l.mbs,
+                 "batch sizes, comma list (a batch sweep); default: the descriptor's");
   app.add_option("--out", o.out, "append one record per case to this JSON Lines file");
   app.add_option("--counters",
                  "PAPI events: default | flops | cache | software | none | comma list")
@@ -336,18 +330,60 @@ int kernels_main(int argc, char** argv) {
       ->check(finite_in(0))
       ->default_str("2e8");
   app.add_option("--site", o.site, "site name recorded in provenance")->default_str("localhost");
+}
+
+// The cases of the parsed flags (ConfigError on a bad list, shape or op).
+void make_cases(Session& run, const Lists& l) {
+  Options& o = run.opt;
+  o.req.ops = split_commas(l.ops);
+  o.req.backends = split_commas(l.backends);
+  parse_int_list(l.threads, o.req.threads, "--threads");
+  parse_int_list(l.mbs, o.req.mbs, "--mb");
+  run.cases = build_cases(o.req);
+}
+
+// The arguments that are ours (the rest, --benchmark_*, go to Google Benchmark).
+bool ours(std::string_view arg) { return arg.rfind("--benchmark_", 0) != 0; }
+
+}  // namespace
+
+std::string kernels_args_refusal(const std::vector<std::string>& args) {
+  Session run;
+  Lists l;
+  CLI::App app{"dlscale kernels"};
+  add_options(app, run.opt, l);
+  std::vector<std::string> reversed;  // CLI11 takes them so
+  for (auto it = args.rbegin(); it != args.rend(); ++it)
+    if (ours(*it)) reversed.push_back(*it);
   try {
-    app.parse(static_cast<int>(ours.size()), ours.data());
+    app.parse(reversed);
+    make_cases(run, l);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+int kernels_main(int argc, char** argv) {
+  // Google Benchmark's flags (--benchmark_*) go to it; the rest to our parser.
+  std::vector<char*> mine = {argv[0]}, gb = {argv[0]};
+  for (int i = 1; i < argc; ++i) (ours(argv[i]) ? mine : gb).push_back(argv[i]);
+
+  Session run;
+  Options& o = run.opt;
+  Lists l;
+  CLI::App app{"dlscale kernels: check and time kernels named by one-line descriptors"};
+  add_options(app, o, l);
+  try {
+    app.parse(static_cast<int>(mine.size()), mine.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
 
   try {
-    o.req.ops = split_commas(ops);
-    o.req.backends = split_commas(backends);
-    parse_int_list(threads, o.req.threads, "--threads");
-    parse_int_list(mbs, o.req.mbs, "--mb");
-    run.cases = build_cases(o.req);
+    make_cases(run, l);
     const int default_threads = omp_threads();
     for (auto& e : run.cases)
       if (e.threads == 0) e.threads = default_threads;
