@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "measure/check.hpp"
 #include "measure/named_enum.hpp"
 
 namespace dls {
@@ -26,6 +28,22 @@ std::string refusal_of(F f) {
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+// Why `app` would refuse `args` (the words after the subcommand), its parse or then() throwing
+// a CLI11 ParseError or a ConfigError; "" when it would not. Nothing is printed.
+template <class Then>
+std::string args_refusal(CLI::App& app, const std::vector<std::string>& args, Then then) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them so
+  try {
+    app.parse(reversed);
+    then();
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // Parses the option's text into `target` with parse(text) (which throws on a wrong value).

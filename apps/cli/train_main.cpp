@@ -419,16 +419,7 @@ std::string train_args_refusal(const std::vector<std::string>& args) {
   TrainCli c;
   CLI::App app{"dlscale train"};
   add_options(app, c);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them so
-  try {
-    app.parse(reversed);
-    finish_options(c);
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return args_refusal(app, args, [&] { finish_options(c); });
 }
 
 int train_main(int argc, char** argv) {

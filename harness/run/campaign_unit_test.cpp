@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "harness/config/config_test_util.hpp"
 #include "harness/run/campaign.hpp"
 #include "harness/run/campaign_lock.hpp"
 #include "measure/check.hpp"
@@ -111,40 +112,32 @@ nlohmann::json lock_of(const std::string& dir) {
   return nlohmann::json::parse(f);
 }
 
-// What a config error has to say, "" when f() throws none.
-template <class F>
-std::string refusal(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(CampaignFolder, FilesThatAreNotItsOwnAreRefusedBeforeAnyWrite) {
   namespace fs = std::filesystem;
   const std::string d = fresh_dir("folder");
-  EXPECT_EQ(refusal([&] { check_campaign_folder(d + "/new", true); }), "");
+  EXPECT_EQ(test::config_error([&] { check_campaign_folder(d + "/new", true); }), "");
   EXPECT_TRUE(fs::is_directory(d + "/new/parts"));
   lines(d + "/outside.jsonl", {record("p", 1)});
   fs::create_directories(d + "/sym");
   fs::create_symlink(d + "/outside.jsonl", d + "/sym/records.jsonl");
-  EXPECT_NE(refusal([&] {
+  EXPECT_NE(test::config_error([&] {
               check_campaign_folder(d + "/sym", true);
             }).find("records.jsonl is a symbolic link"),
             std::string::npos);
-  EXPECT_NE(refusal([&] { read_campaign(d + "/sym"); }).find("a symbolic link"), std::string::npos);
-  fs::create_directories(d + "/dir/manifest.json");
-  EXPECT_NE(refusal([&] { read_campaign(d + "/dir"); }).find("manifest.json is a folder"),
+  EXPECT_NE(test::config_error([&] { read_campaign(d + "/sym"); }).find("a symbolic link"),
             std::string::npos);
-  lines(d + "/file", {});
+  fs::create_directories(d + "/dir/manifest.json");
   EXPECT_NE(
-      refusal([&] { check_campaign_folder(d + "/file", true); }).find("exists and is not a folder"),
+      test::config_error([&] { read_campaign(d + "/dir"); }).find("manifest.json is a folder"),
       std::string::npos);
+  lines(d + "/file", {});
+  EXPECT_NE(test::config_error([&] {
+              check_campaign_folder(d + "/file", true);
+            }).find("exists and is not a folder"),
+            std::string::npos);
   fs::create_directories(d + "/parts_file");
   lines(d + "/parts_file/parts", {});
-  EXPECT_NE(refusal([&] {
+  EXPECT_NE(test::config_error([&] {
               check_campaign_folder(d + "/parts_file", true);
             }).find("parts is not a folder"),
             std::string::npos);

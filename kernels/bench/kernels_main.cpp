@@ -352,18 +352,9 @@ std::string kernels_args_refusal(const std::vector<std::string>& args) {
   Lists l;
   CLI::App app{"dlscale kernels"};
   add_options(app, run.opt, l);
-  std::vector<std::string> reversed;  // CLI11 takes them so
-  for (auto it = args.rbegin(); it != args.rend(); ++it)
-    if (ours(*it)) reversed.push_back(*it);
-  try {
-    app.parse(reversed);
-    make_cases(run, l);
-  } catch (const CLI::ParseError& e) {
-    return e.what();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  std::vector<std::string> mine;
+  std::copy_if(args.begin(), args.end(), std::back_inserter(mine), ours);
+  return args_refusal(app, mine, [&] { make_cases(run, l); });
 }
 
 int kernels_main(int argc, char** argv) {
