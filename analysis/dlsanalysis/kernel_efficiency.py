@@ -27,6 +27,7 @@ With no convolution record both frames are empty.
 """
 
 import math
+import sys
 
 import pandas as pd
 
@@ -148,6 +149,12 @@ def kernel_efficiency_tables(df, gemm_shape=DEFAULT_GEMM_SHAPE):
     if rows.empty:
         return pd.DataFrame(), pd.DataFrame()
     sgemm = _sgemm(d, gemm_shape)
+    if not sgemm:
+        print(
+            f"dlsanalysis: no OpenBLAS sgemm record of a shape starting {gemm_shape!r} (--gemm-shape): "
+            "the convolutions' *_vs_sgemm columns are empty",
+            file=sys.stderr,
+        )
     layers = _layer_sums(rows)
     models = _model_sums(layers)
     layers = _ratios(layers, sgemm)[LAYER + RATES]

@@ -96,6 +96,14 @@ def test_reference_shape_is_a_parameter_and_repeats_take_the_median(tmp_path):
     assert len(layers) == 1 and models.iloc[0]["instances"] == 1
 
 
+def test_a_reference_shape_no_record_has_is_said(tmp_path, capsys):
+    layers, _ = tables(tmp_path, NET, gemm_shape="abc")
+    assert layers["openblas_vs_sgemm"].isna().all()
+    assert "no OpenBLAS sgemm record of a shape starting 'abc' (--gemm-shape)" in capsys.readouterr().err
+    tables(tmp_path, NET)
+    assert "no OpenBLAS sgemm record" not in capsys.readouterr().err
+
+
 def test_a_backend_missing_a_direction_has_no_rate_and_no_invented_ratio(tmp_path):
     recs = [*conv("openblas", "net:a*1", 1e9, (0.5, 0.25, 0.25)), *conv("openblas", "net:b*3", 2e9, (1, 1, 1))]
     recs += conv("onednn", "net:a*1", 1e9, (0.1, 0.1, 0.1)) + conv("onednn", "net:b*3", 2e9, (0.5, 0.5, 0.5))[:2]
