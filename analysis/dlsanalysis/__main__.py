@@ -56,7 +56,12 @@ DEFAULT_PUBLISHED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..
 
 
 def _load_any(path):
-    return load_campaign(path) if os.path.isdir(path) else load_records(path)
+    """A campaign folder's or a records file's frame; a file with no record line (a manifest, an
+    empty file) is refused, where every line would be skipped as torn."""
+    df = load_campaign(path) if os.path.isdir(path) else load_records(path)
+    if df.empty and not os.path.isdir(path):
+        raise RecordError(f"{path}: no dlscale record in it (expected a campaign folder or a records.jsonl)")
+    return df
 
 
 def _provenance(path):
@@ -146,6 +151,11 @@ def compare_main(a):
 def history_main(a):
     if len(a.campaigns) < 2:
         print("dlsanalysis history: give at least two campaigns", file=sys.stderr)
+        return 2
+    real = [os.path.realpath(p) for p in a.campaigns]
+    twice = next((p for p, r in zip(a.campaigns, real, strict=True) if real.count(r) > 1), None)
+    if twice:
+        print(f"dlsanalysis history: {twice} is given twice", file=sys.stderr)
         return 2
     metrics, directions, named = _metric_choice(a.metric, HISTORY_DEFAULT)
     found, by_time = order_campaigns(a.campaigns)

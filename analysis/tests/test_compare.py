@@ -167,6 +167,15 @@ def test_a_kind_whose_records_all_failed_is_left_out_not_a_crash(tmp_path):
     assert t[["point_id", "metric", "verdict"]].values.tolist() == [["p0", "time_s", "regressed"]]
 
 
+def test_history_refuses_a_campaign_given_twice_and_a_file_without_records(tmp_path, capsys):
+    a = kernels(tmp_path / "a.jsonl", [("p0", 1.0)])
+    assert main(["history", a, a]) == 2
+    assert "is given twice" in capsys.readouterr().err
+    (tmp_path / "manifest.json").write_text(json.dumps({"plan": "p", "points": []}, indent=2))  # as written: no line parses
+    assert main(["history", a, str(tmp_path / "manifest.json")]) == 2
+    assert "manifest.json: no dlscale record in it" in capsys.readouterr().err
+
+
 def test_bad_input_exits_2(tmp_path, capsys):
     a = kernels(tmp_path / "a.jsonl", [("p0", 1.0)])
     a2 = kernels(tmp_path / "a2.jsonl", [("p0", 1.0)])
