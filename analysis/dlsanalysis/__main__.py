@@ -184,8 +184,10 @@ def history_main(a):
     ]
     meta = {"campaigns": camps, "ordered_by": "time" if by_time else "order given", "metrics": metrics}
     meta |= {"thresholds": _judge_args(a) | {"auto_k": AUTO_K}, "changes": int((t["change"] != "").sum())}
+    os.makedirs(out, exist_ok=True)
+    plot = history_plot(t, names, os.path.join(out, "history.png"))  # the plot first: it may fail
     written = write_result(out, "history", t, meta)
-    history_plot(t, names, os.path.join(out, "history.png"))
+    os.replace(plot, os.path.join(out, "history.png"))
     print(f"results: {', '.join(written)}, {os.path.join(out, 'history.png')}")
     return 0
 

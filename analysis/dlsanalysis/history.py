@@ -16,6 +16,7 @@ each kind's headline (images_per_s, gflop_per_s, busbw_bytes_per_s)."""
 
 import json
 import os
+import sys
 
 import matplotlib
 
@@ -82,9 +83,17 @@ def history_table(frames, names, metrics=DEFAULT, directions=None, **judge):
     return t.sort_values(["metric", "label", "point_id", "order"], kind="stable").reset_index(drop=True) if rows else t
 
 
+PLOT_METRICS = 40  # panels of one figure at most (a figure of hundreds passes what an image holds)
+
+
 def history_plot(t, names, path):
-    """Each point's mean over the campaigns, relative to its first campaign; called changes marked."""
+    """Each point's mean over the campaigns, relative to its first campaign; called changes marked
+    (the first PLOT_METRICS metrics by name; the tables hold them all). Written to a temporary
+    file beside `path`, returned, for the caller to rename once the tables are written too."""
     metrics = sorted(t["metric"].unique())
+    if len(metrics) > PLOT_METRICS:
+        print(f"dlsanalysis history: the plot shows the first {PLOT_METRICS} of {len(metrics)} metrics", file=sys.stderr)
+        metrics = metrics[:PLOT_METRICS]
     fig, axes = plt.subplots(len(metrics), 1, figsize=(7, 3.5 * len(metrics)), squeeze=False)
     marks = {"improved": ("^", "tab:green"), "regressed": ("v", "tab:red"), "changed": ("D", "tab:orange")}
     for ax, metric in zip(axes[:, 0], metrics, strict=True):
@@ -104,5 +113,13 @@ def history_plot(t, names, path):
         if m["point_id"].nunique() <= 12:
             ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        fig.savefig(tmp, dpi=100, format="png")
+    except Exception:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    finally:
+        plt.close(fig)
+    return tmp

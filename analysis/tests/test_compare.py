@@ -287,6 +287,7 @@ def test_history_orders_campaigns_by_time_and_marks_the_change(tmp_path, capsys)
     assert j["ordered_by"] == "time" and [c["name"] for c in j["campaigns"]] == ["c1", "c2", "c3"] and j["changes"] == 1
     png = (tmp_path / "h" / "history.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
+    assert sorted(p.name for p in (tmp_path / "h").iterdir()) == [f"history.{x}" for x in ("csv", "json", "md", "png")]
     out = capsys.readouterr().out
     assert re.search(r"\n \* c2 .*-20\.\d% vs c1: regressed\n", out) and "beside other work" not in out
     # c2's p0 measured beside 0.8 cores of other work: the change stands and is marked
