@@ -34,7 +34,8 @@ CALLED = ("improved", "regressed", "changed")
 def campaign_time(path):
     """(time, where it came from) of a campaign folder or records file; (None, '') when unknown."""
     records = os.path.join(path, "records.jsonl") if os.path.isdir(path) else path
-    times = [r.get("provenance", {}).get("start_time") for _, r in read_jsonl(records, [])]
+    provs = [r.get("provenance") for _, r in read_jsonl(records, [])]
+    times = [p.get("start_time") for p in provs if isinstance(p, dict)]
     times = [t for t in times if isinstance(t, str) and t]
     if times:
         return min(times), "records"

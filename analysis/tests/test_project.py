@@ -486,3 +486,19 @@ def test_a_calibration_without_the_weights_bytes_or_with_an_overlap_past_its_bou
         project(spec_from(req, "t"), camp, "localhost", ROOT)
     f, src = overlap_fraction(load_calibration(camp))
     assert f == 1.0 and src.endswith("mean 7, taken as 1")
+
+
+def test_an_allreduce_time_of_zero_in_the_calibration_is_refused_naming_its_record(tmp_path):
+    import json
+    import shutil
+
+    camp = shutil.copytree(CHECK, str(tmp_path / "c"))
+    path = pathlib.Path(camp) / "records.jsonl"
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in recs:
+        if r["kind"] == "collective" and r["benchmark"] == "allreduce":
+            r["metrics"]["time_s"] = 0.0
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    req = {"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "batch": 32}
+    with pytest.raises(ValueError, match=r"records.jsonl:\d+: metrics.time_s 0.0 \(expected a time above 0\)"):
+        project(spec_from(req, "t"), camp, "localhost", ROOT)

@@ -199,6 +199,9 @@ def _timed_collectives(df):
     d = df[(df["kind"] == "collective") & (df["status"] == "ok") & (df["benchmark"] == "allreduce")]
     if "params.memory" in d:  # the model's ranks reduce their own host vectors: not shared or device memory
         d = d[d["params.memory"].fillna("host") == "host"]
+    if "metrics.time_s" in d and (d["metrics.time_s"] <= 0).any():  # a fit divides by it
+        bad = d[d["metrics.time_s"] <= 0].iloc[0]
+        raise CalibrationError(f"{bad['file']}:{bad['line']}: metrics.time_s {bad['metrics.time_s']} (expected a time above 0)")
     return d[[c for c in ("metrics.algo", "metrics.ranks", "metrics.bytes", "metrics.time_s", "file", "line") if c in d]]
 
 
