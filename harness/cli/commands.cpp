@@ -143,13 +143,11 @@ int run_main(int argc, char** argv) {
   }
   const SiteConfig s = load_site(site, o.root);
   const Plan p = load_plan(plan, o.root);
-  const std::string bin = o.dlscale.empty() ? s.dlscale : o.dlscale;
-  if (bin.empty() || bin == "self")  // the points run this binary: its parsers can tell
-    o.check_args = [](const Point& pt) {
-      return pt.kind == "train"     ? train_args_refusal(pt.args)
-             : pt.kind == "kernels" ? kernels_args_refusal(pt.args)
-                                    : std::string();
-    };
+  o.check_args = [](const Point& pt) {  // asked where the points run this binary
+    return pt.kind == "train"     ? train_args_refusal(pt.args)
+           : pt.kind == "kernels" ? kernels_args_refusal(pt.args)
+                                  : std::string();
+  };
   std::vector<SummaryRow> rows;
   std::vector<Verdict> verdicts;
   std::string report;

@@ -26,6 +26,17 @@ std::string first_bad(const std::string& s, Ok ok) {
   return "";
 }
 
+// "" when s holds at most `max` characters and no control character (newline and tab allowed
+// where `lines`), else what is wrong.
+std::string bad_text(const std::string& s, std::size_t max, bool lines) {
+  if (s.size() > max) return fmt::format("{} characters: at most {} are allowed", s.size(), max);
+  const std::string c = first_bad(s, [lines](char x) {
+    const auto u = static_cast<unsigned char>(x);
+    return (u >= 0x20 && u != 0x7f) || (lines && (x == '\n' || x == '\t'));
+  });
+  return c.empty() ? "" : fmt::format("{} is not allowed", c);
+}
+
 }  // namespace
 
 std::string bad_name(const std::string& s) {
@@ -62,14 +73,7 @@ std::string bad_scheduler_word(const std::string& s) {
                    : fmt::format("{} is not allowed here (letters, digits and . _ , : + -)", c);
 }
 
-std::string bad_free_text(const std::string& s) {
-  if (s.size() > 8192) return fmt::format("{} characters: at most 8192 are allowed", s.size());
-  const std::string c = first_bad(s, [](char x) {
-    const auto u = static_cast<unsigned char>(x);
-    return u >= 0x20 && u != 0x7f;
-  });
-  return c.empty() ? "" : fmt::format("{} is not allowed", c);
-}
+std::string bad_free_text(const std::string& s) { return bad_text(s, 8192, false); }
 
 std::string bad_arg_value(const std::string& s) {
   if (s.size() > 2048)
@@ -84,13 +88,6 @@ std::string bad_arg_value(const std::string& s) {
   return "";
 }
 
-std::string bad_any_text(const std::string& s) {
-  if (s.size() > 65536) return fmt::format("{} characters: at most 65536 are allowed", s.size());
-  const std::string c = first_bad(s, [](char x) {
-    const auto u = static_cast<unsigned char>(x);
-    return (u >= 0x20 && u != 0x7f) || x == '\n' || x == '\t';
-  });
-  return c.empty() ? "" : fmt::format("{} is not allowed", c);
-}
+std::string bad_any_text(const std::string& s) { return bad_text(s, 65536, true); }
 
 }  // namespace dls

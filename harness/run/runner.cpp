@@ -207,10 +207,9 @@ RunSummary run_campaign(const SiteConfig& site, const Plan& plan, const RunOptio
   sum.campaign =
       o.campaign.empty() ? fmt::format("results/{}/{}", site.name, plan.name) : o.campaign;
   const std::string bin = !o.dlscale.empty() ? o.dlscale : site.dlscale;
-  const LaunchOptions lo{.dlscale = bin.empty() || bin == "self" ? self_exe() : bin,
-                         .out = "",
-                         .campaign = sum.campaign};
-  if (o.check_args)
+  const bool self = bin.empty() || bin == "self";
+  const LaunchOptions lo{.dlscale = self ? self_exe() : bin, .out = "", .campaign = sum.campaign};
+  if (o.check_args && self)  // another binary's parsers may differ from this one's
     for (const Point& p : ex.points)
       if (const std::string why = o.check_args(p); !why.empty())
         throw ConfigError(fmt::format("plan {} experiment {} {}: dlscale {} would refuse it: {}",

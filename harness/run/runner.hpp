@@ -51,8 +51,8 @@ struct RunOptions {
   // (summary, report: no second runner can be writing the campaign meanwhile).
   std::function<void(const RunSummary&)> finish;
   // Why a point's subcommand would refuse its arguments ("" when it would not, or cannot tell):
-  // asked of every point before anything runs or is written, dry run too; the first refusal is
-  // a ConfigError naming the experiment and the point.
+  // asked of every point before anything runs or is written, dry run too, where the points run
+  // this binary; the first refusal is a ConfigError naming the experiment and the point.
   std::function<std::string(const Point&)> check_args;
 };
 
