@@ -107,42 +107,69 @@ void add_options(CLI::App& app, SweepOptions& o) {
   app.footer("Exit codes: 0 ok, 1 a check failed, 2 bad arguments, 3 runtime error.");
 }
 
-// --algo for --memory host: the algorithms of allreduce.hpp, "all" standing for every one that
-// can run here (shm not where nodes hold different rank counts: rank 0 says so); shm named
-// where it cannot run is refused with the reason.
-std::vector<Algo> host_algos(const SweepOptions& o, const Comm& c) {
-  std::vector<Algo> algos;
-  bool all = false;
+// What the arguments ask for, read without MPI (dlscale run checks every point with it before
+// anything runs): the algorithm names ("all" standing for every one), the engines, the sizes.
+struct SweepWords {
+  std::vector<Algo> algos;  // --memory host or shared
+  bool all = false;         // "all" among them: shm left out where it cannot run
+  std::vector<DeviceAlgo> device_algos;
+  std::vector<OverlapEngine> engines;  // --overlap (none: the plain allreduce sweep)
+  std::vector<std::size_t> sizes;
+};
+
+void read_algos(const SweepOptions& o, SweepWords& w) {
   for (const auto& name : split_commas(std::vector<std::string>{o.algo})) {
-    all = all || name == "all";
+    w.all = w.all || name == "all";
     if (name == "all")
-      algos.insert(algos.end(), all_algos().begin(), all_algos().end());
+      w.algos.insert(w.algos.end(), all_algos().begin(), all_algos().end());
     else
-      algos.push_back(parse_algo(name));
+      w.algos.push_back(parse_algo(name));
   }
-  if (std::find(algos.begin(), algos.end(), Algo::kShm) == algos.end()) return algos;
-  if (o.shm.chunk_bytes * std::size_t(o.shm.slots) > kShmMaxChunkBytes)
+  if (std::find(w.algos.begin(), w.algos.end(), Algo::kShm) != w.algos.end() &&
+      o.shm.chunk_bytes * std::size_t(o.shm.slots) > kShmMaxChunkBytes)
     throw ConfigError(fmt::format("--shm-chunk {} x --shm-slots {}: over 1 GiB a rank",
                                   o.shm.chunk_bytes, o.shm.slots));
-  const std::string why = shm_unusable(c, o.shm);
-  if (why.empty()) return algos;
-  if (!all) throw ConfigError("--algo shm: " + why);
-  if (c.rank() == 0) fmt::print("# shm left out: {}\n", why);
-  algos.erase(std::remove(algos.begin(), algos.end(), Algo::kShm), algos.end());
-  return algos;
 }
 
-// --overlap: the engines to measure (none: the plain allreduce sweep).
-std::vector<OverlapEngine> overlap_engines(const SweepOptions& o) {
-  std::vector<OverlapEngine> engines;
-  if (!o.overlap.empty())
-    for (const auto& name : split_commas(std::vector<std::string>{o.overlap})) {
-      if (name == "all")
-        engines.insert(engines.end(), {OverlapEngine::kThread, OverlapEngine::kNonblocking});
-      else
-        engines.push_back(parse_engine(name));
-    }
-  return engines;
+void read_engines(const SweepOptions& o, SweepWords& w) {
+  if (o.overlap.empty()) return;
+  if (o.memory != "host")
+    throw ConfigError(
+        fmt::format("--overlap measures host memory: leave out --memory {}", o.memory));
+  for (const auto& name : split_commas(std::vector<std::string>{o.overlap})) {
+    if (name == "all")
+      w.engines.insert(w.engines.end(), {OverlapEngine::kThread, OverlapEngine::kNonblocking});
+    else
+      w.engines.push_back(parse_engine(name));
+  }
+}
+
+SweepWords read_words(const SweepOptions& o) {
+  SweepWords w;
+  if (o.memory == "device")
+    w.device_algos = parse_device_algos(split_commas(std::vector<std::string>{o.algo}));
+  else
+    read_algos(o, w);
+  read_engines(o, w);
+  const std::size_t step = o.i.empty() ? 0 : parse_bytes(o.i, "-i");
+  if (!o.i.empty() && step == 0) throw ConfigError("-i 0: a step must be at least 1 byte");
+  w.sizes = sweep_sizes(parse_bytes(o.b, "-b"), parse_bytes(o.e, "-e"), o.f, step);
+  return w;
+}
+
+// --memory host or shared where the ranks run: shm named where it cannot run is refused with
+// the reason; under "all" it is left out (not where nodes hold different rank counts: rank 0
+// says so).
+void check_placement(const SweepOptions& o, const Comm& c, SweepWords& w) {
+  if (o.memory == "shared")
+    if (const std::string why = shm_unusable(c, o.shm); !why.empty())
+      throw ConfigError("--memory shared: " + why);
+  if (std::find(w.algos.begin(), w.algos.end(), Algo::kShm) == w.algos.end()) return;
+  const std::string why = shm_unusable(c, o.shm);
+  if (why.empty()) return;
+  if (!w.all) throw ConfigError("--algo shm: " + why);
+  if (c.rank() == 0) fmt::print("# shm left out: {}\n", why);
+  w.algos.erase(std::remove(w.algos.begin(), w.algos.end(), Algo::kShm), w.algos.end());
 }
 
 // Rank 0 opens --out and captures the provenance; a failure there stops every rank alike.
@@ -175,37 +202,27 @@ int sweep_main(int argc, char** argv, const Comm& c) {
     const int rc = c.rank() == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  std::vector<Algo> algos;
-  std::vector<DeviceAlgo> device_algos;
-  if (o.memory == "device") {
-    device_algos = parse_device_algos(split_commas(std::vector<std::string>{o.algo}));
-    if (!o.overlap.empty())
-      throw ConfigError("--overlap measures host memory: leave out --memory device");
-  } else {
-    algos = host_algos(o, c);
-  }
-  if (o.memory == "shared") {
-    if (!o.overlap.empty())
-      throw ConfigError("--overlap measures host memory: leave out --memory shared");
-    if (const std::string why = shm_unusable(c, o.shm); !why.empty())
-      throw ConfigError("--memory shared: " + why);
-  }
-  const std::vector<OverlapEngine> engines = overlap_engines(o);
-  const std::size_t step = o.i.empty() ? 0 : parse_bytes(o.i, "-i");
-  if (!o.i.empty() && step == 0) throw ConfigError("-i 0: a step must be at least 1 byte");
-  const auto sizes = sweep_sizes(parse_bytes(o.b, "-b"), parse_bytes(o.e, "-e"), o.f, step);
+  SweepWords w = read_words(o);
+  if (o.memory != "device") check_placement(o, c, w);
   std::optional<RecordWriter> writer;
   const nlohmann::json prov = start_records(argc, argv, c, o, writer);
-  SweepContext s{o, c, algos, device_algos, engines, sizes, writer, prov};
+  SweepContext s{o, c, w.algos, w.device_algos, w.engines, w.sizes, writer, prov};
   ProcessCounters counters(o.counters.events);  // threads the MPI library started are counted
   counters.attach();
   s.counters = &counters;
-  if (!engines.empty())
+  if (!w.engines.empty())
     return o.dtype == "double" ? run_overlap_sweep<double>(s) : run_overlap_sweep<float>(s);
   return o.dtype == "double" ? run_allreduce_sweep<double>(s) : run_allreduce_sweep<float>(s);
 }
 
 }  // namespace
+
+std::string collectives_args_refusal(const std::vector<std::string>& args) {
+  SweepOptions o;
+  CLI::App app{"dlscale collectives"};
+  add_options(app, o);
+  return args_refusal(app, args, [&] { read_words(o); });
+}
 
 int collectives_main(int argc, char** argv) {
   MpiSession mpi(&argc, &argv);

@@ -84,7 +84,20 @@ def _published_file(path):
     missing = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
     if missing:
         raise RecordError(f"{path}: not a published-figures CSV: no column {', '.join(missing)}")
+    for column, needed in (("value", True), ("value_high", False)):
+        df[column] = [_published_number(path, k, column, v, needed) for k, v in enumerate(df[column])]
     return df
+
+
+def _published_number(path, k, column, v, needed):
+    """A published value as a float (an empty value_high: NaN); a RecordError naming the file's line."""
+    text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
+    if not text and not needed:
+        return math.nan
+    x = _num(text) if text else math.nan
+    if not math.isfinite(x):
+        raise RecordError(f"{path}:{k + 2}: {column}: expected a finite number, got {text!r}")
+    return x
 
 
 def plan_info(campaign):

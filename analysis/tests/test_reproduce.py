@@ -5,6 +5,7 @@ reason."""
 import glob
 import io
 import json
+import math
 import os
 import re
 
@@ -337,16 +338,34 @@ def test_a_manifest_naming_a_file_that_is_not_a_plan_is_refused_naming_both(tmp_
     assert "manifest.json" in str(e.value)
 
 
+HEADER = "seed,system,site,figure,model,metric,x_name,x,value,value_high,unit,condition\n"
+
+
 @pytest.mark.parametrize(
     "text, says",
     [
-        ("system,value\nx,1\n", "not a published-figures CSV: no column seed"),
-        ("", "not a published-figures CSV (No columns to parse"),
+        ("system,value\nx,1\n", ": not a published-figures CSV: no column seed"),
+        ("", ": not a published-figures CSV (No columns to parse"),
+        (
+            HEADER + "002,s,x,Fig. 2,AlexNet,m,nodes,8,about 0.5,,fraction,c\n",
+            ":2: value: expected a finite number, got 'about 0.5'",
+        ),
+        (HEADER + "002,s,x,Fig. 2,AlexNet,m,nodes,8,,,fraction,c\n", ":2: value: expected a finite number, got ''"),
+        (HEADER + "002,s,x,Fig. 2,AlexNet,m,nodes,8,0.5,inf,fraction,c\n", ":2: value_high: expected a finite number, got 'inf'"),
     ],
 )
 def test_a_published_csv_without_its_columns_is_refused_naming_it(tmp_path, text, says):
     from dlsanalysis.records import RecordError
 
     (tmp_path / "p.csv").write_text(text)
-    with pytest.raises(RecordError, match=re.escape(f"{tmp_path / 'p.csv'}: {says}")):
+    with pytest.raises(RecordError, match=re.escape(f"{tmp_path / 'p.csv'}{says}")):
         load_published(str(tmp_path))
+
+
+def test_a_published_csv_reads_its_values_as_numbers(tmp_path):
+    (tmp_path / "p.csv").write_text(
+        HEADER + "002,s,x,Fig. 2,AlexNet,m,nodes,8,0.5,,fraction,c\n002,s,x,Fig. 2,AlexNet,m,nodes,16,0.25,0.3,fraction,c\n"
+    )
+    df = load_published(str(tmp_path))
+    assert list(df["value"]) == [0.5, 0.25]
+    assert math.isnan(df["value_high"][0]) and df["value_high"][1] == 0.3

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "apps/cli/train_main.hpp"
+#include "collectives/collectives_main.hpp"
 #include "harness/config/plan.hpp"
 #include "harness/config/site.hpp"
 #include "harness/run/campaign.hpp"
@@ -144,9 +145,10 @@ int run_main(int argc, char** argv) {
   const SiteConfig s = load_site(site, o.root);
   const Plan p = load_plan(plan, o.root);
   o.check_args = [](const Point& pt) {  // asked where the points run this binary
-    return pt.kind == "train"     ? train_args_refusal(pt.args)
-           : pt.kind == "kernels" ? kernels_args_refusal(pt.args)
-                                  : std::string();
+    return pt.kind == "train"         ? train_args_refusal(pt.args)
+           : pt.kind == "kernels"     ? kernels_args_refusal(pt.args)
+           : pt.kind == "collectives" ? collectives_args_refusal(pt.args)
+                                      : std::string();
   };
   std::vector<SummaryRow> rows;
   std::vector<Verdict> verdicts;

@@ -25,7 +25,7 @@ done
 # a run of another binary (--dlscale) is not second-guessed
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-printf 'name: refused\nexperiments:\n  - name: t\n    kind: train\n    args: {model: cifar10_quick}\n    sweep: {steps: ["2", "0"]}\n  - name: k\n    kind: kernels\n    args: {op: gemm}\n    sweep: {shape: ["8x8x8", "0x1x1"]}\n' > "$tmp/plan.yaml"
+printf 'name: refused\nexperiments:\n  - name: t\n    kind: train\n    args: {model: cifar10_quick}\n    sweep: {steps: ["2", "0"]}\n  - name: k\n    kind: kernels\n    args: {op: gemm}\n    sweep: {shape: ["8x8x8", "0x1x1"]}\n  - name: c\n    kind: collectives\n    args: {maxbytes: 1K}\n    sweep: {algo: [ring, bogus]}\n' > "$tmp/plan.yaml"
 for mode in --dry-run ""; do
   rc=0
   # shellcheck disable=SC2086  # $mode is no word or one on purpose
@@ -40,6 +40,11 @@ rc=0
 DLSCALE_ROOT="$root" "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/c" --dry-run > "$tmp/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] && grep -q "experiment k .*dlscale kernels would refuse it: --shape: GEMM descriptor '0x1x1'" "$tmp/out.txt" \
   || { cat "$tmp/out.txt"; echo "FAIL: a kernels point's bad shape not refused (exit $rc)"; status=1; }
+sed -i 's/"0x1x1"/"4x4x4"/' "$tmp/plan.yaml"
+rc=0
+DLSCALE_ROOT="$root" "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/c" --dry-run > "$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] && grep -q "experiment c .*dlscale collectives would refuse it: unknown algorithm 'bogus'" "$tmp/out.txt" \
+  || { cat "$tmp/out.txt"; echo "FAIL: a collectives point's unknown algorithm not refused (exit $rc)"; status=1; }
 DLSCALE_ROOT="$root" "$dlscale" run --site localhost --plan "$tmp/plan.yaml" --campaign "$tmp/c" --dry-run --dlscale dlscale > /dev/null 2>&1 \
   || { echo "FAIL: another binary's arguments were judged by this one"; status=1; }
 [[ $status -eq 0 ]] && echo "golden: ok"
