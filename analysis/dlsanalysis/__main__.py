@@ -42,6 +42,7 @@ from .compare import (
 from .history import DEFAULT as HISTORY_DEFAULT
 from .history import campaign_names, history_plot, history_table, order_campaigns
 from .kernel_efficiency import DEFAULT_GEMM_SHAPE
+from .outputs import FileSet
 from .project.cli import add_parser as add_project_parser
 from .project.cli import main_guarded as project_main
 from .records import RecordError, load_campaign, load_records, read_jsonl
@@ -143,8 +144,9 @@ def compare_main(a):
     meta = {"a": os.path.abspath(a.a), "b": os.path.abspath(a.b), "metrics": metrics, "directions": directions}
     meta |= {"thresholds": _judge_args(a) | {"auto_k": AUTO_K}, "summary": {"verdicts": summary(t), "rows": len(t)}}
     meta |= {"exit_code": code, "exit_codes": EXIT_CODES, "provenance_differences": [list(d) for d in diff]}
-    paths = write_result(out, "compare", t, meta)
-    print(f"results: {', '.join(paths)}")
+    with FileSet(out) as files:
+        write_result(files, "compare", t, meta)
+    print(f"results: {', '.join(files.written)}")
     return code
 
 
@@ -184,11 +186,10 @@ def history_main(a):
     ]
     meta = {"campaigns": camps, "ordered_by": "time" if by_time else "order given", "metrics": metrics}
     meta |= {"thresholds": _judge_args(a) | {"auto_k": AUTO_K}, "changes": int((t["change"] != "").sum())}
-    os.makedirs(out, exist_ok=True)
-    plot = history_plot(t, names, os.path.join(out, "history.png"))  # the plot first: it may fail
-    written = write_result(out, "history", t, meta)
-    os.replace(plot, os.path.join(out, "history.png"))
-    print(f"results: {', '.join(written)}, {os.path.join(out, 'history.png')}")
+    with FileSet(out) as files:
+        write_result(files, "history", t, meta)
+        history_plot(t, names, files.path("history.png"))
+    print(f"results: {', '.join(files.written)}")
     return 0
 
 
@@ -201,22 +202,23 @@ def tables_main(a):
         print(f"dlsanalysis tables: {a.campaign}: no table to make ({len(df)} records, {ok} ok)", file=sys.stderr)
         return 1
     out = a.out or os.path.join(a.campaign, "analysis")
-    write_tables(tables, out)
-    plots = write_plots(tables, df, out)
+    with FileSet(out) as files:
+        write_tables(tables, files)
+        plots = write_plots(tables, df, files)
     for name, table in tables.items():
         print(f"## {name}\n\n{table.to_string(index=False, float_format=lambda v: f'{v:.4g}')}\n")
     print(f"tables: {out}/{{{','.join(tables)}}}.{{csv,md}}; plots: " + ", ".join(os.path.basename(p) for p in plots.values()))
     return 0
 
 
-def _seed_projections(seed, campaign, out, published):
-    """The seed's projections (harness/projections), written into OUT/projections/NAME/; the
-    reproduce hook, or None when the seed has none."""
+def _seed_projections(seed, campaign, files, published):
+    """The seed's projections (harness/projections), staged in the FileSet `files` under
+    projections/NAME/; the reproduce hook, or None when the seed has none."""
     from .project.seeds import seed_projections
 
-    hook, plots = seed_projections(seed, campaign, out, published)
+    hook, plots = seed_projections(seed, campaign, files, "", published)
     if plots:
-        print(f"projections: {len(plots)} ({', '.join(n for n, _ in plots)}) into {out}/projections/")
+        print(f"projections: {len(plots)} ({', '.join(n for n, _ in plots)}) into {files.folder}/projections/")
     return hook
 
 
@@ -235,10 +237,10 @@ def reproduce_main(a):
         print(f"dlsanalysis reproduce: no published figure of seed '{seed}' in {a.published}", file=sys.stderr)
         return 2
     df = load_campaign(a.campaign)
-    out = os.path.join(a.campaign, "analysis")
-    projected = None if a.no_projection else _seed_projections(seed, a.campaign, out, pub)
-    rows, figs = reproduce_campaign(df, modes, pub, a.tolerance, a.scale_tolerance, projected)
-    write_tables({"reproduce": rows, "reproduce_figures": figs}, out)
+    with FileSet(os.path.join(a.campaign, "analysis")) as files:  # written together, or none
+        projected = None if a.no_projection else _seed_projections(seed, a.campaign, files, pub)
+        rows, figs = reproduce_campaign(df, modes, pub, a.tolerance, a.scale_tolerance, projected)
+        write_tables({"reproduce": rows, "reproduce_figures": figs}, files)
     print(f"## {seed}: measured beside published (relative tolerance {a.tolerance:.0%}, scale within {a.scale_tolerance:.0%})\n")
     for _, r in rows.iterrows():
         m = "" if r["measured"] != r["measured"] else f"{r['measured']:.4g}"
@@ -253,7 +255,7 @@ def reproduce_main(a):
             f"  {f['figure']:<12} {f['verdict']:<16} "
             f"({f['reproduced']} of {f['judged']} judged rows reproduced, {f['measurable']} measurable, {f['rows']} rows)"
         )
-    print(f"\ntables: {out}/reproduce.{{csv,md}}, reproduce_figures.{{csv,md}}")
+    print(f"\ntables: {files.folder}/reproduce.{{csv,md}}, reproduce_figures.{{csv,md}}")
     return 1 if a.strict and (figs["verdict"] == "not reproduced").any() else 0
 
 

@@ -48,7 +48,6 @@ vCPUs): such a change may be the placement's. The verdict is not changed."""
 
 import json
 import math
-import os
 import re
 
 import pandas as pd
@@ -286,20 +285,14 @@ def summary(t):
     return {k: int(v) for k, v in t["verdict"].str.replace(" (single)", "", regex=False).value_counts().sort_index().items()}
 
 
-def write_result(out, name, table, meta):
-    """NAME.json ({meta..., rows: [...]}, NaN as null), NAME.csv and NAME.md into out; the paths."""
+def write_result(files, name, table, meta):
+    """NAME.json ({meta..., rows: [...]}, NaN as null), NAME.csv and NAME.md into the FileSet."""
     from .tables import markdown
 
-    os.makedirs(out, exist_ok=True)
-    paths = [os.path.join(out, f"{name}.{ext}") for ext in ("json", "csv", "md")]
     rows = json.loads(table.to_json(orient="records")) if not table.empty else []
-    with open(paths[0], "w") as f:
-        json.dump(meta | {"rows": rows}, f, indent=1, default=str)
-        f.write("\n")
-    table.to_csv(paths[1], index=False)
-    with open(paths[2], "w") as f:
-        f.write(markdown(table) + "\n")
-    return paths
+    files.text(f"{name}.json", json.dumps(meta | {"rows": rows}, indent=1, default=str) + "\n")
+    table.to_csv(files.path(f"{name}.csv"), index=False)
+    files.text(f"{name}.md", markdown(table) + "\n")
 
 
 def provenance_diff(pa, pb, prefix=""):

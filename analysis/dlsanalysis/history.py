@@ -89,8 +89,7 @@ PLOT_METRICS = 40  # panels of one figure at most (a figure of hundreds passes w
 
 def history_plot(t, names, path):
     """Each point's mean over the campaigns, relative to its first campaign; called changes marked
-    (the first PLOT_METRICS metrics by name; the tables hold them all). Written to a temporary
-    file beside `path`, returned, for the caller to rename once the tables are written too."""
+    (the first PLOT_METRICS metrics by name; the tables hold them all), as a PNG into `path`."""
     metrics = sorted(t["metric"].unique())
     if len(metrics) > PLOT_METRICS:
         print(f"dlsanalysis history: the plot shows the first {PLOT_METRICS} of {len(metrics)} metrics", file=sys.stderr)
@@ -114,13 +113,7 @@ def history_plot(t, names, path):
         if m["point_id"].nunique() <= 12:
             ax.legend(fontsize=7)
     fig.tight_layout()
-    tmp = f"{path}.tmp.{os.getpid()}"
     try:
-        fig.savefig(tmp, dpi=100, format="png")
-    except Exception:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+        fig.savefig(path, dpi=100, format="png")
     finally:
         plt.close(fig)
-    return tmp

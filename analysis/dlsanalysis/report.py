@@ -11,8 +11,9 @@ import os
 
 import pandas as pd
 
+from .outputs import FileSet
 from .project.seeds import seed_projections
-from .records import RecordError, flatten, load_attempts, load_campaign, read_manifest, write_atomic
+from .records import RecordError, flatten, load_attempts, load_campaign, read_manifest
 from .reproduce import load_published, plan_info, reproduce_campaign
 from .tables import campaign_tables, write_plots, write_tables
 
@@ -53,8 +54,8 @@ def _busbw_view(t):
     return "".join(parts)
 
 
-def _img(path):
-    with open(path, "rb") as f:
+def _img(path, files):
+    with open(files.current(path), "rb") as f:
         data = base64.b64encode(f.read()).decode()
     return f'<img alt="{html.escape(os.path.basename(path))}" src="data:image/png;base64,{data}">'
 
@@ -134,10 +135,14 @@ def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
     manifest = read_manifest(campaign)
     acc_path = os.path.join(campaign, "acceptance.json")
     acc = _read_acceptance(acc_path) if os.path.exists(acc_path) else None  # refused before any write
-    out = os.path.join(campaign, "analysis")
     tables = campaign_tables(df, modes)
-    write_tables(tables, out)
-    plots = write_plots(tables, df, out)
+    with FileSet(campaign) as files:  # the tables, plots, projections and report together, or none
+        return _write_report(files, campaign, df, seed, modes, manifest, acc, tables, published_dir, tolerance, projection)
+
+
+def _write_report(files, campaign, df, seed, modes, manifest, acc, tables, published_dir, tolerance, projection):
+    plots = write_plots(tables, df, files, "analysis")
+    write_tables(tables, files, "analysis")
 
     body = [
         f"<h1>dlscale campaign {html.escape(os.path.basename(os.path.abspath(campaign)))}</h1>",
@@ -160,19 +165,19 @@ def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
     for name, table in tables.items():
         body.append(f"<h2>{html.escape(TITLES.get(name, name))}</h2>")
         if name in plots:
-            body.append(_img(plots[name]))
+            body.append(_img(plots[name], files))
         body.append(_busbw_view(table) if name == "busbw" else _table(table))
     if "convergence" in plots:
-        body.append("<h2>Convergence</h2>" + _img(plots["convergence"]))
+        body.append("<h2>Convergence</h2>" + _img(plots["convergence"], files))
     if seed and published_dir and os.path.isdir(published_dir):
         pub = load_published(published_dir)
         pub = pub[pub["seed"] == seed]
         if not pub.empty:
-            hook, projections = seed_projections(seed, campaign, out, pub) if projection else (None, [])
+            hook, projections = seed_projections(seed, campaign, files, "analysis", pub) if projection else (None, [])
             rt, figs = reproduce_campaign(df, modes, pub, tolerance, projected=hook)
             body.append(f"<h2>Reproduction of {html.escape(seed)} (tolerance {tolerance:.0%})</h2>" + _table(figs) + _table(rt))
             for name, png in projections:
-                body.append(f"<h3>Projection {html.escape(name)} (published points as stars)</h3>" + _img(png))
+                body.append(f"<h3>Projection {html.escape(name)} (published points as stars)</h3>" + _img(png, files))
     prov = {}
     flatten("", manifest.get("provenance", {}), prov)
     prov = [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in prov.items()]
@@ -181,6 +186,5 @@ def write_report(campaign, published_dir=None, tolerance=0.10, projection=True):
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>dlscale report</title>"
         f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
     )
-    path = os.path.join(campaign, "report.html")
-    write_atomic(path, doc)
-    return path
+    files.text("report.html", doc)
+    return files.final("report.html")

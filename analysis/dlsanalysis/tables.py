@@ -62,31 +62,30 @@ def campaign_tables(df, modes=None, gemm_shape=DEFAULT_GEMM_SHAPE):
     return {k: v for k, v in tables.items() if v is not None and not v.empty}
 
 
-def write_tables(tables, out):
-    os.makedirs(out, exist_ok=True)
+def write_tables(tables, files, sub=""):
+    """NAME.csv and NAME.md of each table into the FileSet `files` (under its folder `sub`)."""
     for name, table in tables.items():
-        table.to_csv(os.path.join(out, f"{name}.csv"), index=False)
-        with open(os.path.join(out, f"{name}.md"), "w") as f:
-            f.write(markdown(table) + "\n")
+        table.to_csv(files.path(os.path.join(sub, f"{name}.csv")), index=False)
+        files.text(os.path.join(sub, f"{name}.md"), markdown(table) + "\n")
 
 
-def write_plots(tables, df, out):
-    """The PNGs the tables support; returns {name: path}."""
-    os.makedirs(out, exist_ok=True)
+def write_plots(tables, df, files, sub=""):
+    """The PNGs the tables support, into the FileSet `files` (under `sub`); {name: final path}."""
     plots = {}
+
+    def staged(name):
+        plots[name] = files.final(os.path.join(sub, f"{name}.png"))
+        return files.path(os.path.join(sub, f"{name}.png"))
+
     train = df[df["kind"] == "train"] if not df.empty else df
     group = train_group(train) if not train.empty else ()
     if "scaling" in tables:
-        plots["scaling"] = os.path.join(out, "scaling.png")
-        scaling_plot(tables["scaling"], group, plots["scaling"])
+        scaling_plot(tables["scaling"], group, staged("scaling"))
     if "breakdown" in tables:
-        plots["breakdown"] = os.path.join(out, "breakdown.png")
-        breakdown_plot(tables["breakdown"], group, plots["breakdown"])
+        breakdown_plot(tables["breakdown"], group, staged("breakdown"))
     if "busbw" in tables:
-        plots["busbw"] = os.path.join(out, "busbw.png")
-        busbw_plot(tables["busbw"], tables.get("alpha_beta"), plots["busbw"])
+        busbw_plot(tables["busbw"], tables.get("alpha_beta"), staged("busbw"))
     conv = convergence_frame(train) if not train.empty else train
     if not conv.empty:
-        plots["convergence"] = os.path.join(out, "convergence.png")
-        convergence_plot(conv, plots["convergence"])
+        convergence_plot(conv, staged("convergence"))
     return plots

@@ -6,6 +6,7 @@ import sys
 
 import yaml
 
+from ..outputs import FileSet
 from . import output
 from .calibration import load_calibration
 from .model import SpecError
@@ -173,12 +174,15 @@ def project_main(a):
             done.append((name, project(spec, cal, site, ROOT)))
         except ValueError as e:
             raise SpecError(f"{a.spec}: {name}: {e}" if a.spec else str(e)) from None
-    for name, p in done:
-        show(p)
-        out = a.out or os.path.join(ROOT, "results", "projections")
-        out = os.path.join(out, name) if (a.spec or not a.out) else out
-        paths = output.write(p, out)
-        print(f"results: {os.path.dirname(paths[0])}/projection.{{json,jsonl,csv,md,png}}, alpha_beta.csv\n")
+    out = a.out or os.path.join(ROOT, "results", "projections")
+    with FileSet(out) as files:  # every entry's files together, or none
+        folders = []
+        for name, p in done:
+            show(p)
+            paths = output.stage(p, files, name if (a.spec or not a.out) else "")
+            folders.append(os.path.dirname(paths[0]))
+    for folder in folders:
+        print(f"results: {folder}/projection.{{json,jsonl,csv,md,png}}, alpha_beta.csv")
     return 0
 
 

@@ -1,7 +1,7 @@
 """A projection's outputs: records of kind `projection` (one per scale, JSON Lines), one JSON
 of inputs and outputs for other tools, a table (CSV and Markdown), the alpha-beta table as its
 own CSV, and a plot of projected efficiency against scale, the published points beside it.
-Files are written whole to a temporary name and renamed, so a reader never sees half of one."""
+The files are written as one set (outputs.FileSet): a failure leaves none of a new set."""
 
 import json
 import math
@@ -10,7 +10,7 @@ import os
 import pandas as pd
 
 from .. import tables
-from ..records import write_atomic
+from ..outputs import FileSet
 
 SCHEMA = "dlscale.record/1"
 TABLE_COLUMNS = [
@@ -141,21 +141,29 @@ def plot(p, path, published=None, column="efficiency"):
     ax.set_title(f"{p.spec.model} {p.spec.scheme.name} on {p.site.name} ({p.spec.scaling})")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    tmp = f"{path}.tmp{os.getpid()}.png"
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        fig.savefig(path, dpi=100, format="png")
+    finally:
+        plt.close(fig)
 
 
-def write(p, out_dir, stem="projection", published=None, column="efficiency"):
-    os.makedirs(out_dir, exist_ok=True)
-    base = os.path.join(out_dir, stem)
-    write_atomic(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
-    write_atomic(base + ".jsonl", "".join(json.dumps(r, default=str) + "\n" for r in records(p)))
+def write(p, out_dir, published=None, column="efficiency"):
+    """projection.{json,jsonl,csv,md,png} and alpha_beta.csv into out_dir, as one set; the paths
+    of the projection's files."""
+    with FileSet(out_dir) as files:
+        paths = stage(p, files, "", published, column)
+    return paths
+
+
+def stage(p, files, sub, published=None, column="efficiency"):
+    """The files of write() staged in the FileSet `files` under its folder `sub`; their final paths."""
+    base = os.path.join(sub, "projection")
+    files.text(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
+    files.text(base + ".jsonl", "".join(json.dumps(r, default=str) + "\n" for r in records(p)))
     t = table(p)
-    write_atomic(base + ".csv", t.to_csv(index=False))
-    write_atomic(base + ".md", markdown(t))
+    files.text(base + ".csv", t.to_csv(index=False))
+    files.text(base + ".md", markdown(t))
     if p.alpha_beta is not None:
-        write_atomic(os.path.join(out_dir, "alpha_beta.csv"), p.alpha_beta.to_csv(index=False))
-    plot(p, base + ".png", published, column)
-    return [base + s for s in (".json", ".jsonl", ".csv", ".md", ".png")]
+        files.text(os.path.join(sub, "alpha_beta.csv"), p.alpha_beta.to_csv(index=False))
+    plot(p, files.path(base + ".png"), published, column)
+    return [files.final(base + e) for e in (".json", ".jsonl", ".csv", ".md", ".png")]

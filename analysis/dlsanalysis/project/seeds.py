@@ -151,21 +151,22 @@ def published_points(published, it):
     return out
 
 
-def seed_projections(seed, campaign, out, published=None):
-    """Runs the seed's projections and writes each into OUT/projections/NAME/ (its plot with the
-    published points); (the reproduce hook or None, [(name, plot path)])."""
+def seed_projections(seed, campaign, files, sub, published=None):
+    """Runs the seed's projections and stages each in the FileSet `files` under SUB/projections/NAME/
+    (its plot with the published points); (the reproduce hook or None, [(name, plot path)])."""
     from . import output
 
     values, done = run_seed(seed, campaign)
     plots = []
     for name, p, it in done:
-        files = output.write(
+        paths = output.stage(
             p,
-            os.path.join(out, "projections", name),
+            files,
+            os.path.join(sub, "projections", name),
             published=published_points(published, it),
             column=plotted_column(it["metric"]),
         )
-        plots.append((name, next(f for f in files if f.endswith(".png"))))
+        plots.append((name, next(f for f in paths if f.endswith(".png"))))
     return (lookup(values) if values else None), plots
 
 
