@@ -292,6 +292,21 @@ def test_a_fixed_global_batch_smaller_than_the_workers_is_refused():
         project(strong, CHECK, "localhost", ROOT)
 
 
+def test_a_fixed_global_batch_that_does_not_divide_is_said_where_it_is_rounded():
+    # 9 images over 1 and 2 workers: 9, then 2 x round(4.5) = 2 x 4 = 8
+    strong = spec_from(
+        {"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "scaling": "strong", "global_batch": 9}, "here"
+    )
+    p = project(strong, CHECK, "localhost", ROOT)
+    assert [r["global_batch"] for r in p.rows] == [9, 8]
+    said = [a for a in p.assumptions if "does not divide" in a]
+    assert said == ["global batch 9 does not divide over the workers: each takes the nearest whole batch, 8 at 2 (2 x 4)"]
+    even = spec_from(
+        {"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "scaling": "strong", "global_batch": 10}, "here"
+    )
+    assert not [a for a in project(even, CHECK, "localhost", ROOT).assumptions if "does not divide" in a]
+
+
 def test_projection_names_are_plain_folder_names_given_once():
     entry = {"site": "summit", "model": "m", "scales": [1]}
     for bad in ("../../escape", "/tmp/abs", "a b", "..", "$(touch x)", ""):

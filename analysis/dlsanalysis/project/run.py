@@ -171,6 +171,7 @@ def project(spec, calibration, site_name, root):
             r[f"efficiency_compute_x{k:g}"] = a["efficiency"]
     assumptions = notes + [carry.describe(), f"communication: {rows[-1]['comm_how']}"]
     assumptions += sorted({r["compute_note"] for r in rows if r["compute_note"]})
+    assumptions += _uneven_batches(spec, rows)
     if spec.efficiency_over == "ranks" and rows[-1]["ranks"] != rows[-1]["workers"]:
         assumptions.append("efficiency over ranks: the ideal speed-up counts every rank, the servers' too")
     if not same:
@@ -184,6 +185,18 @@ def project(spec, calibration, site_name, root):
         )
     ins = _inputs(spec, site, profs, carry, rates, floor_s)
     return Projection(spec, site, cal.path, rows, ins, assumptions, bands, floor_s)
+
+
+def _uneven_batches(spec, rows):
+    """Strong scaling: where the fixed global batch does not divide over the workers, each worker's
+    batch is rounded, and the problem size with it (said, not hidden)."""
+    if spec.scaling != "strong":
+        return []
+    uneven = [r for r in rows if r["global_batch"] != spec.global_batch]
+    if not uneven:
+        return []
+    at = ", ".join(f"{r['global_batch']} at {r['x']} ({r['workers']} x {r['batch_per_rank']})" for r in uneven)
+    return [f"global batch {spec.global_batch} does not divide over the workers: each takes the nearest whole batch, {at}"]
 
 
 __all__ = ["project", "spec_from", "Projection", "site_path"]
