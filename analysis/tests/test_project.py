@@ -3,10 +3,12 @@ allreduce, the bucket overlap, the batch interpolation, the carrying over), and 
 checked-in campaign that measured what it projects (data/projection_check)."""
 
 import copy
+import json
 import math
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -517,3 +519,14 @@ def test_an_allreduce_time_of_zero_in_the_calibration_is_refused_naming_its_reco
     req = {"model": "cifar10_quick", "scales": [1, 2], "unit": "ranks", "batch": 32}
     with pytest.raises(ValueError, match=r"records.jsonl:\d+: metrics.time_s 0.0 \(expected a time above 0\)"):
         project(spec_from(req, "t"), camp, "localhost", ROOT)
+
+
+def test_a_calibration_without_its_peak_is_blamed_on_the_calibration_not_the_site(tmp_path):
+    camp = shutil.copytree(CHECK, str(tmp_path / "cal"))
+    manifest = json.loads((tmp_path / "cal" / "manifest.json").read_text())
+    del manifest["measured_node_peak"]
+    (tmp_path / "cal" / "manifest.json").write_text(json.dumps(manifest))
+    r = cli("--site", "summit", "--model", "cifar10_quick", "--nodes", "1,2", "--campaign", camp, "--out", str(tmp_path / "o"))
+    assert r.returncode == 2, r.stderr
+    assert "the calibration's machine has no positive peak FLOP/s" in r.stderr and "measured_node_peak" in r.stderr, r.stderr
+    assert "site summit" not in r.stderr and not (tmp_path / "o").exists()

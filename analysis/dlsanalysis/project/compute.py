@@ -39,11 +39,15 @@ class Carry:
         )
 
 
-def carry_factors(cal_peak, cal_bw, site, same_site):
+def carry_factors(cal_peak, cal_bw, site, same_site, cal_peak_source="the calibration campaign's site"):
     src = {}
     if same_site:
         return Carry(1.0, 1.0, True, {"carry": "none: the campaign ran on the site"})
-    if not (cal_peak > 0 and site.rank_peak > 0):
+    if not cal_peak > 0:
+        raise ValueError(
+            f"the calibration's machine has no positive peak FLOP/s ({cal_peak_source}: {cal_peak:g}) to carry compute times with"
+        )
+    if not site.rank_peak > 0:
         raise ValueError(f"site {site.name}: no peak FLOP/s (node.peak_flops_sp) to carry compute times with")
     compute = cal_peak / site.rank_peak
     if cal_bw > 0 and site.rank_memory_bandwidth > 0:

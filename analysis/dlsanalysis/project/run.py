@@ -154,7 +154,7 @@ def project(spec, calibration, site_name, root):
         spec.batch = max(p.batch for p in profs)
         notes.append(f"a rank's batch not given: {spec.batch}, the largest calibrated")
     rates = machine_rates(cal, cal_site, profs[0].threads)
-    carry = carry_factors(rates[0], rates[1], site, same)
+    carry = carry_factors(rates[0], rates[1], site, same, f"{cal.path}: {rates[2]['calibration_peak']}")
     if spec.scheme.overlap_source == "assumption: no overlap":
         f, src = overlap_fraction(cal, None if spec.scheme.algo in ("auto", "mpi") else spec.scheme.algo)
         if f is not None:
