@@ -214,6 +214,14 @@ TEST(Hostile, DuplicateAndNonStringKeysAreRefused) {
   EXPECT_HAS(e, "plan.acceptance[0].where: x: expected a single value");
 }
 
+TEST(Hostile, ASecondYamlDocumentIsRefusedNotDropped) {  // its experiments were never run
+  const std::string e =
+      plan_error("two.yaml",
+                 "name: p\nexperiments:\n  - {name: a, kind: train}\n---\nexperiments:\n  - "
+                 "{name: b, kind: train}\n");
+  EXPECT_HAS(e, "two.yaml:5: a second YAML document (after '---')");
+}
+
 TEST(Hostile, TextThatIsNotUtf8IsRefused) {  // found by the fuzzer: it reached the JSON writer and
                                              // threw there
   std::string e = plan_error(

@@ -92,12 +92,17 @@ void check_document(const YAML::Node& n, const std::string& path, long& visited)
 YAML::Node load_yaml_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw ConfigError(fmt::format("{}: no such file", path));
-  YAML::Node doc;
+  std::vector<YAML::Node> docs;
   try {
-    doc = YAML::LoadFile(path);
+    docs = YAML::LoadAllFromFile(path);
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}: YAML syntax: {}", path, e.mark.line + 1, e.msg));
   }
+  if (docs.size() > 1)  // yaml-cpp's LoadFile read the first and dropped the rest unread
+    throw ConfigError(fmt::format(
+        "{}: a second YAML document (after '---'); a plan or site is one document: merge them",
+        line_of(docs[1], path)));
+  YAML::Node doc = docs.empty() ? YAML::Node() : docs[0];
   long visited = 0;
   check_document(doc, path, visited);
   return doc;
