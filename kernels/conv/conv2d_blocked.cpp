@@ -35,6 +35,15 @@
 // layers, forward and backward data): the pixel pitch a compile-time constant in the full calls
 // (16 or 32 floats: every broadcast at a fixed displacement, no offsets spilled to the stack)
 // took 0.94-1.01 of this one's time (0.84 on layer4.0.conv2's backward data): not kept.
+// Later (2026-11-28, sixth session, same VM type, 2 threads; perf over `dlscale kernels` of
+// layer3.0.conv2's forward, 137 GFLOP/s, 48 % of the 283 GFLOP/s FMA peak of 2 threads): the
+// register kernel row_kernel<14, 1> takes 75 % of the samples, fill_input 3.5 %, unpack_output
+// 2.2 %, their memset 2.2 %. So a blocked layout kept between layers (no fill, no unpack) would
+// save about 8 % here; the kernel itself runs at about 65 % of the peak inside the layer against
+// 99 % with its operands in L1 or L2, and that is the larger gap. Skipping the two passes in a
+// test build (results wrong; 8 of ResNet-50's layers, forward and backward data, least of 2
+// alternating runs) moved the ratios to oneDNN by -0.15 to +0.45, larger than perf allows: the
+// VM's noise between runs, not a measurement of the passes.
 #include <omp.h>
 
 #include <algorithm>
