@@ -17,6 +17,7 @@
 #include "measure/blas_coretype.hpp"
 #include "measure/check.hpp"
 #include "measure/interrupt.hpp"
+#include "measure/provenance.hpp"
 
 namespace dls {
 int run_collectives(int argc, char** argv);  // dlscale_collectives[_none].cpp
@@ -46,7 +47,8 @@ void usage(std::FILE* f) {
       "  project       a training step projected to a site's scale from a calibration campaign\n"
       "  (tables, compare, history, reproduce, report and project are the Python analysis,\n"
       "   analysis/dlsanalysis)\n\n"
-      "'dlscale <command> --help' describes a command's options.\n");
+      "'dlscale <command> --help' describes a command's options; 'dlscale --version' the build\n"
+      "and the libraries it runs on.\n");
 }
 
 bool asks_help(int argc, char** argv) {
@@ -66,6 +68,11 @@ int main(int argc, char** argv) {
   const std::string_view cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);
+    return dls::kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    dls::ensure_blas_coretype(argv);  // the BLAS kernels the measuring commands run on
+    fmt::print("{}", dls::version_text());
     return dls::kExitOk;
   }
   try {

@@ -149,4 +149,23 @@ nlohmann::json capture_provenance(const ProvenanceOptions& options) {
           {"env", relevant_env()}};
 }
 
+std::string version_text() {
+  const nlohmann::json p = capture_provenance({});
+  const auto& b = p["build"];
+  const auto& l = p["libraries"];
+  const auto text = [](const nlohmann::json& v) {
+    return v.is_string() ? v.get<std::string>() : std::string("not linked");
+  };
+  std::string out =
+      fmt::format("dlscale {} (git {}{})\nbuild: {}, {}, flags{}\nblas: {} ({} threads, {})\n",
+                  b["dlscale_version"].get<std::string>(), p["git"]["commit"].get<std::string>(),
+                  p["git"]["dirty"].get<bool>() ? ", with uncommitted changes" : "",
+                  b["build_type"].get<std::string>(), b["compiler"].get<std::string>(),
+                  b["flags"].get<std::string>(), l["blas"]["config"].get<std::string>(),
+                  l["blas"]["threads"].dump(), l["blas"]["parallel"].get<std::string>());
+  for (const char* name : {"onednn", "mpi", "papi", "cuda"})
+    out += fmt::format("{}: {}\n", name, text(l[name]));
+  return out;
+}
+
 }  // namespace dls

@@ -18,6 +18,10 @@ struct ProvenanceOptions {
 
 nlohmann::json capture_provenance(const ProvenanceOptions& options);
 
+// `dlscale --version`: the version, git commit, build and the libraries this binary runs on
+// (the provenance's git, build and libraries, a line each).
+std::string version_text();
+
 // The environment variables that change results (threading, binding, BLAS/DNN dispatch, MPI,
 // GPU maths modes). Only those that are set are recorded.
 bool is_relevant_env_var(const std::string& name);

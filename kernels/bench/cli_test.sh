@@ -58,6 +58,9 @@ PY
 "$DLS" kernels --help >"$TMP/help" 2>&1 && grep -q "conv2d_bwd_filter" "$TMP/help" && ok || bad "kernels --help"
 "$DLS" --help >/dev/null && ok || bad "dlscale --help"
 "$DLS" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "unknown command exit code"
+# --version: the version, the commit it was built from, the BLAS it runs on
+"$DLS" --version >"$TMP/version" 2>&1 && grep -Eq "^dlscale [0-9.]+ \(git ([0-9a-f]{40}|unknown)" "$TMP/version" \
+  && grep -q "^blas: OpenBLAS" "$TMP/version" && grep -q "^mpi: " "$TMP/version" && ok || bad "dlscale --version: $(cat "$TMP/version")"
 
 # perf on two tiny cases and two backends: 4 records, each valid, with the DESIGN keys
 "$DLS" kernels --op conv2d_fwd,gemm --shape "gemm 16x16x16" --shape "conv2d_fwd mb2ic3ih8oc4kh3ph1" \
