@@ -4,7 +4,8 @@ Each file is first written beside its target under a temporary name; when every 
 written, they are fsynced and renamed into place together. A failure while writing (a table that
 does not convert, a plot that matplotlib refuses, a full disk) removes what was staged and leaves
 the folder as it was: the previous run's set, or nothing, never part of a new set beside part of
-an old one. Only a failure between two renames, which do not allocate, could split a set.
+an old one. Only a failure between two renames (a target that is a folder) could split a set;
+the staged files are removed then too.
 
     with FileSet(out) as files:
         files.text("speedup.md", text)
@@ -27,10 +28,11 @@ class FileSet:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is None:
-            self._commit()
-        else:
-            self._discard()
+        try:
+            if exc_type is None:
+                self._commit()
+        finally:
+            self._discard()  # what a failed write or rename left staged
         return False
 
     def final(self, name):

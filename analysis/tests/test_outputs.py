@@ -41,6 +41,14 @@ def test_a_failure_in_the_middle_leaves_the_old_set_and_no_staged_file(tmp_path)
     assert files.written == []
 
 
+def test_a_rename_that_fails_leaves_no_staged_file(tmp_path):
+    (tmp_path / "b.md").mkdir()  # a folder where a file goes: its rename fails
+    with pytest.raises(OSError), FileSet(str(tmp_path)) as files:
+        files.text("a.md", "a\n")
+        files.text("b.md", "b\n")
+    assert sorted(os.listdir(tmp_path)) == ["a.md", "b.md"] and (tmp_path / "b.md").is_dir()
+
+
 def test_a_name_staged_twice_is_a_bug_said_at_once(tmp_path):
     with pytest.raises(ValueError, match="staged twice"), FileSet(str(tmp_path)) as files:
         files.text("a.md", "1")

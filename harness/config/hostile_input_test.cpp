@@ -222,6 +222,9 @@ TEST(Hostile, ASecondYamlDocumentIsRefusedNotDropped) {  // its experiments were
   EXPECT_HAS(e, "two.yaml:4: a second YAML document (after '---')");
   // the fuzzer's input on which yaml-cpp's LoadAll never ends (its parser's documents never do)
   EXPECT_HAS(plan_error("endless.yaml", "#\n  !scalte,\n     de"), "endless.yaml");
+  // a bare '---' at the end starts an empty document: nothing is dropped
+  EXPECT_HAS(plan_error("end_dashes.yaml", "name: p\n---\n# nothing\n"),
+             "plan.experiments: required");
   // one document, marked at both ends, is one document
   EXPECT_HAS(plan_error("marked.yaml", "---\nname: p\n...\n"), "plan.experiments: required");
 }

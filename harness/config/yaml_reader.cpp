@@ -89,24 +89,32 @@ void check_document(const YAML::Node& n, const std::string& path, long& visited)
   }
 }
 
-// The events of a document, ignored but for where each document starts.
+// The events of a document, ignored but for where it starts and whether it holds anything.
 struct DocumentStarts : YAML::EventHandler {
   long line = -1;
+  bool content = false;  // anything but an empty document (a bare trailing '---' is empty)
   void OnDocumentStart(const YAML::Mark& m) override { line = m.line; }
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { content = true; }
   void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
+                const std::string&) override {
+    content = true;
+  }
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
+                       YAML::EmitterStyle::value) override {
+    content = true;
+  }
   void OnSequenceEnd() override {}
   void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
+                  YAML::EmitterStyle::value) override {
+    content = true;
+  }
   void OnMapEnd() override {}
 };
 
-// The 0-based line where a second document starts, -1 if the file has one. Only one document
+// The 0-based line where a second document with content starts, -1 if there is none (an empty
+// one, a file ending in a bare '---', drops nothing). Only one document
 // past the first is asked for: yaml-cpp 0.7's LoadAll never ends on some inputs (the fuzzer's
 // "#\n  !scalte,\n     de": its parser returns document after document), which a second
 // document then stands for.
@@ -116,7 +124,8 @@ long second_document_line(const std::string& path) {
   DocumentStarts starts;
   if (!parser.HandleNextDocument(starts)) return -1;
   starts.line = 0;
-  return parser.HandleNextDocument(starts) ? starts.line : -1;
+  starts.content = false;
+  return parser.HandleNextDocument(starts) && starts.content ? starts.line : -1;
 }
 
 }  // namespace
