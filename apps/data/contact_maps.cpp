@@ -169,6 +169,11 @@ std::unique_ptr<DataSource> open_contact_maps(const std::string& path) {
       std::istringstream h(line.substr(1));
       std::string key;
       h >> key;
+      if ((key == "residues" && residues != 0) || (key == "frames" && frames >= 0))
+        fail(
+            fmt::format("'# {}' given twice (the frames read so far were checked against the "
+                        "first)",
+                        key));
       if (key == "residues" && !(h >> residues && residues >= 2 && residues <= 4096))
         fail("'# residues N' needs N in 2..4096");
       if (key == "frames" && !(h >> frames && frames >= 0)) fail("'# frames N' needs N >= 0");

@@ -212,6 +212,10 @@ TEST(Data, ContactMapBadFilesNameFileAndLine) {
                              "'x'");
   expect_config_error_naming([&] { open_contact_maps(put("e", "0-1\n")); }, t / "e" + ":1",
                              "header");
+  // a second, smaller size after frames read against the first: it wrote past a sample (SIGSEGV)
+  expect_config_error_naming(
+      [&] { open_contact_maps(put("f", head + "3-4\n# residues 3\n0-1\n")); }, t / "f" + ":4",
+      "'# residues' given twice");
 }
 
 void write_png(const std::string& path, int h, int w, const std::vector<unsigned char>& rgb) {
