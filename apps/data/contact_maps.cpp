@@ -145,6 +145,7 @@ std::unique_ptr<DataSource> contact_map_source(int residues, std::vector<Contact
 }
 
 std::unique_ptr<DataSource> open_contact_maps(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path);
   if (!in) throw ConfigError(fmt::format("{}: cannot open", path));
   std::ostringstream all;

@@ -46,6 +46,10 @@ struct SyntheticOptions {
 };
 std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o);
 
+// A ConfigError naming `path` unless it is a regular file (after symbolic links): a FIFO blocked
+// open() until killed, a folder or device gave messages that did not say so.
+void require_regular_file(const std::string& path);
+
 // IDX images (magic 2051) and labels (magic 2049); ".gz" files are decompressed on opening.
 std::unique_ptr<DataSource> open_idx(const std::string& images, const std::string& labels);
 

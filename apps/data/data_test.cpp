@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <jpeglib.h>
 #include <png.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -212,6 +213,14 @@ TEST(Data, ContactMapBadFilesNameFileAndLine) {
                              "'x'");
   expect_config_error_naming([&] { open_contact_maps(put("e", "0-1\n")); }, t / "e" + ":1",
                              "header");
+  // a FIFO blocked open() until the run was killed; a folder was read as a malformed file
+  const std::string fifo = t / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_config_error_naming([&] { open_contact_maps(fifo); }, fifo, "not a regular file");
+  expect_config_error_naming([&] { open_idx(fifo, fifo); }, fifo, "not a regular file");
+  fs::create_directories(t / "folder.bin");
+  expect_config_error_naming([&] { open_cifar10({t / "folder.bin"}); }, t / "folder.bin",
+                             "not a regular file");
   // a second, smaller size after frames read against the first: it wrote past a sample (SIGSEGV)
   expect_config_error_naming(
       [&] { open_contact_maps(put("f", head + "3-4\n# residues 3\n0-1\n")); }, t / "f" + ":4",

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "apps/data/data_source.hpp"
@@ -98,6 +99,7 @@ class Synthetic : public DataSource {
 
 // ---- files --------------------------------------------------------------------------------
 std::vector<unsigned char> read_all(const std::string& path) {
+  require_regular_file(path);
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
   if (!f) throw ConfigError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   std::vector<unsigned char> out;
@@ -177,6 +179,7 @@ class Cifar10 : public DataSource {
   explicit Cifar10(const std::vector<std::string>& files) {
     if (files.empty()) throw ConfigError("cifar10: no batch files given");
     for (const auto& f : files) {
+      require_regular_file(f);
       const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) throw ConfigError(fmt::format("{}: cannot open ({})", f, std::strerror(errno)));
       struct stat st {};
@@ -226,6 +229,15 @@ class Cifar10 : public DataSource {
 };
 
 }  // namespace
+
+void require_regular_file(const std::string& path) {
+  if (path.empty()) throw ConfigError("a data file: the path is empty");
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec) throw ConfigError(fmt::format("{}: cannot open ({})", path, ec.message()));
+  if (!std::filesystem::is_regular_file(st))
+    throw ConfigError(fmt::format("{}: not a regular file (a folder, FIFO or device)", path));
+}
 
 std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o) {
   if (o.size < 1 || o.classes < 0 || o.dims.count() < 1)
