@@ -61,22 +61,23 @@ class FileSet:
 
     def _commit(self):
         for tmp, _ in self._staged:
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(tmp)
         for tmp, final in self._staged:
             os.replace(tmp, final)
             self.written.append(final)
         for where in sorted({os.path.dirname(os.path.abspath(f)) for f in self.written}):
-            fd = os.open(where, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _fsync(where)
 
     def _discard(self):
         for tmp, _ in self._staged:
             if os.path.exists(tmp):
                 os.remove(tmp)
+
+
+def _fsync(path):
+    """A file's or a folder's contents to the disk (a folder: the names renamed into it)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

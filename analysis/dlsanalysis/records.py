@@ -338,18 +338,3 @@ def load_campaign(folder):
             df[f"axis.{a}"] = [info.get(h, {}).get("assignment", {}).get(a) for h in df["harness_point"]]
         df["repeat"] = [info.get(h, {}).get("repeat", 0) for h in df["harness_point"]]
     return df
-
-
-def write_atomic(path, text):
-    """Replace path with text: a temporary file beside it, fsynced, renamed over (as the C++ writer)."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -10,7 +10,6 @@ import os
 import pandas as pd
 
 from .. import tables
-from ..outputs import FileSet
 
 SCHEMA = "dlscale.record/1"
 TABLE_COLUMNS = [
@@ -147,16 +146,9 @@ def plot(p, path, published=None, column="efficiency"):
         plt.close(fig)
 
 
-def write(p, out_dir, published=None, column="efficiency"):
-    """projection.{json,jsonl,csv,md,png} and alpha_beta.csv into out_dir, as one set; the paths
-    of the projection's files."""
-    with FileSet(out_dir) as files:
-        paths = stage(p, files, "", published, column)
-    return paths
-
-
 def stage(p, files, sub, published=None, column="efficiency"):
-    """The files of write() staged in the FileSet `files` under its folder `sub`; their final paths."""
+    """projection.{json,jsonl,csv,md,png} and alpha_beta.csv staged in the FileSet `files` under
+    its folder `sub`; the projection's final paths."""
     base = os.path.join(sub, "projection")
     files.text(base + ".json", json.dumps(as_json(p), indent=1, default=str) + "\n")
     files.text(base + ".jsonl", "".join(json.dumps(r, default=str) + "\n" for r in records(p)))
