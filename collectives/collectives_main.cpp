@@ -79,7 +79,8 @@ void add_options(CLI::App& app, SweepOptions& o) {
   app.add_option("--dtype", o.dtype, "float or double")
       ->check(CLI::IsMember({"float", "double"}))
       ->default_str("float");
-  app.add_option("--out", o.out, "append one record per (algorithm, size) to this JSON Lines file");
+  app.add_option("--out", o.out, "append one record per (algorithm, size) to this JSON Lines file")
+      ->check(records_file());
   app.add_option(
       "--overlap", o.overlap,
       "measure overlap with computation instead: comma list of thread, nonblocking, or all "
@@ -161,12 +162,11 @@ SweepWords read_words(const SweepOptions& o) {
 // the reason; under "all" it is left out (not where nodes hold different rank counts: rank 0
 // says so).
 void check_placement(const SweepOptions& o, const Comm& c, SweepWords& w) {
-  if (o.memory == "shared")
-    if (const std::string why = shm_unusable(c, o.shm); !why.empty())
-      throw ConfigError("--memory shared: " + why);
-  if (std::find(w.algos.begin(), w.algos.end(), Algo::kShm) == w.algos.end()) return;
-  const std::string why = shm_unusable(c, o.shm);
+  const bool shm_algo = std::find(w.algos.begin(), w.algos.end(), Algo::kShm) != w.algos.end();
+  if (o.memory != "shared" && !shm_algo) return;
+  const std::string why = shm_unusable(c, o.shm);  // asked once: every rank takes part
   if (why.empty()) return;
+  if (o.memory == "shared") throw ConfigError("--memory shared: " + why);
   if (!w.all) throw ConfigError("--algo shm: " + why);
   if (c.rank() == 0) fmt::print("# shm left out: {}\n", why);
   w.algos.erase(std::remove(w.algos.begin(), w.algos.end(), Algo::kShm), w.algos.end());

@@ -18,6 +18,7 @@
 #include "measure/check.hpp"
 #include "measure/interrupt.hpp"
 #include "measure/provenance.hpp"
+#include "measure/utf8.hpp"
 
 namespace dls {
 int run_collectives(int argc, char** argv);  // dlscale_collectives[_none].cpp
@@ -51,6 +52,15 @@ void usage(std::FILE* f) {
       "and the libraries it runs on.\n");
 }
 
+// The first argument that is not UTF-8 text, by its place after the command (1 for the first);
+// 0 when all are. Each may reach a record, a manifest or a report, which hold UTF-8 only (a
+// Latin-1 folder name failed the JSON writer at the end of a run, its record lost).
+int first_non_utf8(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (!dls::valid_utf8(argv[i])) return i - 1;
+  return 0;
+}
+
 bool asks_help(int argc, char** argv) {
   for (int i = 2; i < argc; ++i)
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
@@ -74,6 +84,13 @@ int main(int argc, char** argv) {
     dls::ensure_blas_coretype(argv);  // the BLAS kernels the measuring commands run on
     fmt::print("{}", dls::version_text());
     return dls::kExitOk;
+  }
+  if (const int bad = first_non_utf8(argc, argv)) {
+    fmt::print(stderr,
+               "dlscale {}: argument {} ('{}') is not valid UTF-8: records and reports are JSON "
+               "and hold UTF-8 text only (rename the file or folder)\n",
+               cmd, bad, dls::escaped_bytes(argv[bad + 1]));
+    return dls::kExitUsage;
   }
   try {
     // the measuring commands run on the BLAS kernels that fit this CPU (may restart the process;

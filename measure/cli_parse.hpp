@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -103,6 +104,21 @@ inline CLI::Validator not_empty() {
         return text.empty() ? std::string("an empty value") : std::string();
       },
       "");
+}
+
+// A JSON Lines file to append records to (--out): a path, not "", that is a regular file where it
+// exists (a folder failed at open, a device such as /dev/null at the fdatasync after the run).
+inline CLI::Validator records_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "an empty path (leave --out out to write no records)";
+        std::error_code ec;
+        const auto st = std::filesystem::status(text, ec);
+        if (!std::filesystem::exists(st) || std::filesystem::is_regular_file(st)) return {};
+        return fmt::format("'{}' is {}: expected a JSON Lines file to append records to", text,
+                           std::filesystem::is_directory(st) ? "a folder" : "not a regular file");
+      },
+      "FILE");
 }
 
 // A positive finite number (a rate, a size, a factor).

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -108,9 +109,19 @@ RecordWriter::RecordWriter(std::string path, bool move_aside) : path_(std::move(
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
   // O_RDWR: the torn-tail repair reads the last line back
-  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  created_ = fd_ >= 0;
+  if (fd_ < 0 && errno == EEXIST) fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
   if (fd_ < 0)
     throw Error(fmt::format("cannot open '{}' for appending: {}", path_, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw Error(fmt::format(
+        "'{}' is not a regular file: records are appended to a file, and synced (a device, FIFO "
+        "or folder cannot be)",
+        path_));
+  }
   if (::flock(fd_, LOCK_EX) != 0)
     throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
   try {
@@ -127,10 +138,18 @@ RecordWriter::~RecordWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void RecordWriter::remove_if_unused() {
+  struct stat st {};
+  if (created_ && !appended_ && fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_size == 0)
+    ::unlink(path_.c_str());
+}
+
 void RecordWriter::append(const Record& r) { append_json(r.to_json()); }
 
 void RecordWriter::append_json(const nlohmann::json& j) {
-  std::string line = j.dump() + "\n";
+  // invalid UTF-8 in a string (an error message quoting a file's bytes) is replaced, U+FFFD, not
+  // thrown: the record is kept
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (::flock(fd_, LOCK_EX) != 0)
     throw Error(fmt::format("flock '{}': {}", path_, std::strerror(errno)));
   ssize_t n = -1;
@@ -139,6 +158,7 @@ void RecordWriter::append_json(const nlohmann::json& j) {
     if (!ends_whole(fd_, path_))
       line = "\n" + line;  // a writer killed mid-line: do not glue onto it
     n = ::write(fd_, line.data(), line.size());
+    appended_ = true;
     write_errno = errno;
     sync_rc = ::fdatasync(fd_);
   } catch (...) {

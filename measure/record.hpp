@@ -91,10 +91,14 @@ class RecordWriter {
   void append_json(const nlohmann::json& j);  // any JSON object as one line, the same way
   const std::string& path() const { return path_; }
   const std::string& repaired() const { return repaired_; }  // "" when the file was whole
+  // Removes the file where this writer created it and nothing was appended since (a run refused
+  // after --out was opened leaves no empty file behind). Quiet: a failure leaves an empty file.
+  void remove_if_unused();
 
  private:
   std::string path_, repaired_;
   int fd_ = -1;
+  bool created_ = false, appended_ = false;
 };
 
 }  // namespace dls

@@ -235,7 +235,8 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
       ->check(CLI::Range(1, 4096));
   app.add_option("--seed", o.seed, "seed of weights, data order and dropout")->default_str("1");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
-  app.add_option("--out", c.out, "append the run's record to this JSON Lines file");
+  app.add_option("--out", c.out, "append the run's record to this JSON Lines file")
+      ->check(records_file());
   app.add_option("--site", c.site, "site name recorded in provenance")->default_str(c.site);
 }
 
@@ -451,7 +452,13 @@ int train_main(int argc, char** argv) {
   const nlohmann::json prov = capture_provenance({.site = c.site, .command_line = cmd});
   set_graceful_interrupt(true);  // Ctrl-C ends the run at the next step and still writes its record
   const DistJob job(c.dist, &argc, &argv);
-  const TrainResult r = run_on_this_rank(c, job);
+  TrainResult r;
+  try {
+    r = run_on_this_rank(c, job);
+  } catch (const ConfigError&) {  // refused (the data, a size) before any step: no record
+    if (writer) writer->remove_if_unused();
+    throw;
+  }
   if (job.rank() != 0) return r.status == "ok" ? kExitOk : exit_code(r);
   if (writer) writer->append(train_record(c, r, prov));
   return report(c, r);

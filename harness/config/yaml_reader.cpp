@@ -13,6 +13,7 @@
 
 #include "harness/config/safe_text.hpp"
 #include "measure/check.hpp"
+#include "measure/utf8.hpp"
 
 namespace dls {
 
@@ -32,30 +33,6 @@ constexpr long kMaxNodes = 100000;  // a shipped plan has a few hundred; more is
 std::string line_of(const YAML::Node& n, const std::string& path) {
   const auto m = n.Mark();
   return m.line >= 0 ? fmt::format("{}:{}", path, m.line + 1) : path;
-}
-
-// Whether s is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF):
-// every value may end up in a JSON record or manifest, which must be valid UTF-8.
-bool valid_utf8(const std::string& s) {
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80           ? 0
-                  : (c >> 5) == 0x6  ? 1
-                  : (c >> 4) == 0xe  ? 2
-                  : (c >> 3) == 0x1e ? 3
-                                     : -1;
-    if (n < 0 || i + std::size_t(n) >= s.size()) return false;
-    unsigned long cp = n == 0 ? c : n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
-    for (int k = 1; k <= n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + std::size_t(k)]);
-      if ((d >> 6) != 0x2) return false;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    const unsigned long min[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += std::size_t(n) + 1;
-  }
-  return true;
 }
 
 // Every mapping's keys are plain scalars and unique (yaml-cpp keeps the first of two equal keys

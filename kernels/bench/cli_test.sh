@@ -37,6 +37,13 @@ expect_usage_error "infinite peak" "peak-gflops: 'inf': expected a finite number
 expect_usage_error "missing file" "shapes" --shapes "$TMP/nope.txt"
 expect_usage_error "bad mode" "mode" --op gemm --shape 8x8x8 --mode fast
 expect_usage_error "bad line in file" "check_bad.txt:2" --shapes "$SRC/bench/testdata/check_bad.txt"
+# --out that cannot take records: refused before any case runs (a folder failed at open as a
+# runtime error, a device after the cases, at the sync)
+for out in "" "$TMP" /dev/null; do
+  "$DLS" kernels --op gemm --shape 8x8x8 --out "$out" >"$TMP/stdout" 2>"$TMP/stderr"
+  rc=$?
+  if [ "$rc" -eq 2 ] && grep -q -- "--out: " "$TMP/stderr"; then ok; else bad "--out '$out': exit $rc: $(cat "$TMP/stderr")"; fi
+done
 "$DLS" kernels --shape 8x8x8 --op gemm --counters "a,,b" >/dev/null 2>"$TMP/stderr"
 [ $? -eq 2 ] && grep -q "empty event name" "$TMP/stderr" && ok || bad "bad --counters"
 

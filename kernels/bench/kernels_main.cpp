@@ -310,7 +310,8 @@ void add_options(CLI::App& app, Options& o, Lists& l) {
       "thread counts, comma list (a thread sweep); default: OMP_NUM_THREADS or all cores");
   app.add_option("--mb", l.mbs,
                  "batch sizes, comma list (a batch sweep); default: the descriptor's");
-  app.add_option("--out", o.out, "append one record per case to this JSON Lines file");
+  app.add_option("--out", o.out, "append one record per case to this JSON Lines file")
+      ->check(records_file());
   app.add_option("--counters",
                  "PAPI events: default | flops | cache | software | none | comma list")
       ->check(parsed_into(o.counters, &CounterList::parse))
