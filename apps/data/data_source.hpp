@@ -50,6 +50,11 @@ std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o);
 // open() until killed, a folder or device gave messages that did not say so.
 void require_regular_file(const std::string& path);
 
+// A ConfigError saying `what` needs `bytes`, where that is more than the node's physical memory:
+// a size read from an argument or a header is refused before it is allocated (no bad_alloc, or
+// worse a node swapping, half-way through a run).
+void require_memory(double bytes, const std::string& what);
+
 // IDX images (magic 2051) and labels (magic 2049); ".gz" files are decompressed on opening.
 std::unique_ptr<DataSource> open_idx(const std::string& images, const std::string& labels);
 

@@ -56,6 +56,9 @@ void open_cifar10_dir(const std::string& arg, DataSpec& d) {
 void open_sources(const DataRequest& r, DataSpec& d, const DataSpecOptions& o) {
   switch (r.kind) {
     case DataKind::kSynthetic:
+      // the samples are made when read; their indices (the order, the split) are held
+      require_memory(double(r.count) * 3 * sizeof(long),
+                     fmt::format("--data {}: the indices of {} samples", r.text, r.count));
       d.train = open_synthetic({.dims = o.model_input,
                                 .classes = o.classes,
                                 .size = r.count > 0 ? r.count : 4096,
@@ -72,6 +75,11 @@ void open_sources(const DataRequest& r, DataSpec& d, const DataSpecOptions& o) {
       return;
     case DataKind::kChain: {
       const long frames = r.count > 0 ? r.count : 4000;
+      // a frame holds at least its chain's residues - 1 contacts, and has its indices
+      require_memory(
+          double(frames) * (sizeof(ContactFrame) + 3 * sizeof(long) +
+                            double(o.model_input.h) * sizeof(std::pair<int, int>)),
+          fmt::format("--data {}: {} frames of {} residues", r.text, frames, o.model_input.h));
       d.train = contact_map_source(o.model_input.h,
                                    generate_contact_maps(o.model_input.h, frames, o.seed),
                                    fmt::format("chain model seed {}", o.seed));

@@ -17,6 +17,7 @@
 
 #include "apps/data/contact_maps.hpp"
 #include "apps/data/data_source.hpp"
+#include "apps/data/data_spec.hpp"
 #include "apps/data/loader.hpp"
 #include "measure/check.hpp"
 
@@ -309,6 +310,64 @@ TEST(Data, ImageFolderPngAndJpeg) {
               std::vector<unsigned char>(bytes.begin(), bytes.begin() + long(bytes.size()) / 2));
   expect_config_error_naming([&] { s->read(0, jpg.data(), &lj); }, "b.jpg", "JPEG");
   expect_config_error_naming([&] { open_image_folder(t / "nothing", {3, 8, 8}); }, "nothing");
+}
+
+// The image in `path` with the frame header's size set to h x w (a JPEG's SOF0: FF C0, length,
+// precision, then height and width big-endian): what a hostile header claims.
+void patch_jpeg_size(const std::string& path, int h, int w) {
+  auto b = read_bytes(path);
+  for (std::size_t i = 0; i + 8 < b.size(); ++i)
+    if (b[i] == 0xff && b[i + 1] == 0xc0) {
+      b[i + 5] = u8(h >> 8), b[i + 6] = u8(h), b[i + 7] = u8(w >> 8), b[i + 8] = u8(w);
+      return write_bytes(path, b);
+    }
+  FAIL() << path << ": no SOF0 marker";
+}
+
+// Found by a hostile-input probe: a folder the reader cannot walk was a filesystem_error (exit
+// 3, as if the run had failed), an empty class folder was taken silently, and a header claiming
+// 65500 x 65500 pixels allocated 12 GiB before anything was decoded.
+TEST(Data, ImageFolderHostileInputsAreClearErrors) {
+  Tmp t;
+  fs::create_directories(t / "a"), fs::create_directories(t / "b");
+  std::vector<unsigned char> rgb(4 * 4 * 3, 90);
+  write_jpeg(t / "a/x.jpg", 4, 4, rgb);
+  expect_config_error_naming(
+      [&] {
+        open_image_folder(t / "", {3, 4, 4});
+      },
+      t / "b", "no .png or .jpg");
+  write_png(t / "b/y.png", 4, 4, rgb);
+  fs::create_symlink("loop", t / "b/loop");  // a link to itself: ELOOP when resolved
+  expect_config_error_naming([&] { open_image_folder(t / "", {3, 4, 4}); }, t / "b/loop");
+  fs::remove(t / "b/loop");
+  auto s = open_image_folder(t / "", {3, 4, 4});
+  std::vector<float> x(48);
+  int label = -1;
+  patch_jpeg_size(t / "a/x.jpg", 65500, 65500);
+  expect_config_error_naming([&] { s->read(0, x.data(), &label); }, t / "a/x.jpg", "65500x65500");
+}
+
+// A size read from a header or an argument is refused before it is allocated: an IDX header
+// claiming 2^32 - 1 images of 4096 x 4096, a gzipped file that inflates past its header's size,
+// a synthetic set or chain of more samples than the node's memory holds their indices for.
+TEST(Data, SizesBeyondMemoryAreRefusedBeforeAllocation) {
+  Tmp t;
+  write_bytes(t / "lab", idx_labels(5));
+  std::vector<unsigned char> huge;
+  put32(huge, 2051), put32(huge, 0xffffffffu), put32(huge, 4096), put32(huge, 4096);
+  write_gz(t / "huge.gz", huge);
+  expect_config_error_naming([&] { open_idx(t / "huge.gz", t / "lab"); }, t / "huge.gz",
+                             "more than this node's");
+  auto img = idx_images(5);
+  img.resize(img.size() + 100000, 7);  // 100 kB past what the header states
+  write_gz(t / "long.gz", img);
+  expect_config_error_naming([&] { open_idx(t / "long.gz", t / "lab"); }, t / "long.gz",
+                             "but the file has more");
+  const DataSpecOptions o{.model_input = {3, 8, 8}, .classes = 10};
+  for (const char* arg : {"synthetic:99999999999999", "chain:999999999999"})
+    expect_config_error_naming([&] { open_data(DataRequest::parse(arg), o); }, arg,
+                               "more than this node's");
 }
 
 TEST(Data, HeldOutSplitIsADisjointPartition) {

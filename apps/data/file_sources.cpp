@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include "apps/data/data_source.hpp"
@@ -98,28 +99,67 @@ class Synthetic : public DataSource {
 };
 
 // ---- files --------------------------------------------------------------------------------
-std::vector<unsigned char> read_all(const std::string& path) {
-  require_regular_file(path);
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  if (!f) throw ConfigError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-  std::vector<unsigned char> out;
-  unsigned char buf[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int code = 0;
-      const std::string msg = gzerror(f, &code);
-      gzclose(f);
-      throw ConfigError(fmt::format("{}: corrupt compressed data ({})", path, msg));
-    }
-    if (n == 0) break;
-    out.insert(out.end(), buf, buf + n);
+// A file read raw or through zlib (gzopen reads plain files as they are), in chunks.
+class GzReader {
+ public:
+  explicit GzReader(const std::string& path) : path_(path) {
+    require_regular_file(path);
+    f_ = gzopen(path.c_str(), "rb");
+    if (!f_) throw ConfigError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   }
-  // a gzip stream cut short reads as a clean end; gzclose reports it
-  const int rc = gzclose(f);
-  if (rc != Z_OK)
-    throw ConfigError(
-        fmt::format("{}: truncated or corrupt compressed file (zlib error {})", path, rc));
+  ~GzReader() {
+    if (f_) gzclose(f_);
+  }
+  GzReader(const GzReader&) = delete;
+  GzReader& operator=(const GzReader&) = delete;
+
+  // Appends up to `n` more bytes to out; fewer only at the end of the data.
+  void read(std::vector<unsigned char>& out, std::size_t n) {
+    unsigned char buf[1 << 16];
+    while (n > 0) {
+      const int got = gzread(f_, buf, unsigned(std::min(n, sizeof buf)));
+      if (got < 0) {
+        int code = 0;
+        throw ConfigError(
+            fmt::format("{}: corrupt compressed data ({})", path_, gzerror(f_, &code)));
+      }
+      if (got == 0) return;
+      out.insert(out.end(), buf, buf + got);
+      n -= std::size_t(got);
+    }
+  }
+  // A gzip stream cut short reads as a clean end; gzclose reports it.
+  void close() {
+    const int rc = gzclose(f_);
+    f_ = nullptr;
+    if (rc != Z_OK)
+      throw ConfigError(
+          fmt::format("{}: truncated or corrupt compressed file (zlib error {})", path_, rc));
+  }
+
+ private:
+  std::string path_;
+  gzFile f_ = nullptr;
+};
+
+// An IDX file whose header (its first `header` bytes) states its size: size_of(header) checks the
+// header and gives the size (throwing where it is wrong), and no more than that, plus one byte to
+// tell a longer file, is read. A header claiming more than the file holds, or a small .gz that
+// inflates to gigabytes, allocates no more than the file's stated size.
+std::vector<unsigned char> read_idx(
+    const std::string& path, std::size_t header,
+    const std::function<std::size_t(const std::vector<unsigned char>&)>& size_of) {
+  GzReader f(path);
+  std::vector<unsigned char> out;
+  f.read(out, header);
+  const std::size_t want = size_of(out);
+  require_memory(double(want), fmt::format("{}, as its header states,", path));
+  f.read(out, want + 1 - out.size());
+  f.close();
+  if (out.size() != want)
+    throw ConfigError(fmt::format(
+        "{}: its header states {} bytes but the file has {}", path, want,
+        out.size() < want ? fmt::format("{} (truncated)", out.size()) : std::string("more")));
   return out;
 }
 
@@ -131,25 +171,24 @@ std::uint32_t be32(const std::vector<unsigned char>& b, std::size_t at) {
 class Idx : public DataSource {
  public:
   Idx(const std::string& images, const std::string& labels) : images_path_(images) {
-    img_ = read_all(images);
-    if (img_.size() < 16 || be32(img_, 0) != 2051)
-      throw ConfigError(fmt::format(
-          "{}: not an IDX image file (expected magic 2051 in a 16-byte header)", images));
-    n_ = be32(img_, 4), rows_ = int(be32(img_, 8)), cols_ = int(be32(img_, 12));
-    if (rows_ < 1 || cols_ < 1 || rows_ > 4096 || cols_ > 4096)
-      throw ConfigError(fmt::format("{}: implausible image size {}x{}", images, rows_, cols_));
-    const std::size_t want = 16 + std::size_t(n_) * std::size_t(rows_) * std::size_t(cols_);
-    if (img_.size() != want)
-      throw ConfigError(fmt::format(
-          "{}: header says {} images of {}x{} ({} bytes) but the file has {} bytes{}", images, n_,
-          rows_, cols_, want, img_.size(), img_.size() < want ? " (truncated)" : ""));
-    lab_ = read_all(labels);
-    if (lab_.size() < 8 || be32(lab_, 0) != 2049)
-      throw ConfigError(fmt::format(
-          "{}: not an IDX label file (expected magic 2049 in an 8-byte header)", labels));
-    if (be32(lab_, 4) != n_ || lab_.size() != 8 + std::size_t(n_))
-      throw ConfigError(fmt::format("{}: {} labels in {} bytes, but {} has {} images", labels,
-                                    be32(lab_, 4), lab_.size(), images, n_));
+    img_ = read_idx(images, 16, [&](const std::vector<unsigned char>& h) {
+      if (h.size() < 16 || be32(h, 0) != 2051)
+        throw ConfigError(fmt::format(
+            "{}: not an IDX image file (expected magic 2051 in a 16-byte header)", images));
+      n_ = be32(h, 4), rows_ = int(be32(h, 8)), cols_ = int(be32(h, 12));
+      if (rows_ < 1 || cols_ < 1 || rows_ > 4096 || cols_ > 4096)
+        throw ConfigError(fmt::format("{}: implausible image size {}x{}", images, rows_, cols_));
+      return 16 + std::size_t(n_) * std::size_t(rows_) * std::size_t(cols_);
+    });
+    lab_ = read_idx(labels, 8, [&](const std::vector<unsigned char>& h) {
+      if (h.size() < 8 || be32(h, 0) != 2049)
+        throw ConfigError(fmt::format(
+            "{}: not an IDX label file (expected magic 2049 in an 8-byte header)", labels));
+      if (be32(h, 4) != n_)
+        throw ConfigError(
+            fmt::format("{}: {} labels, but {} has {} images", labels, be32(h, 4), images, n_));
+      return 8 + std::size_t(n_);
+    });
     for (std::size_t i = 8; i < lab_.size(); ++i) classes_ = std::max(classes_, int(lab_[i]) + 1);
   }
   std::string describe() const override {
@@ -237,6 +276,15 @@ void require_regular_file(const std::string& path) {
   if (ec) throw ConfigError(fmt::format("{}: cannot open ({})", path, ec.message()));
   if (!std::filesystem::is_regular_file(st))
     throw ConfigError(fmt::format("{}: not a regular file (a folder, FIFO or device)", path));
+}
+
+void require_memory(double bytes, const std::string& what) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // not known: let the allocation decide
+  const double have = double(pages) * double(page);
+  if (bytes > have)
+    throw ConfigError(fmt::format("{} needs {:.1f} GiB, more than this node's {:.1f} GiB of memory",
+                                  what, bytes / double(1L << 30), have / double(1L << 30)));
 }
 
 std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o) {

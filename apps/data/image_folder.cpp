@@ -22,6 +22,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The most pixels an image may have: a header that claims more (65500 x 65500 fits a JPEG's)
+// is refused before its buffer is allocated. 2^28 pixels: 768 MiB of RGB, a 16k x 16k image.
+constexpr double kMaxPixels = double(1 << 28);
+
+void check_pixels(const std::string& path, double h, double w) {
+  if (h * w > kMaxPixels)
+    throw ConfigError(fmt::format(
+        "{}: the header says {}x{} pixels, more than the {} pixels an image may have here", path, w,
+        h, long(kMaxPixels)));
+}
+
 struct Rgb {
   int h = 0, w = 0;
   std::vector<unsigned char> px;  // h x w x 3
@@ -33,6 +44,12 @@ Rgb decode_png(const std::string& path) {
   if (!png_image_begin_read_from_file(&img, path.c_str()))
     throw ConfigError(fmt::format("{}: not a readable PNG ({})", path, img.message));
   img.format = PNG_FORMAT_RGB;
+  try {
+    check_pixels(path, img.height, img.width);
+  } catch (...) {
+    png_image_free(&img);
+    throw;
+  }
   Rgb out;
   out.h = int(img.height), out.w = int(img.width);
   out.px.resize(PNG_IMAGE_SIZE(img));
@@ -73,6 +90,11 @@ Rgb decode_jpeg(const std::string& path) {
   jpeg_stdio_src(&cinfo, f);
   jpeg_read_header(&cinfo, TRUE);
   cinfo.out_color_space = JCS_RGB;
+  if (double(cinfo.image_height) * cinfo.image_width > kMaxPixels) {
+    jpeg_destroy_decompress(&cinfo);
+    std::fclose(f);
+    check_pixels(path, cinfo.image_height, cinfo.image_width);
+  }
   jpeg_start_decompress(&cinfo);
   out.h = int(cinfo.output_height), out.w = int(cinfo.output_width);
   out.px.resize(std::size_t(out.h) * std::size_t(out.w) * 3);
@@ -95,6 +117,28 @@ std::string lower_ext(const fs::path& p) {
   return ext;
 }
 
+// The folders (dirs) or regular files in `dir`, after symbolic links, sorted. A folder that
+// cannot be read, or an entry that cannot be resolved (a link loop, no permission), is a
+// ConfigError naming it: the data is wrong, not the run.
+std::vector<fs::path> entries(const fs::path& dir, bool dirs) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  auto fail = [&](const fs::path& p) {
+    throw ConfigError(fmt::format("image folder: cannot read {} ({})", p.string(), ec.message()));
+  };
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) fail(dir);
+  for (; it != end; it.increment(ec)) {
+    if (ec) fail(dir);
+    const fs::file_status st = fs::status(it->path(), ec);  // follows links
+    if (ec) fail(it->path());
+    if (dirs ? fs::is_directory(st) : fs::is_regular_file(st)) out.push_back(it->path());
+  }
+  if (ec) fail(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 class ImageFolder : public DataSource {
  public:
   ImageFolder(const std::string& root, SampleDims fit) : root_(root), fit_(fit) {
@@ -104,18 +148,16 @@ class ImageFolder : public DataSource {
     std::error_code ec;
     if (!fs::is_directory(root, ec))
       throw ConfigError(fmt::format("image folder {}: not a directory", root));
-    std::vector<fs::path> classes;
-    for (const auto& e : fs::directory_iterator(root))
-      if (e.is_directory()) classes.push_back(e.path());
-    std::sort(classes.begin(), classes.end());
+    const std::vector<fs::path> classes = entries(root, true);
     for (std::size_t k = 0; k < classes.size(); ++k) {
       std::vector<fs::path> files;
-      for (const auto& e : fs::directory_iterator(classes[k])) {
-        const std::string ext = lower_ext(e.path());
-        if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg"))
-          files.push_back(e.path());
+      for (const auto& p : entries(classes[k], false)) {
+        const std::string ext = lower_ext(p);
+        if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") files.push_back(p);
       }
-      std::sort(files.begin(), files.end());
+      if (files.empty())  // a class no sample has: an output the model never learns
+        throw ConfigError(fmt::format("image folder {}: class folder {} has no .png or .jpg files",
+                                      root, classes[k].string()));
       for (const auto& p : files) items_.push_back({p.string(), int(k), lower_ext(p) == ".png"});
     }
     classes_ = int(classes.size());

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# `dlscale train` given hostile arguments, as a hostile-input probe found them: each is refused
+# before the run with exit 2, a message naming the argument or file and what was expected, and
+# no record written. Before: a Latin-1 --site failed the JSON writer after the run (exit 3, the
+# record lost), --out "" ran and wrote nothing, --out a folder or /dev/null failed at open or at
+# the sync after the run (exit 3), huge counts died of bad_alloc, a link loop in an image folder
+# was a filesystem_error (exit 3), an empty class folder was taken.
+# usage: train_cli_test.sh path/to/dlscale
+set -u
+DLS="$1"
+TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
+fails=0; passes=0
+ok()  { passes=$((passes + 1)); }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# refused NAME PATTERN ARGS...: exit 2, stderr matches PATTERN (grep -e), no $TMP/r.jsonl (not even
+# an empty one); the model is cifar10_quick unless ARGS give another
+refused() {
+  local name="$1" pattern="$2"; shift 2
+  rm -f "$TMP/r.jsonl"
+  local model=(-m cifar10_quick)
+  [[ " $* " == *" -m "* ]] && model=()
+  timeout 120 "$DLS" train "${model[@]}" --steps 1 --warmup-steps 0 -q "$@" \
+    >"$TMP/stdout" 2>"$TMP/stderr"
+  local rc=$?
+  [ "$rc" -eq 2 ] || { bad "$name: exit $rc, expected 2: $(cat "$TMP/stderr")"; return; }
+  grep -q -e "$pattern" "$TMP/stderr" || { bad "$name: stderr lacks '$pattern': $(cat "$TMP/stderr")"; return; }
+  [ ! -e "$TMP/r.jsonl" ] || { bad "$name: wrote a record"; return; }
+  ok
+}
+
+out=(--out "$TMP/r.jsonl")
+refused "site not UTF-8" "argument .* ('caf\\\\xe9') is not valid UTF-8" --data synthetic:64 --site $'caf\xe9' "${out[@]}"
+refused "data path not UTF-8" "is not valid UTF-8" --data $'images:/tmp/\xff' "${out[@]}"
+refused "out empty" "--out: an empty path" --data synthetic:64 --out ""
+mkdir -p "$TMP/folder"
+refused "out a folder" "--out: '$TMP/folder' is a folder" --data synthetic:64 --out "$TMP/folder"
+refused "out a device" "--out: '/dev/null' is not a regular file" --data synthetic:64 --out /dev/null
+refused "synthetic count" "synthetic:99999999999999: the indices of 99999999999999 samples needs" \
+  --data synthetic:99999999999999 "${out[@]}"
+refused "chain frames" "chain:999999999999: 999999999999 frames" -m cvae --data chain:999999999999 "${out[@]}"
+
+# image folders: an empty class, a link loop (root reads every folder, so no chmod case)
+python3 - "$TMP/img" <<'PY' || bad "could not write the test images"
+import os, struct, sys, zlib
+def png(path, w=4, h=4):
+    raw = b"".join(b"\0" + b"\x80" * (3 * w) for _ in range(h))
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+root = sys.argv[1]
+for c in ("a", "b"):
+    os.makedirs(os.path.join(root, c))
+png(os.path.join(root, "a", "x.png"))
+PY
+refused "empty class folder" "class folder $TMP/img/b has no .png or .jpg files" --data "images:$TMP/img" "${out[@]}"
+cp "$TMP/img/a/x.png" "$TMP/img/b/y.png"
+ln -s loop "$TMP/img/b/loop"
+refused "link loop" "cannot read $TMP/img/b/loop" --data "images:$TMP/img" "${out[@]}"
+rm "$TMP/img/b/loop"
+
+# the same folder, whole: runs and writes its record (the cases above fail for their reason)
+if timeout 120 "$DLS" train -m cifar10_quick --steps 1 --warmup-steps 0 -q --data "images:$TMP/img" \
+     --site $'caf\xc3\xa9' "${out[@]}" >"$TMP/stdout" 2>"$TMP/stderr"; then
+  python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read()); assert r['status']=='ok' and r['provenance']['site']=='caf\u00e9', r" \
+    "$TMP/r.jsonl" && ok || bad "the whole image folder's record: $(cat "$TMP/r.jsonl")"
+else
+  bad "the whole image folder did not run: $(cat "$TMP/stderr")"
+fi
+
+echo "train cli: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
