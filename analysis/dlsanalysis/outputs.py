@@ -5,7 +5,8 @@ written, they are fsynced and renamed into place together. A failure while writi
 does not convert, a plot that matplotlib refuses, a full disk) removes what was staged and leaves
 the folder as it was: the previous run's set, or nothing, never part of a new set beside part of
 an old one. Only a failure between two renames (a target that is a folder) could split a set;
-the staged files are removed then too.
+the staged files are removed then too. Folders the set made for its files are removed again on a
+failure when they are left empty.
 
     with FileSet(out) as files:
         files.text("speedup.md", text)
@@ -14,6 +15,7 @@ the staged files are removed then too.
     files.written  # the final paths, in the order staged
 """
 
+import contextlib
 import os
 
 
@@ -21,10 +23,11 @@ class FileSet:
     def __init__(self, folder):
         self.folder = folder
         self._staged = []  # (temporary, final)
+        self._made = []  # folders this set created, outermost first
         self.written = []
 
     def __enter__(self):
-        os.makedirs(self.folder, exist_ok=True)
+        self._makedirs(self.folder)
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -45,7 +48,7 @@ class FileSet:
         if any(f == final for _, f in self._staged):
             raise ValueError(f"{final}: staged twice in one set")
         where, base = os.path.split(final)
-        os.makedirs(where, exist_ok=True)
+        self._makedirs(where)
         stem, ext = os.path.splitext(base)
         tmp = os.path.join(where, f".{stem}.tmp{os.getpid()}{ext}")
         self._staged.append((tmp, final))
@@ -68,10 +71,24 @@ class FileSet:
         for where in sorted({os.path.dirname(os.path.abspath(f)) for f in self.written}):
             _fsync(where)
 
+    def _makedirs(self, where):
+        missing = []
+        while where and not os.path.isdir(where):
+            missing.append(where)
+            where = os.path.dirname(where)
+        for d in reversed(missing):
+            os.makedirs(d, exist_ok=True)
+            self._made.append(d)
+
     def _discard(self):
         for tmp, _ in self._staged:
             if os.path.exists(tmp):
                 os.remove(tmp)
+        if len(self.written) == len(self._staged) and self._staged:
+            return  # committed whole: its folders hold it
+        for d in reversed(self._made):  # innermost first; one holding a file stays
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
 
 
 def _fsync(path):

@@ -37,6 +37,7 @@ is not judged (no data, scale not reached, another cut-off) and the judged ones 
 judged" when no row is judged; "not measurable" when no row is measurable.
 """
 
+import csv
 import glob
 import math
 import os
@@ -84,19 +85,33 @@ def _published_file(path):
     missing = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
     if missing:
         raise RecordError(f"{path}: not a published-figures CSV: no column {', '.join(missing)}")
+    lines = _row_lines(path)
     for column, needed in (("value", True), ("value_high", False)):
-        df[column] = [_published_number(path, k, column, v, needed) for k, v in enumerate(df[column])]
+        df[column] = [_published_number(path, lines[k], column, v, needed) for k, v in enumerate(df[column])]
     return df
 
 
-def _published_number(path, k, column, v, needed):
+def _row_lines(path):
+    """The file line each data row starts on, as pandas reads the rows: blank lines skipped, a
+    quoted field running over several lines (counting rows would point past both)."""
+    lines, end = [], 0
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        for row in reader:
+            start, end = end + 1, reader.line_num
+            if row:
+                lines.append(start)
+    return lines[1:]  # the header's line is not a data row
+
+
+def _published_number(path, line, column, v, needed):
     """A published value as a float (an empty value_high: NaN); a RecordError naming the file's line."""
     text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
     if not text and not needed:
         return math.nan
     x = _num(text) if text else math.nan
     if not math.isfinite(x):
-        raise RecordError(f"{path}:{k + 2}: {column}: expected a finite number, got {text!r}")
+        raise RecordError(f"{path}:{line}: {column}: expected a finite number, got {text!r}")
     return x
 
 

@@ -41,6 +41,19 @@ def test_a_failure_in_the_middle_leaves_the_old_set_and_no_staged_file(tmp_path)
     assert files.written == []
 
 
+def test_a_failed_set_removes_the_folders_it_made_and_no_other(tmp_path):
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(RuntimeError), FileSet(str(tmp_path / "new" / "deeper")) as files:
+        files.text("a.md", "a\n")
+        files.text("sub/b.md", "b\n")
+        files.text("../../kept/c.md", "c\n")
+        raise RuntimeError("the plot failed")
+    assert sorted(os.listdir(tmp_path)) == ["kept"] and os.listdir(tmp_path / "kept") == []
+    with FileSet(str(tmp_path / "new")) as files:  # a set that succeeds keeps its folders
+        files.text("sub/a.md", "a\n")
+    assert os.listdir(tmp_path / "new" / "sub") == ["a.md"]
+
+
 def test_a_rename_that_fails_leaves_no_staged_file(tmp_path):
     (tmp_path / "b.md").mkdir()  # a folder where a file goes: its rename fails
     with pytest.raises(OSError), FileSet(str(tmp_path)) as files:

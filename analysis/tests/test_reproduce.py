@@ -352,6 +352,17 @@ HEADER = "seed,system,site,figure,model,metric,x_name,x,value,value_high,unit,co
         ),
         (HEADER + "002,s,x,Fig. 2,AlexNet,m,nodes,8,,,fraction,c\n", ":2: value: expected a finite number, got ''"),
         (HEADER + "002,s,x,Fig. 2,AlexNet,m,nodes,8,0.5,inf,fraction,c\n", ":2: value_high: expected a finite number, got 'inf'"),
+        # the file's own line: after blank lines, and after a quoted field over two lines
+        (
+            HEADER + "\n002,s,x,Fig. 2,AlexNet,m,nodes,8,0.5,,fraction,c\n\n\n002,s,x,Fig. 2,AlexNet,m,nodes,16,x,,fraction,c\n",
+            ":6: value: expected a finite number, got 'x'",
+        ),
+        (
+            HEADER
+            + '002,s,x,Fig. 2,AlexNet,m,nodes,8,0.5,,fraction,"two\nlines"\n'
+            + "002,s,x,Fig. 2,AlexNet,m,nodes,16,,,fraction,c\n",
+            ":4: value: expected a finite number, got ''",
+        ),
     ],
 )
 def test_a_published_csv_without_its_columns_is_refused_naming_it(tmp_path, text, says):
