@@ -98,6 +98,12 @@ bad "memory shared: its nodes hold 1 to 2 ranks" --memory shared --shm-node-rank
 bad "overlap measures host memory: leave out --memory shared" --memory shared --overlap thread
 bad "empty event name" --counters PAPI_TOT_CYC,
 bad "algo shm: its nodes hold 1 to 2 ranks" --algo shm --shm-node-ranks 2
+# --out that cannot take records: refused on rank 0, before any size runs
+set +e
+run3 -b 8 -e 8 --out "$tmp" > "$tmp/out.txt" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 2 ]] && grep -q -- "--out: '$tmp' is a folder" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "--out a folder exited $rc"; }
 bad "shm-chunk 100: expected a positive multiple of 64 bytes" --shm-chunk 100
 bad "shm-chunk 2G: expected a positive multiple of 64 bytes, at most 1G" --shm-chunk 2G
 bad "over 1 GiB a rank" --shm-chunk 512M --shm-slots 4

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
@@ -114,7 +115,19 @@ inline CLI::Validator records_file() {
         if (text.empty()) return "an empty path (leave --out out to write no records)";
         std::error_code ec;
         const auto st = std::filesystem::status(text, ec);
-        if (!std::filesystem::exists(st) || std::filesystem::is_regular_file(st)) return {};
+        if (ec && ec != std::errc::no_such_file_or_directory)  // a link loop, a file as a folder
+          return fmt::format("'{}': {}", text, ec.message());
+        if (!std::filesystem::exists(st)) return {};
+        if (std::filesystem::is_regular_file(st)) {
+          struct stat f {
+          }, o{};  // the file the progress and summary lines go to: interleaved
+          for (const int fd : {1, 2})
+            if (::stat(text.c_str(), &f) == 0 && ::fstat(fd, &o) == 0 && f.st_dev == o.st_dev &&
+                f.st_ino == o.st_ino)
+              return fmt::format("'{}' is this command's standard {}, which its lines go to", text,
+                                 fd == 1 ? "output" : "error");
+          return {};
+        }
         return fmt::format("'{}' is {}: expected a JSON Lines file to append records to", text,
                            std::filesystem::is_directory(st) ? "a folder" : "not a regular file");
       },

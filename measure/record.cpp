@@ -103,15 +103,33 @@ Record Record::from_json(const nlohmann::json& j) {
   return r;
 }
 
+void check_appendable(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0)
+      throw Error(fmt::format("cannot open '{}' for appending: {}", path, std::strerror(errno)));
+    ::close(fd);
+    return;
+  }
+  const std::filesystem::path p(path), parent = p.parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
+  const std::string probe = (parent / fmt::format(".dlscale-probe-{}", ::getpid())).string();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(fmt::format("cannot create '{}': {}", path, std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 RecordWriter::RecordWriter(std::string path, bool move_aside) : path_(std::move(path)) {
   const auto parent = std::filesystem::path(path_).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
   // O_RDWR: the torn-tail repair reads the last line back
-  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  created_ = fd_ >= 0;
-  if (fd_ < 0 && errno == EEXIST) fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw Error(fmt::format("cannot open '{}' for appending: {}", path_, std::strerror(errno)));
   struct stat st {};
@@ -138,12 +156,6 @@ RecordWriter::~RecordWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void RecordWriter::remove_if_unused() {
-  struct stat st {};
-  if (created_ && !appended_ && fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_size == 0)
-    ::unlink(path_.c_str());
-}
-
 void RecordWriter::append(const Record& r) { append_json(r.to_json()); }
 
 void RecordWriter::append_json(const nlohmann::json& j) {
@@ -158,7 +170,6 @@ void RecordWriter::append_json(const nlohmann::json& j) {
     if (!ends_whole(fd_, path_))
       line = "\n" + line;  // a writer killed mid-line: do not glue onto it
     n = ::write(fd_, line.data(), line.size());
-    appended_ = true;
     write_errno = errno;
     sync_rc = ::fdatasync(fd_);
   } catch (...) {

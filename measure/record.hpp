@@ -72,6 +72,13 @@ struct Record {
 
 std::string point_id(const nlohmann::json& params);
 
+// Throws Error naming `path` unless records can be appended to it, without creating it: an
+// existing file is opened for appending (and closed); else its folders are made and a probe file
+// of this process's own is created in the last and removed. For a command that writes its record
+// at the end (`dlscale train`): an --out that cannot take it fails before the run, and no empty
+// file is left by a run refused later (removing one could remove another run's file).
+void check_appendable(const std::string& path);
+
 // Appends records to a JSON Lines file. Each append is one write(2) of one whole line under an
 // exclusive flock, followed by fdatasync, so concurrent writers never interleave and a killed
 // run never loses a record that was already appended. A write cut short by a kill can still
@@ -91,14 +98,10 @@ class RecordWriter {
   void append_json(const nlohmann::json& j);  // any JSON object as one line, the same way
   const std::string& path() const { return path_; }
   const std::string& repaired() const { return repaired_; }  // "" when the file was whole
-  // Removes the file where this writer created it and nothing was appended since (a run refused
-  // after --out was opened leaves no empty file behind). Quiet: a failure leaves an empty file.
-  void remove_if_unused();
 
  private:
   std::string path_, repaired_;
   int fd_ = -1;
-  bool created_ = false, appended_ = false;
 };
 
 }  // namespace dls

@@ -2,6 +2,7 @@
 #include "measure/record.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -102,6 +103,49 @@ TEST(RecordWriter, AppendsWholeLinesAcrossWriters) {
     ++n;
   }
   EXPECT_EQ(n, 6);  // the folder goes at exit with the rest (kept if a test failed)
+}
+
+// A record whose text holds bytes that are not UTF-8 (an error message quoting a file) is kept,
+// the bytes replaced; a FIFO or a folder is refused naming it (a FIFO's fdatasync failed only
+// after the run).
+TEST(RecordWriter, KeepsARecordWithBadBytesAndRefusesWhatIsNotAFile) {
+  const auto dir = test::tmp_dir("record_test") / "bytes";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "r.jsonl").string();
+  Record r = sample_record();
+  r.status = "failed";
+  r.error = "corrupt JPEG in caf\xe9/a.jpg";
+  RecordWriter(path).append(r);
+  std::ifstream in(path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(Record::from_json(nlohmann::json::parse(line)).error,
+            "corrupt JPEG in caf\xef\xbf\xbd/a.jpg");  // U+FFFD
+  const auto fifo = (dir / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& bad : {fifo, dir.string()}) try {
+      RecordWriter w(bad);
+      ADD_FAILURE() << "opened " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    }
+}
+
+// check_appendable creates nothing where it passes, and names what cannot take records.
+TEST(RecordWriter, CheckAppendableMakesNoFile) {
+  const auto dir = test::tmp_dir("record_test") / "appendable";
+  const auto path = (dir / "sub" / "r.jsonl").string();
+  EXPECT_NO_THROW(check_appendable(path));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "sub"));  // the probe file went too
+  std::ofstream(dir / "file") << "x";
+  const auto under_a_file = (dir / "file" / "r.jsonl").string();
+  try {
+    check_appendable(under_a_file);
+    ADD_FAILURE() << "accepted " << under_a_file;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "file").string()), std::string::npos) << e.what();
+  }
 }
 
 TEST(Provenance, HasTheKeysAnalysisNeeds) {

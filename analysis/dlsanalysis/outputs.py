@@ -31,11 +31,13 @@ class FileSet:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        committed = False
         try:
             if exc_type is None:
                 self._commit()
+                committed = True
         finally:
-            self._discard()  # what a failed write or rename left staged
+            self._discard(failed=not committed)  # what a failed write or rename left staged
         return False
 
     def final(self, name):
@@ -80,12 +82,12 @@ class FileSet:
             os.makedirs(d, exist_ok=True)
             self._made.append(d)
 
-    def _discard(self):
+    def _discard(self, failed):
         for tmp, _ in self._staged:
             if os.path.exists(tmp):
                 os.remove(tmp)
-        if len(self.written) == len(self._staged) and self._staged:
-            return  # committed whole: its folders hold it
+        if not failed:
+            return  # committed whole (or nothing to write): its folders stay
         for d in reversed(self._made):  # innermost first; one holding a file stays
             with contextlib.suppress(OSError):
                 os.rmdir(d)

@@ -42,6 +42,7 @@ import glob
 import math
 import os
 import re
+import sys
 
 import pandas as pd
 
@@ -85,33 +86,34 @@ def _published_file(path):
     missing = [c for c in PUBLISHED_COLUMNS if c not in df.columns]
     if missing:
         raise RecordError(f"{path}: not a published-figures CSV: no column {', '.join(missing)}")
-    lines = _row_lines(path)
     for column, needed in (("value", True), ("value_high", False)):
-        df[column] = [_published_number(path, lines[k], column, v, needed) for k, v in enumerate(df[column])]
+        df[column] = [_published_number(path, k, column, v, needed) for k, v in enumerate(df[column])]
     return df
 
 
-def _row_lines(path):
-    """The file line each data row starts on, as pandas reads the rows: blank lines skipped, a
-    quoted field running over several lines (counting rows would point past both)."""
+def _row_line(path, k):
+    """The file line data row k starts on, as pandas reads the rows: blank and whitespace-only
+    lines skipped, a quoted field running over several lines (counting rows would point past
+    both). Only read for an error's message."""
     lines, end = [], 0
+    csv.field_size_limit(sys.maxsize)  # any field pandas read
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         for row in reader:
             start, end = end + 1, reader.line_num
-            if row:
+            if any(field.strip() for field in row) or len(row) > 1:
                 lines.append(start)
-    return lines[1:]  # the header's line is not a data row
+    return lines[k + 1] if k + 1 < len(lines) else k + 2  # past the header's line
 
 
-def _published_number(path, line, column, v, needed):
+def _published_number(path, k, column, v, needed):
     """A published value as a float (an empty value_high: NaN); a RecordError naming the file's line."""
     text = "" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v).strip()
     if not text and not needed:
         return math.nan
     x = _num(text) if text else math.nan
     if not math.isfinite(x):
-        raise RecordError(f"{path}:{line}: {column}: expected a finite number, got {text!r}")
+        raise RecordError(f"{path}:{_row_line(path, k)}: {column}: expected a finite number, got {text!r}")
     return x
 
 

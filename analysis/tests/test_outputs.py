@@ -49,9 +49,12 @@ def test_a_failed_set_removes_the_folders_it_made_and_no_other(tmp_path):
         files.text("../../kept/c.md", "c\n")
         raise RuntimeError("the plot failed")
     assert sorted(os.listdir(tmp_path)) == ["kept"] and os.listdir(tmp_path / "kept") == []
-    with FileSet(str(tmp_path / "new")) as files:  # a set that succeeds keeps its folders
+    with FileSet(str(tmp_path / "new")) as files:  # a set that succeeds keeps its folders,
         files.text("sub/a.md", "a\n")
     assert os.listdir(tmp_path / "new" / "sub") == ["a.md"]
+    with FileSet(str(tmp_path / "empty")):  # even with nothing in them
+        pass
+    assert os.listdir(tmp_path / "empty") == []
 
 
 def test_a_rename_that_fails_leaves_no_staged_file(tmp_path):

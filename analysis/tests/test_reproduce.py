@@ -363,6 +363,13 @@ HEADER = "seed,system,site,figure,model,metric,x_name,x,value,value_high,unit,co
             + "002,s,x,Fig. 2,AlexNet,m,nodes,16,,,fraction,c\n",
             ":4: value: expected a finite number, got ''",
         ),
+        (  # a line of spaces is blank to pandas; a field over csv's default 128 KiB limit is read
+            HEADER
+            + "   \n"
+            + f"002,s,x,Fig. 2,AlexNet,m,nodes,8,0.5,,fraction,{'c' * 200000}\n"
+            + "002,s,x,Fig. 2,AlexNet,m,nodes,16,x,,fraction,c\n",
+            ":4: value: expected a finite number, got 'x'",
+        ),
     ],
 )
 def test_a_published_csv_without_its_columns_is_refused_naming_it(tmp_path, text, says):

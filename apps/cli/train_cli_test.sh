@@ -36,6 +36,18 @@ refused "out empty" "--out: an empty path" --data synthetic:64 --out ""
 mkdir -p "$TMP/folder"
 refused "out a folder" "--out: '$TMP/folder' is a folder" --data synthetic:64 --out "$TMP/folder"
 refused "out a device" "--out: '/dev/null' is not a regular file" --data synthetic:64 --out /dev/null
+ln -s loop.jsonl "$TMP/loop.jsonl"
+refused "out a link loop" "--out: '$TMP/loop.jsonl': Too many levels of symbolic links" --data synthetic:64 --out "$TMP/loop.jsonl"
+: > "$TMP/file"
+refused "out under a file" "--out: '$TMP/file/r.jsonl': Not a directory" --data synthetic:64 --out "$TMP/file/r.jsonl"
+# --out the file stdout goes to (--out /dev/stdout > f): the summary line overwrote the record
+timeout 60 "$DLS" train -m cifar10_quick --steps 1 --data synthetic:64 --out "$TMP/s.jsonl" >"$TMP/s.jsonl" 2>"$TMP/stderr"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q -e "--out: '$TMP/s.jsonl' is this command's standard output" "$TMP/stderr" && [ ! -s "$TMP/s.jsonl" ]; then
+  ok
+else
+  bad "out is stdout: exit $rc: $(cat "$TMP/stderr")"
+fi
 refused "synthetic count" "synthetic:99999999999999: the indices of 99999999999999 samples needs" \
   --data synthetic:99999999999999 "${out[@]}"
 refused "chain frames" "chain:999999999999: 999999999999 frames" -m cvae --data chain:999999999999 "${out[@]}"
@@ -56,9 +68,9 @@ png(os.path.join(root, "a", "x.png"))
 PY
 refused "empty class folder" "class folder $TMP/img/b has no .png or .jpg files" --data "images:$TMP/img" "${out[@]}"
 cp "$TMP/img/a/x.png" "$TMP/img/b/y.png"
-ln -s loop "$TMP/img/b/loop"
-refused "link loop" "cannot read $TMP/img/b/loop" --data "images:$TMP/img" "${out[@]}"
-rm "$TMP/img/b/loop"
+ln -s loop.png "$TMP/img/b/loop.png"
+refused "link loop" "cannot read $TMP/img/b/loop.png" --data "images:$TMP/img" "${out[@]}"
+rm "$TMP/img/b/loop.png"
 
 # the same folder, whole: runs and writes its record (the cases above fail for their reason)
 if timeout 120 "$DLS" train -m cifar10_quick --steps 1 --warmup-steps 0 -q --data "images:$TMP/img" \
@@ -68,6 +80,23 @@ if timeout 120 "$DLS" train -m cifar10_quick --steps 1 --warmup-steps 0 -q --dat
 else
   bad "the whole image folder did not run: $(cat "$TMP/stderr")"
 fi
+
+# an image that fails after the first step (decoded when first read, --no-cache): the run ends
+# there, exit 3, and its record says so with the steps run (it was lost: a ConfigError mid-run
+# was taken for bad arguments, exit 2 and no record)
+for i in 1 2 3 4 5 6 7 8; do cp "$TMP/img/a/x.png" "$TMP/img/a/x$i.png"; done
+printf 'not a png' > "$TMP/img/b/z.png"
+rm -f "$TMP/r.jsonl"
+timeout 120 "$DLS" train -m cifar10_quick --data "images:$TMP/img" --holdout 0 --eval-every -1 \
+  --batch 1 --steps 11 --warmup-steps 0 --no-cache -q "${out[@]}" >"$TMP/stdout" 2>"$TMP/stderr"
+rc=$?
+if [ "$rc" -eq 3 ] && python3 - "$TMP/r.jsonl" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+assert r["status"] == "failed" and "z.png" in r["error"] and "the input failed at step" in r["error"], r["error"]
+assert r["metrics"]["steps"] >= 1, r["metrics"]
+PY
+then ok; else bad "a data error mid-run: exit $rc, record: $(cat "$TMP/r.jsonl" 2>&1) $(cat "$TMP/stderr")"; fi
 
 echo "train cli: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <optional>
 
 #include "apps/dist/dist.hpp"
 #include "apps/dist/scheme.hpp"
@@ -444,23 +443,22 @@ int train_main(int argc, char** argv) {
     return kExitOk;
   }
   finish_options(c);
-  std::optional<RecordWriter> writer;
-  if (!c.out.empty()) writer.emplace(c.out);  // fails before the run, not after it
+  if (!c.out.empty()) {  // fails before the run, not after it; the file is made at the end
+    try {
+      check_appendable(c.out);
+    } catch (const Error& e) {
+      throw ConfigError(fmt::format("--out: {}", e.what()));
+    }
+  }
   std::string cmd;
   for (int k = 0; k < argc; ++k) cmd += (k ? " " : "") + std::string(argv[k]);
   set_denormals(c.o.denormals);  // before provenance, which records the mode in effect
   const nlohmann::json prov = capture_provenance({.site = c.site, .command_line = cmd});
   set_graceful_interrupt(true);  // Ctrl-C ends the run at the next step and still writes its record
   const DistJob job(c.dist, &argc, &argv);
-  TrainResult r;
-  try {
-    r = run_on_this_rank(c, job);
-  } catch (const ConfigError&) {  // refused (the data, a size) before any step: no record
-    if (writer) writer->remove_if_unused();
-    throw;
-  }
+  const TrainResult r = run_on_this_rank(c, job);
   if (job.rank() != 0) return r.status == "ok" ? kExitOk : exit_code(r);
-  if (writer) writer->append(train_record(c, r, prov));
+  if (!c.out.empty()) RecordWriter(c.out).append(train_record(c, r, prov));
   return report(c, r);
 }
 

@@ -324,6 +324,20 @@ void patch_jpeg_size(const std::string& path, int h, int w) {
   FAIL() << path << ": no SOF0 marker";
 }
 
+// The same for a PNG: its IHDR's width and height (bytes 16..23), and the chunk's CRC again.
+void patch_png_size(const std::string& path, int h, int w) {
+  auto b = read_bytes(path);
+  ASSERT_GT(b.size(), 33u);
+  std::vector<unsigned char> size;
+  put32(size, std::uint32_t(w)), put32(size, std::uint32_t(h));
+  std::copy(size.begin(), size.end(), b.begin() + 16);
+  const auto crc = std::uint32_t(crc32(0, b.data() + 12, 17));  // the type and 13 data bytes
+  std::vector<unsigned char> c;
+  put32(c, crc);
+  std::copy(c.begin(), c.end(), b.begin() + 29);
+  write_bytes(path, b);
+}
+
 // Found by a hostile-input probe: a folder the reader cannot walk was a filesystem_error (exit
 // 3, as if the run had failed), an empty class folder was taken silently, and a header claiming
 // 65500 x 65500 pixels allocated 12 GiB before anything was decoded.
@@ -338,14 +352,21 @@ TEST(Data, ImageFolderHostileInputsAreClearErrors) {
       },
       t / "b", "no .png or .jpg");
   write_png(t / "b/y.png", 4, 4, rgb);
-  fs::create_symlink("loop", t / "b/loop");  // a link to itself: ELOOP when resolved
-  expect_config_error_naming([&] { open_image_folder(t / "", {3, 4, 4}); }, t / "b/loop");
-  fs::remove(t / "b/loop");
+  fs::create_symlink("loop.jpg", t / "b/loop.jpg");  // a link to itself: ELOOP when resolved
+  expect_config_error_naming([&] { open_image_folder(t / "", {3, 4, 4}); }, t / "b/loop.jpg");
+  fs::remove(t / "b/loop.jpg");
+  // passed over unread: a hidden folder (no class), a dangling link that is no image
+  fs::create_directories(t / ".ipynb_checkpoints");
+  fs::create_symlink("missing", t / "b/notes.txt");
   auto s = open_image_folder(t / "", {3, 4, 4});
+  EXPECT_EQ(s->classes(), 2);
+  EXPECT_EQ(s->size(), 2);
   std::vector<float> x(48);
   int label = -1;
   patch_jpeg_size(t / "a/x.jpg", 65500, 65500);
   expect_config_error_naming([&] { s->read(0, x.data(), &label); }, t / "a/x.jpg", "65500x65500");
+  patch_png_size(t / "b/y.png", 65500, 65500);
+  expect_config_error_naming([&] { s->read(1, x.data(), &label); }, t / "b/y.png", "65500x65500");
 }
 
 // A size read from a header or an argument is refused before it is allocated: an IDX header
@@ -364,6 +385,10 @@ TEST(Data, SizesBeyondMemoryAreRefusedBeforeAllocation) {
   write_gz(t / "long.gz", img);
   expect_config_error_naming([&] { open_idx(t / "long.gz", t / "lab"); }, t / "long.gz",
                              "but the file has more");
+  write_gz(t / "cut.gz", std::vector<unsigned char>(huge.begin(), huge.begin() + 9));
+  auto gz = read_bytes(t / "cut.gz");  // the stream cut short inside the 16-byte header
+  write_bytes(t / "cut.gz", std::vector<unsigned char>(gz.begin(), gz.end() - 8));
+  expect_config_error_naming([&] { open_idx(t / "cut.gz", t / "lab"); }, t / "cut.gz", "truncated");
   const DataSpecOptions o{.model_input = {3, 8, 8}, .classes = 10};
   for (const char* arg : {"synthetic:99999999999999", "chain:999999999999"})
     expect_config_error_naming([&] { open_data(DataRequest::parse(arg), o); }, arg,

@@ -116,7 +116,7 @@ class GzReader {
   // Appends up to `n` more bytes to out; fewer only at the end of the data.
   void read(std::vector<unsigned char>& out, std::size_t n) {
     unsigned char buf[1 << 16];
-    while (n > 0) {
+    while (f_ && n > 0) {
       const int got = gzread(f_, buf, unsigned(std::min(n, sizeof buf)));
       if (got < 0) {
         int code = 0;
@@ -128,8 +128,10 @@ class GzReader {
       n -= std::size_t(got);
     }
   }
+  bool plain() const { return f_ && gzdirect(f_) == 1; }  // not compressed
   // A gzip stream cut short reads as a clean end; gzclose reports it.
   void close() {
+    if (!f_) return;
     const int rc = gzclose(f_);
     f_ = nullptr;
     if (rc != Z_OK)
@@ -152,8 +154,10 @@ std::vector<unsigned char> read_idx(
   GzReader f(path);
   std::vector<unsigned char> out;
   f.read(out, header);
+  if (out.size() < header) f.close();  // a .gz cut inside the header: said as truncated
   const std::size_t want = size_of(out);
   require_memory(double(want), fmt::format("{}, as its header states,", path));
+  if (f.plain()) out.reserve(want + 1);  // no doubling past the size (a gzip stream's is unknown)
   f.read(out, want + 1 - out.size());
   f.close();
   if (out.size() != want)

@@ -26,11 +26,11 @@ namespace fs = std::filesystem;
 // is refused before its buffer is allocated. 2^28 pixels: 768 MiB of RGB, a 16k x 16k image.
 constexpr double kMaxPixels = double(1 << 28);
 
-void check_pixels(const std::string& path, double h, double w) {
-  if (h * w > kMaxPixels)
-    throw ConfigError(fmt::format(
-        "{}: the header says {}x{} pixels, more than the {} pixels an image may have here", path, w,
-        h, long(kMaxPixels)));
+// Why an image of h x w pixels is refused ("" when it is not).
+std::string pixels_refusal(const std::string& path, double h, double w) {
+  if (h * w <= kMaxPixels) return {};
+  return fmt::format("{}: the header says {}x{} pixels, more than the {} pixels an image may have",
+                     path, w, h, long(kMaxPixels));
 }
 
 struct Rgb {
@@ -44,11 +44,9 @@ Rgb decode_png(const std::string& path) {
   if (!png_image_begin_read_from_file(&img, path.c_str()))
     throw ConfigError(fmt::format("{}: not a readable PNG ({})", path, img.message));
   img.format = PNG_FORMAT_RGB;
-  try {
-    check_pixels(path, img.height, img.width);
-  } catch (...) {
+  if (const std::string why = pixels_refusal(path, img.height, img.width); !why.empty()) {
     png_image_free(&img);
-    throw;
+    throw ConfigError(why);
   }
   Rgb out;
   out.h = int(img.height), out.w = int(img.width);
@@ -91,9 +89,10 @@ Rgb decode_jpeg(const std::string& path) {
   jpeg_read_header(&cinfo, TRUE);
   cinfo.out_color_space = JCS_RGB;
   if (double(cinfo.image_height) * cinfo.image_width > kMaxPixels) {
+    const std::string why = pixels_refusal(path, cinfo.image_height, cinfo.image_width);
     jpeg_destroy_decompress(&cinfo);
     std::fclose(f);
-    check_pixels(path, cinfo.image_height, cinfo.image_width);
+    throw ConfigError(why);
   }
   jpeg_start_decompress(&cinfo);
   out.h = int(cinfo.output_height), out.w = int(cinfo.output_width);
@@ -117,9 +116,15 @@ std::string lower_ext(const fs::path& p) {
   return ext;
 }
 
-// The folders (dirs) or regular files in `dir`, after symbolic links, sorted. A folder that
-// cannot be read, or an entry that cannot be resolved (a link loop, no permission), is a
-// ConfigError naming it: the data is wrong, not the run.
+bool image_name(const fs::path& p) {
+  const std::string ext = lower_ext(p);
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+// The folders (dirs) or image files in `dir`, after symbolic links, sorted; hidden entries (a
+// name starting with '.', e.g. .ipynb_checkpoints) and files of other types are passed over
+// unread. One that cannot be resolved (a link loop or a dangling link, no permission), or a folder
+// that cannot be read, is a ConfigError naming it: the data is wrong, not the run.
 std::vector<fs::path> entries(const fs::path& dir, bool dirs) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -130,9 +135,11 @@ std::vector<fs::path> entries(const fs::path& dir, bool dirs) {
   if (ec) fail(dir);
   for (; it != end; it.increment(ec)) {
     if (ec) fail(dir);
-    const fs::file_status st = fs::status(it->path(), ec);  // follows links
-    if (ec) fail(it->path());
-    if (dirs ? fs::is_directory(st) : fs::is_regular_file(st)) out.push_back(it->path());
+    const fs::path& p = it->path();
+    if (p.filename().string().starts_with(".") || (!dirs && !image_name(p))) continue;
+    const fs::file_status st = fs::status(p, ec);  // follows links
+    if (ec) fail(p);
+    if (dirs ? fs::is_directory(st) : fs::is_regular_file(st)) out.push_back(p);
   }
   if (ec) fail(dir);
   std::sort(out.begin(), out.end());
@@ -150,11 +157,7 @@ class ImageFolder : public DataSource {
       throw ConfigError(fmt::format("image folder {}: not a directory", root));
     const std::vector<fs::path> classes = entries(root, true);
     for (std::size_t k = 0; k < classes.size(); ++k) {
-      std::vector<fs::path> files;
-      for (const auto& p : entries(classes[k], false)) {
-        const std::string ext = lower_ext(p);
-        if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") files.push_back(p);
-      }
+      const std::vector<fs::path> files = entries(classes[k], false);
       if (files.empty())  // a class no sample has: an output the model never learns
         throw ConfigError(fmt::format("image folder {}: class folder {} has no .png or .jpg files",
                                       root, classes[k].string()));

@@ -195,8 +195,20 @@ std::optional<PhaseTimes> Trainer::step() {
     s.counters->charge(p);
     t_prev = now;
   };
-  // take a batch
-  BatchBuffer* buf = s.pf->next();
+  // take a batch; a sample that fails to read after the first step (a corrupt image met in epoch
+  // 3) ends a lone rank's run here, the steps run in its record; in the first step it is bad input
+  // (exit 2, no record), and on several ranks the job is aborted (train_main)
+  BatchBuffer* buf = nullptr;
+  try {
+    buf = s.pf->next();
+  } catch (const std::exception& e) {
+    const bool bad_input = dynamic_cast<const ConfigError*>(&e) != nullptr;
+    if (hooks_.ranks > 1 || (step_ == 0 && bad_input)) throw;
+    r_.status = "failed";
+    r_.error = fmt::format("the input failed at step {} of {}: {}; the metrics cover the steps run",
+                           step_, total_steps_, e.what());
+    return std::nullopt;
+  }
   net.set_input(s.dev ? buf->device : buf->x.data());  // held until the step's work is done
   s.labels.assign(buf->labels.begin(), buf->labels.end());
   s.ctx.labels = s.labels.data();
