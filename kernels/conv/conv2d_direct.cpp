@@ -68,6 +68,16 @@
 // into the panel and multiplies; pack_b skipped those panels) ran 1.04-1.21 times faster in the
 // standalone copy at batch 4 and one thread, 0.82-0.93 at batch 16, and 0.97 in dlscale at 1 and 2
 // threads: pack_b's loop keeps more of the input's lines in flight than a tile's own loads do.
+// Kept (2026-11-29, a 2-core Intel VM with AVX-512 and two FMA units, FMA peak 489 GFLOP/s at 2
+// threads; `dlscale kernels`, 2 threads, 4 alternating processes of each binary): the 8x32 tile
+// under AVX-512 (direct_micro.hpp's kMR) against the 6x32 ran ResNet-50's 1x1 layers 1.01-1.08
+// times faster by the medians (forward: 64->64 and 64->256 at 56x56 1.03, 1.08; 256->64 1.08;
+// 512->128 at 28x28 1.04; 1024->256 at 14x14 1.06; 2048->512 at 7x7 1.06; backward data
+// 1.03-1.07) and conv1 1.01: 8 rows divide their channel counts, where 6 left a 4-row tile,
+// staged, at the end of every 64. In the same session, prefetching the next item's input into L2
+// a few lines a tile (the input was read from an L3 of 480 MB) ran 0.94-1.01: left out, as on
+// the Zen 4; the layer in L2 (batch 1) ran at 126 GFLOP/s on one thread, as at batch 16 (119),
+// against oneDNN's 204: the gap is the tile and pack_b, not the memory.
 #include <omp.h>
 
 #include <algorithm>

@@ -35,8 +35,8 @@
 namespace dls {
 namespace {
 
-using direct::kMR;
 using direct::kNR;
+using direct::kUnpackedMR;
 using direct::Layout;
 using direct::Mode;
 using direct::Segment;
@@ -76,14 +76,14 @@ void pack_taps(const float* xs, const long* off, int crs, const Segment* seg, in
 void add_tiles(const Conv2dShape& f, const float* dyg, long pq, long pix0, const float* zeros,
                const float* b, int kj, int p0, int p1, float* dwg, Mode mode, float beta) {
   const int crs = f.crs();
-  for (int k0 = 0; k0 < f.kg(); k0 += kMR) {
-    const float* rows[kMR];
-    for (int i = 0; i < kMR; ++i)
+  for (int k0 = 0; k0 < f.kg(); k0 += kUnpackedMR) {
+    const float* rows[kUnpackedMR];
+    for (int i = 0; i < kUnpackedMR; ++i)
       rows[i] = k0 + i < f.kg() ? dyg + long(k0 + i) * pq + pix0 : zeros;
     for (int p = p0; p < p1; ++p)
       direct::micro_tile_rows(kj, rows, b + long(p - p0) * kj * kNR, dwg + long(k0) * crs + p * kNR,
-                              crs, std::min(kMR, f.kg() - k0), std::min(kNR, crs - p * kNR), mode,
-                              beta);
+                              crs, std::min(kUnpackedMR, f.kg() - k0), std::min(kNR, crs - p * kNR),
+                              mode, beta);
   }
 }
 

@@ -48,21 +48,22 @@ TEST(DirectMicroTile, EqualsThePlainLoopsOnFullAndPartialTiles) {
 // The unpacked-A tile: six row pointers (rows past mr at zeros) give what the packed one gives.
 TEST(DirectMicroTile, RowsUnpackedEqualThePackedPanel) {
   const int kc = 29;
-  const auto rows = random_int_vector(std::size_t(kc) * kMR, 4, -4, 4);  // row i at i * kc
+  constexpr int kR = direct::kUnpackedMR;
+  const auto rows = random_int_vector(std::size_t(kc) * kR, 4, -4, 4);  // row i at i * kc
   const auto b = random_int_vector(std::size_t(kc) * kNR, 5, -4, 4);
   const std::vector<float> zeros(std::size_t(kc), 0.0f);
-  for (const int mr : {kMR, 4, 1}) {
-    std::vector<float> packed(std::size_t(kc) * kMR, 0.0f);
-    const float* ptr[kMR];
-    for (int i = 0; i < kMR; ++i) {
+  for (const int mr : {kR, 4, 1}) {
+    std::vector<float> packed(std::size_t(kc) * kR, 0.0f);
+    const float* ptr[kR];
+    for (int i = 0; i < kR; ++i) {
       ptr[i] = i < mr ? rows.data() + i * kc : zeros.data();
-      for (int p = 0; p < kc; ++p) packed[std::size_t(p * kMR + i)] = ptr[i][p];
+      for (int p = 0; p < kc; ++p) packed[std::size_t(p * kR + i)] = ptr[i][p];
     }
     for (const Mode mode : {Mode::kOverwrite, Mode::kAdd, Mode::kScale}) {
-      std::vector<float> got(std::size_t(kMR) * kNR, 3.0f), want = got;
+      std::vector<float> got(std::size_t(kR) * kNR, 3.0f), want = got;
       direct::micro_tile_rows(kc, ptr, b.data(), got.data(), kNR, mr, kNR - 1, mode, 0.5f);
-      direct::micro_tile_ref(kc, packed.data(), b.data(), want.data(), kNR, mr, kNR - 1, mode,
-                             0.5f);
+      direct::micro_tile_ref<kR>(kc, packed.data(), b.data(), want.data(), kNR, mr, kNR - 1, mode,
+                                 0.5f);
       EXPECT_EQ(got, want) << "mr " << mr << " mode " << int(mode);
     }
   }
