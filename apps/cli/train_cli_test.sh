@@ -8,10 +8,7 @@
 # usage: train_cli_test.sh path/to/dlscale
 set -u
 DLS="$1"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
-fails=0; passes=0
-ok()  { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/cli_test_lib.sh"  # TMP, ok, bad, refusal, finish
 
 # refused NAME PATTERN ARGS...: exit 2, stderr matches PATTERN (grep -e), no $TMP/r.jsonl (not even
 # an empty one); the model is cifar10_quick unless ARGS give another
@@ -22,9 +19,7 @@ refused() {
   [[ " $* " == *" -m "* ]] && model=()
   timeout 120 "$DLS" train "${model[@]}" --steps 1 --warmup-steps 0 -q "$@" \
     >"$TMP/stdout" 2>"$TMP/stderr"
-  local rc=$?
-  [ "$rc" -eq 2 ] || { bad "$name: exit $rc, expected 2: $(cat "$TMP/stderr")"; return; }
-  grep -q -e "$pattern" "$TMP/stderr" || { bad "$name: stderr lacks '$pattern': $(cat "$TMP/stderr")"; return; }
+  refusal "$name" $? "$pattern" || return
   [ ! -e "$TMP/r.jsonl" ] || { bad "$name: wrote a record"; return; }
   ok
 }
@@ -41,6 +36,7 @@ refused "out a link loop" "--out: '$TMP/loop.jsonl': Too many levels of symbolic
 : > "$TMP/file"
 refused "out under a file" "--out: '$TMP/file/r.jsonl': Not a directory" --data synthetic:64 --out "$TMP/file/r.jsonl"
 # --out the file stdout goes to (--out /dev/stdout > f): the summary line overwrote the record
+# shellcheck disable=SC2094  # the same file on purpose
 timeout 60 "$DLS" train -m cifar10_quick --steps 1 --data synthetic:64 --out "$TMP/s.jsonl" >"$TMP/s.jsonl" 2>"$TMP/stderr"
 rc=$?
 if [ "$rc" -eq 2 ] && grep -q -e "--out: '$TMP/s.jsonl' is this command's standard output" "$TMP/stderr" && [ ! -s "$TMP/s.jsonl" ]; then
@@ -75,8 +71,8 @@ rm "$TMP/img/b/loop.png"
 # the same folder, whole: runs and writes its record (the cases above fail for their reason)
 if timeout 120 "$DLS" train -m cifar10_quick --steps 1 --warmup-steps 0 -q --data "images:$TMP/img" \
      --site $'caf\xc3\xa9' "${out[@]}" >"$TMP/stdout" 2>"$TMP/stderr"; then
-  python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read()); assert r['status']=='ok' and r['provenance']['site']=='caf\u00e9', r" \
-    "$TMP/r.jsonl" && ok || bad "the whole image folder's record: $(cat "$TMP/r.jsonl")"
+  if python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read()); assert r['status']=='ok' and r['provenance']['site']=='caf\u00e9', r" \
+    "$TMP/r.jsonl"; then ok; else bad "the whole image folder's record: $(cat "$TMP/r.jsonl")"; fi
 else
   bad "the whole image folder did not run: $(cat "$TMP/stderr")"
 fi
@@ -98,5 +94,4 @@ assert r["metrics"]["steps"] >= 1, r["metrics"]
 PY
 then ok; else bad "a data error mid-run: exit $rc, record: $(cat "$TMP/r.jsonl" 2>&1) $(cat "$TMP/stderr")"; fi
 
-echo "train cli: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish "train cli"

@@ -5,10 +5,7 @@
 # usage: cli_test.sh path/to/dlscale source_dir
 set -u
 DLS="$1"; SRC="$2"
-TMP="$(mktemp -d)"; trap 'rm -rf "$TMP"' EXIT
-fails=0; passes=0
-ok()   { passes=$((passes + 1)); }
-bad()  { echo "FAIL: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/cli_test_lib.sh"  # TMP, ok, bad, refusal, finish
 
 # expect_usage_error NAME PATTERN ARGS...: exit 2, stderr matches PATTERN, no output file;
 # KERNELS_ENV (VAR=VALUE words) is the environment it runs in beside the session's
@@ -16,9 +13,7 @@ expect_usage_error() {
   local name="$1" pattern="$2"; shift 2
   rm -f "$TMP/out.jsonl"
   env ${KERNELS_ENV:-} "$DLS" kernels "$@" --out "$TMP/out.jsonl" >"$TMP/stdout" 2>"$TMP/stderr"
-  local rc=$?
-  [ "$rc" -eq 2 ] || { bad "$name: exit $rc, expected 2"; return; }
-  grep -q -- "$pattern" "$TMP/stderr" || { bad "$name: stderr lacks '$pattern': $(cat "$TMP/stderr")"; return; }
+  refusal "$name" $? "$pattern" || return
   [ ! -e "$TMP/out.jsonl" ] || { bad "$name: wrote $TMP/out.jsonl"; return; }
   ok
 }
@@ -210,5 +205,4 @@ for op in ("conv2d_direct_fwd", "conv2d_direct_bwd_data"):
 assert "tile_order" not in recs["conv2d_direct_bwd_filter"], recs["conv2d_direct_bwd_filter"]
 PY
 done
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
