@@ -14,7 +14,7 @@ mkdir -p "$out/corpus" "$out/seeds"
 cp "$root"/site_configs/*.yaml "$root"/harness/plans/*.yaml "$out/seeds/"
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$root")
 srcs=("$here/config_fuzz.cpp" "$root"/harness/config/{yaml_reader,safe_text,site,plan,criterion}.cpp "$root"/harness/run/launcher.cpp
-      "$root"/measure/{record,jsonl}.cpp)
+      "$root"/measure/{record,jsonl,utf8}.cpp)
 clang++ "${flags[@]}" "${srcs[@]}" -lyaml-cpp -lfmt -o "$out/config_fuzz"
 if [[ ${1:-} == --merge ]]; then
   "$out/config_fuzz" -merge=1 "$here/corpus" "$out/corpus"
