@@ -119,11 +119,12 @@ inline CLI::Validator records_file() {
           return fmt::format("'{}': {}", text, ec.message());
         if (!std::filesystem::exists(st)) return {};
         if (std::filesystem::is_regular_file(st)) {
-          struct stat f {
-          }, o{};  // the file the progress and summary lines go to: interleaved
+          // the file the command's progress and summary lines go to would interleave with them
+          struct stat f {};
+          if (::stat(text.c_str(), &f) != 0) return {};
           for (const int fd : {1, 2})
-            if (::stat(text.c_str(), &f) == 0 && ::fstat(fd, &o) == 0 && f.st_dev == o.st_dev &&
-                f.st_ino == o.st_ino)
+            if (struct stat o{};
+                ::fstat(fd, &o) == 0 && f.st_dev == o.st_dev && f.st_ino == o.st_ino)
               return fmt::format("'{}' is this command's standard {}, which its lines go to", text,
                                  fd == 1 ? "output" : "error");
           return {};

@@ -42,6 +42,15 @@ const nlohmann::json& require(const nlohmann::json& j, const char* key,
   return v;
 }
 
+// The folders `path` goes in, made where missing; its parent folder ("" for a bare name).
+std::filesystem::path make_parent_folders(const std::string& path) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
+  return parent;
+}
+
 }  // namespace
 
 std::string point_id(const nlohmann::json& params) {
@@ -113,9 +122,7 @@ void check_appendable(const std::string& path) {
     ::close(fd);
     return;
   }
-  const std::filesystem::path p(path), parent = p.parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
+  const std::filesystem::path parent = make_parent_folders(path);
   const std::string probe = (parent / fmt::format(".dlscale-probe-{}", ::getpid())).string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("cannot create '{}': {}", path, std::strerror(errno)));
@@ -124,10 +131,7 @@ void check_appendable(const std::string& path) {
 }
 
 RecordWriter::RecordWriter(std::string path, bool move_aside) : path_(std::move(path)) {
-  const auto parent = std::filesystem::path(path_).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) throw Error(fmt::format("cannot create folder '{}': {}", parent.string(), ec.message()));
+  make_parent_folders(path_);
   // O_RDWR: the torn-tail repair reads the last line back
   fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
