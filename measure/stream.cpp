@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure/check.hpp"
+#include "measure/memory_limit.hpp"
 #include "measure/timer.hpp"
 
 namespace dls {
@@ -92,8 +93,8 @@ long last_level_cache_bytes() {
 long stream_array_elements() {
   const long floor = 64L << 20;
   long n = std::max(floor, 4 * last_level_cache_bytes() / long(sizeof(float)));
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) n = std::min(n, pages / 8 * page / long(sizeof(float)));
+  const double usable = usable_memory().bytes;  // a job's cgroup limit, not only the node's memory
+  if (usable > 0) n = std::min(n, long(usable / 8 / double(sizeof(float))));
   return n / 1024 * 1024;
 }
 

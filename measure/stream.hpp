@@ -42,7 +42,7 @@ struct MemoryBandwidth {
 // The highest-level cache of the node, every instance of it summed (sysfs); 0 when unknown.
 long last_level_cache_bytes();
 // STREAM's rule: each array at least 4 x the last-level caches, here never under 64 Mi floats
-// (256 MiB), and at most an eighth of the node's memory.
+// (256 MiB), and at most an eighth of the memory this process may use (memory_limit.hpp).
 long stream_array_elements();
 
 // Best of `trials` triads (after a first, untimed one) over arrays of `elements` floats

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "measure/memory_limit.hpp"
+
 namespace dls {
 namespace {
 
@@ -42,13 +44,13 @@ TEST(Triad, UntouchedBuffersAreAligned) {
 }
 
 // each array at least 4 x the last-level caches and 256 MiB, unless that is over an eighth of
-// the memory
+// the memory this process may use (a cgroup's limit, where one is lower than the node's)
 TEST(Triad, ArraysGoBeyondTheCaches) {
   const long llc = last_level_cache_bytes();
   EXPECT_GE(llc, 0);
   const long n = stream_array_elements();
   EXPECT_EQ(n % 1024, 0);
-  const long eighth = sysconf(_SC_PHYS_PAGES) / 8 * sysconf(_SC_PAGESIZE);
+  const long eighth = long(usable_memory().bytes / 8);
   const long want = std::min(std::max(256L << 20, 4 * llc), eighth);
   EXPECT_GE(n * long(sizeof(float)), want - 4096) << "last-level caches " << llc << " B";
   EXPECT_LE(n * long(sizeof(float)), std::max(256L << 20, 4 * llc));

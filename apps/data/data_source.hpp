@@ -50,7 +50,8 @@ std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o);
 // open() until killed, a folder or device gave messages that did not say so.
 void require_regular_file(const std::string& path);
 
-// A ConfigError saying `what` needs `bytes`, where that is more than the node's physical memory:
+// A ConfigError saying `what` needs `bytes`, where that is more than the memory this process may
+// use (the node's, or its control group's limit: measure/memory_limit.hpp):
 // a size read from an argument or a header is refused before it is allocated (no bad_alloc, or
 // worse a node swapping, half-way through a run).
 void require_memory(double bytes, const std::string& what);

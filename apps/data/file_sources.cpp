@@ -16,6 +16,7 @@
 #include "apps/data/data_source.hpp"
 #include "kernels/common/rng.hpp"
 #include "measure/check.hpp"
+#include "measure/memory_limit.hpp"
 
 namespace dls {
 namespace {
@@ -283,12 +284,16 @@ void require_regular_file(const std::string& path) {
 }
 
 void require_memory(double bytes, const std::string& what) {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return;  // not known: let the allocation decide
-  const double have = double(pages) * double(page);
-  if (bytes > have)
+  const MemoryLimit have = usable_memory();
+  if (have.bytes <= 0 || bytes <= have.bytes) return;  // not known: let the allocation decide
+  const double gib = double(1L << 30);
+  if (have.source == "physical memory")
     throw ConfigError(fmt::format("{} needs {:.1f} GiB, more than this node's {:.1f} GiB of memory",
-                                  what, bytes / double(1L << 30), have / double(1L << 30)));
+                                  what, bytes / gib, have.bytes / gib));
+  throw ConfigError(
+      fmt::format("{} needs {:.1f} GiB, more than the {:.1f} GiB this process may use "
+                  "(its control group's limit, {})",
+                  what, bytes / gib, have.bytes / gib, have.source));
 }
 
 std::unique_ptr<DataSource> open_synthetic(const SyntheticOptions& o) {
