@@ -78,6 +78,23 @@
 // a few lines a tile (the input was read from an L3 of 480 MB) ran 0.94-1.01: left out, as on
 // the Zen 4; the layer in L2 (batch 1) ran at 126 GFLOP/s on one thread, as at batch 16 (119),
 // against oneDNN's 204: the gap is the tile and pack_b, not the memory.
+// Kept (2026-11-29, second session, the same VM type): 12-row tiles (24 accumulators) under
+// AVX-512, with 8-row tiles where 12 do not divide a group's rows (direct::row_panels: 64 = 4 x 12
+// + 2 x 8, where the fifth session's 12-row attempt ended each 64 in a 4-row tile, 16 bytes of B a
+// multiply-add), against the 8x32 alone: 24 layer-passes of ResNet-50's 1x1 layers (forward and
+// backward data, 2 threads, medians of 3 alternating processes of each binary) 0.99-1.13 times
+// as fast, geometric mean 1.04; conv1 0.99, 3x3 layers by the direct method 1.02-1.06. Why: each
+// tile streams its B panel from L2 (the weights order), and 12 rows take 5.3 of B's bytes a
+// multiply-add where 8 take 8: a standalone copy of the weights order, the output as large as a
+// layer's, ran 12x32 1.07-1.22 times faster than 8x32 at 2 threads. The same copy shows what
+// else bounds these layers: the 64->256 forward at 56x56 ran at 161 GFLOP/s on one thread with
+// one image's output (3.2 MB) and 127 with sixteen (51 MB, its write); and on 256->64 pack_b took
+// 23 % of one thread's samples, reading the 51 MB input at about 13 GB/s, this VM's rate from
+// DRAM for one thread (triad: 12.8 GB/s over 768 MB, 27 over 48 MB). Measured and left out then:
+// non-temporal stores of a one-block reduction's full tiles 0.93-1.00 (2 threads, four 1x1
+// layers); pack_b prefetching 12 taps ahead instead of 4 1.00-1.01; and in the standalone copy,
+// groups of 2-4 B panels kept in L1 over every weight panel 0.67-0.98 of the weights order, and
+// prefetching the output rows a few tiles ahead 0.93-1.03.
 #include <omp.h>
 
 #include <algorithm>
@@ -180,8 +197,8 @@ struct FlippedWeights {
   const float* w;
   long kg, cg;  // the forward's output and input channels a group
   int rs;
-  // Panels [gb0, gb1) (panel gb: group gb / blocks, rows from (gb % blocks) MR) of the packed A
-  // at ap (pack_a's layout), kKRows rows of W at a time: those rows are read as that many
+  // Panels [gb0, gb1) (panel gb: group gb / count, its panel gb % count of row_panels) of the
+  // packed A at ap (pack_a's layout), kKRows rows of W at a time: those rows are read as that many
   // sequential streams across the panels' channels, each line once, and each panel gets their
   // taps as one contiguous run (a 1x1 layer's 8 x 6 floats: three whole lines). One panel at a
   // time over every k read six floats from each of K/G rows 2 KiB or more apart, lines the next
@@ -190,82 +207,90 @@ struct FlippedWeights {
   // apart, mostly in one set of L1.
   void pack_panels(int rows_a_group, int gb0, int gb1, float* ap) const {
     constexpr int kKRows = 8;
-    const int blocks = (rows_a_group + kMR - 1) / kMR;
+    const direct::RowPanels panels = direct::row_panels(rows_a_group);
+    const int blocks = panels.count();
     const long taps = kg * rs;
     for (long k0 = 0; k0 < kg; k0 += kKRows)
       for (int gb = gb0; gb < gb1; ++gb) {
-        const int g = gb / blocks, c0 = gb % blocks * kMR;
-        const int rows = std::min(kMR, rows_a_group - c0);
-        float* dst = ap + (long(gb) * taps + k0 * rs) * kMR;
+        const int g = gb / blocks;
+        const auto [c0, rows, width] = panels[gb % blocks];
+        float* dst = ap + (long(g) * panels.padded() + c0) * taps + k0 * rs * width;
         for (long k = k0; k < std::min(kg, k0 + kKRows); ++k) {
           const float* last = w + ((g * kg + k) * cg + c0) * rs + rs - 1;  // row c0's flipped tap 0
-          for (int rr = 0; rr < rs; ++rr, dst += kMR) {
+          for (int rr = 0; rr < rs; ++rr, dst += width) {
             for (int i = 0; i < rows; ++i) dst[i] = last[i * rs - rr];
-            for (int i = rows; i < kMR; ++i) dst[i] = 0.0f;
+            for (int i = rows; i < width; ++i) dst[i] = 0.0f;
           }
         }
       }
   }
 };
 
-// Taps [0, crs - crs % 8) of a full panel (rows row0 .. row0 + MR) of contiguous rows, 8 taps
-// at a time through an 8 x 8 register transpose (rows past MR repeat the last and are dropped).
-// Returns the taps packed; pack_a's float-at-a-time loop does the rest. The direct tests'
-// forward cases check both against the reference convolution (and their backward data cases
-// FlippedWeights::pack_panels).
-int pack_rows8(const WeightRows& w, int g, int row0, int crs, float* dst) {
-  static_assert(kMR <= 8, "a panel's rows fit one 8 x 8 transpose");
-  const float* src[8];
-  for (int i = 0; i < 8; ++i) src[i] = w.row(g, row0 + std::min(i, kMR - 1));
-  alignas(32) float out[8][8];
+// Taps [0, crs - crs % 8) of a full panel (rows row0 .. row0 + width) of contiguous rows, 8 taps
+// at a time through 8 x 8 register transposes of 8 rows each (rows past the panel's repeat its
+// last and are dropped). Returns the taps packed; pack_a's float-at-a-time loop does the rest.
+// The direct tests' forward cases check both against the reference convolution (and their
+// backward data cases FlippedWeights::pack_panels).
+int pack_rows8(const WeightRows& w, int g, int row0, int width, int crs, float* dst) {
   int t = 0;
-  for (; t + 8 <= crs; t += 8, dst += 8 * kMR) {
-    direct::transpose8x8(src, t, &out[0][0], 8);
-    for (int j = 0; j < 8; ++j) std::memcpy(dst + j * kMR, out[j], kMR * sizeof(float));
+  for (int i0 = 0; i0 < width; i0 += 8) {
+    const int n = std::min(8, width - i0);
+    const float* src[8];
+    for (int i = 0; i < 8; ++i) src[i] = w.row(g, row0 + i0 + std::min(i, n - 1));
+    alignas(32) float out[8][8];
+    float* d = dst + i0;
+    for (t = 0; t + 8 <= crs; t += 8, d += 8 * width) {
+      direct::transpose8x8(src, t, &out[0][0], 8);
+      for (int j = 0; j < 8; ++j)
+        std::memcpy(d + j * width, out[j], std::size_t(n) * sizeof(float));
+    }
   }
   return t;
 }
 
-// W of every group in MR-row panels: ap[((g * blocks + ib) * crs + t) * MR + i] = A_g(ib*MR+i, t)
-// (0 past the group's rows), A_g(row, t) as WeightRows or FlippedWeights map it. Split over the
-// calling team; each ends in a barrier.
+// W of every group in row panels (direct::row_panels): panel ib = {row0, rows, width} of group g
+// at ap[(g * padded + row0) * crs + t * width + i] = A_g(row0 + i, t) (0 past its rows), A_g(row,
+// t) as WeightRows or FlippedWeights map it. Split over the calling team; each ends in a barrier.
 void pack_a(const Conv2dShape& f, const FlippedWeights& weight, float* ap) {
-  const auto [gb0, gb1] = team_share(long(f.g) * ((f.kg() + kMR - 1) / kMR));
+  const auto [gb0, gb1] = team_share(long(f.g) * direct::row_panels(f.kg()).count());
   weight.pack_panels(f.kg(), int(gb0), int(gb1), ap);
 #pragma omp barrier
 }
 
 void pack_a(const Conv2dShape& f, const WeightRows& weight, float* ap) {
-  const int blocks = (f.kg() + kMR - 1) / kMR, crs = f.crs();
+  const direct::RowPanels panels = direct::row_panels(int(f.kg()));
+  const int blocks = panels.count(), crs = f.crs();
 #pragma omp for schedule(static)
   for (int gb = 0; gb < f.g * blocks; ++gb) {
-    const int g = gb / blocks, row0 = (gb % blocks) * kMR;
-    const int rows = std::min(kMR, f.kg() - row0);
-    float* dst = ap + long(gb) * crs * kMR;
-    int t = rows == kMR ? pack_rows8(weight, g, row0, crs, dst) : 0;
+    const int g = gb / blocks;
+    const auto [row0, rows, width] = panels[gb % blocks];
+    float* dst = ap + (long(g) * panels.padded() + row0) * crs;
+    int t = rows == width ? pack_rows8(weight, g, row0, width, crs, dst) : 0;
     // tap by tap: the panel is written in order (a float every 24 bytes, 6 passes over it, took
     // 7 % of ResNet-50 layer4.0.conv2's forward), the weights read as `rows` sequential streams
-    for (dst += long(t) * kMR; t < crs; ++t, dst += kMR) {
+    for (dst += long(t) * width; t < crs; ++t, dst += width) {
       for (int i = 0; i < rows; ++i) dst[i] = weight(g, row0 + i, t);
-      for (int i = rows; i < kMR; ++i) dst[i] = 0.0f;
+      for (int i = rows; i < width; ++i) dst[i] = 0.0f;
     }
   }
 }
 
-// Stores one tile of group g's rows [row0, row0 + mr) at columns [j0, j0 + nr): straight into
-// y where the columns are one run of one image, else through `stage` run by run.
+// Stores one tile of group g's rows [row0, row0 + mr) at columns [j0, j0 + nr), by the tile of
+// MR rows: straight into y where the columns are one run of one image, else through `stage` run
+// by run.
 // (pq: output pixels an image, passed in: f.p() is an out-of-line call, a cost a tile on
 // short reductions such as a 3-channel first layer's 27 or 147 taps.)
+template <int MR>
 __attribute__((noinline)) void store_tile(const Conv2dShape& f, long pq, int kc, const float* a,
                                           const float* b, float* yg, long j0, int mr, int nr,
                                           long row0, Mode mode, float beta, float* stage) {
   const long y_img = long(f.k) * pq;
   const long n0 = j0 / pq, pix0 = j0 % pq;
   if (pix0 + nr <= pq) {
-    direct::micro_tile(kc, a, b, yg + n0 * y_img + row0 * pq + pix0, pq, mr, nr, mode, beta);
+    direct::micro_tile<MR>(kc, a, b, yg + n0 * y_img + row0 * pq + pix0, pq, mr, nr, mode, beta);
     return;
   }
-  direct::micro_tile_staged(kc, a, b, stage);
+  direct::micro_tile_staged<MR>(kc, a, b, stage);
   for (int done = 0; done < nr;) {
     const long j = j0 + done, n = j / pq, pix = j % pq;
     const int len = int(std::min<long>(nr - done, pq - pix));
@@ -285,7 +310,8 @@ __attribute__((noinline)) void store_tile(const Conv2dShape& f, long pq, int kc,
 // tiles in `order` (direct_order.hpp).
 void run_item(const Conv2dShape& f, const Layout& l, Source src, const long* off, const float* ap,
               float* y, float beta, int g, long j0, int nc, float* b, TileOrder order) {
-  const int crs = f.crs(), blocks = (f.kg() + kMR - 1) / kMR;
+  const direct::RowPanels rows = direct::row_panels(int(f.kg()));
+  const int crs = f.crs(), blocks = rows.count();
   const long pq = long(f.p()) * f.q();
   src.base += long(g) * f.cg() * l.ch;
   float* yg = y + long(g) * f.kg() * pq;
@@ -302,10 +328,12 @@ void run_item(const Conv2dShape& f, const Layout& l, Source src, const long* off
     for (int outer = 0, outers = inputs_outer ? panels : blocks; outer < outers; ++outer)
       for (int inner = 0, inners = inputs_outer ? blocks : panels; inner < inners; ++inner) {
         const int ib = inputs_outer ? inner : outer, jp = inputs_outer ? outer : inner;
-        store_tile(f, pq, kc, ap + (long(g * blocks + ib) * crs + t0) * kMR,
-                   b + long(jp) * kc * kNR, yg, j0 + long(jp) * kNR,
-                   std::min(kMR, f.kg() - ib * kMR), std::min(kNR, nc - jp * kNR), long(ib) * kMR,
-                   mode, beta, stage);
+        const direct::RowPanel rp = rows[ib];
+        const float* a = ap + (long(g) * rows.padded() + rp.row0) * crs + long(t0) * rp.width;
+        direct::with_width(rp.width, [&]<int MR>() {
+          store_tile<MR>(f, pq, kc, a, b + long(jp) * kc * kNR, yg, j0 + long(jp) * kNR, rp.rows,
+                         std::min(kNR, nc - jp * kNR), rp.row0, mode, beta, stage);
+        });
       }
   }
 }
@@ -361,10 +389,9 @@ void implicit_gemm_in(const Conv2dShape& f, const float* x, Weight weight, float
   const Layout l = direct::layout_of(f);
   const std::vector<long> off = direct::tap_offsets(f, l);
   const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
-  const int blocks = (f.kg() + kMR - 1) / kMR;
   const Items items = plan_items(f, threads);
   const bool batch_copy = l.copied && items.cross;  // every image's xs at once, shared
-  ws.direct_a.resize(std::size_t(f.g) * blocks * kMR * f.crs());
+  ws.direct_a.resize(std::size_t(f.g) * direct::row_panels(int(f.kg())).padded() * f.crs());
   if (int(ws.direct_b.size()) < threads) ws.direct_b.resize(std::size_t(threads));
   if (int(ws.direct_x.size()) < threads) ws.direct_x.resize(std::size_t(threads));
   if (batch_copy) ws.direct_x[0].resize(std::size_t(f.n * l.image));

@@ -30,19 +30,60 @@ using direct::kMR;
 using direct::kNR;
 using direct::Mode;
 
-TEST(DirectMicroTile, EqualsThePlainLoopsOnFullAndPartialTiles) {
+// Both tile heights (kMR and the kMRSmall of the panels that end a block of rows): full, partial
+// rows of whole columns (stored a vector at a time), and partial columns (staged).
+template <int MR>
+void expect_tile_equals_plain_loops() {
   const int kc = 37;
-  const auto a = random_int_vector(std::size_t(kc) * kMR, 1, -4, 4);
+  const auto a = random_int_vector(std::size_t(kc) * MR, 1, -4, 4);
   const auto b = random_int_vector(std::size_t(kc) * kNR, 2, -4, 4);
-  const auto init = random_int_vector(std::size_t(kMR) * (kNR + 3), 3, -9, 9);
+  const auto init = random_int_vector(std::size_t(MR) * (kNR + 3), 3, -9, 9);
   for (const Mode mode : {Mode::kOverwrite, Mode::kAdd, Mode::kScale})
-    for (const auto& [mr, nr] : {std::pair{kMR, kNR}, {1, 1}, {kMR - 1, kNR - 3}, {2, kNR}}) {
-      SCOPED_TRACE(::testing::Message() << "mode " << int(mode) << " tile " << mr << "x" << nr);
+    for (const auto& [mr, nr] :
+         {std::pair{MR, kNR}, {1, 1}, {MR - 1, kNR - 3}, {2, kNR}, {MR - 1, kNR}, {MR, 5}}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "MR " << MR << " mode " << int(mode) << " tile " << mr << "x" << nr);
       std::vector<float> got = init, want = init;  // ldc kNR + 3: the margin must stay untouched
-      direct::micro_tile(kc, a.data(), b.data(), got.data(), kNR + 3, mr, nr, mode, 0.5f);
-      direct::micro_tile_ref(kc, a.data(), b.data(), want.data(), kNR + 3, mr, nr, mode, 0.5f);
+      direct::micro_tile<MR>(kc, a.data(), b.data(), got.data(), kNR + 3, mr, nr, mode, 0.5f);
+      direct::micro_tile_ref<MR>(kc, a.data(), b.data(), want.data(), kNR + 3, mr, nr, mode, 0.5f);
       EXPECT_EQ(got, want);  // integers: every order of the sum is exact
     }
+}
+
+TEST(DirectMicroTile, EqualsThePlainLoopsOnFullAndPartialTiles) {
+  expect_tile_equals_plain_loops<kMR>();
+  expect_tile_equals_plain_loops<direct::kMRSmall>();
+}
+
+// The row panels cover 0 .. m once, in order, each at most its width (kMR or kMRSmall), the
+// packed rows (padded) the last panel's end; a tile of zeros past its rows only where the rest
+// of m leaves no better cut (at most one panel not full, and it is the last).
+TEST(DirectRowPanels, CoverTheRowsOnceWithFullPanelsFirst) {
+  for (int m = 1; m <= 4 * kMR + 13; ++m) {
+    SCOPED_TRACE(::testing::Message() << "m " << m);
+    const direct::RowPanels p = direct::row_panels(m);
+    int next = 0;
+    for (int i = 0; i < p.count(); ++i) {
+      const direct::RowPanel r = p[i];
+      EXPECT_EQ(r.row0, next);
+      EXPECT_TRUE(r.width == kMR || r.width == direct::kMRSmall) << r.width;
+      EXPECT_GE(r.rows, 1);
+      EXPECT_LE(r.rows, r.width);
+      if (i + 1 < p.count()) {
+        EXPECT_EQ(r.rows, r.width) << "panel " << i << " of " << p.count();
+      }
+      next += r.rows;
+    }
+    EXPECT_EQ(next, m);
+    EXPECT_EQ(p.padded(), p[p.count() - 1].row0 + p[p.count() - 1].width);
+    // the zeros multiplied: fewer than a small panel's rows (8 + 8 where 12 + 4 would waste 8)
+    EXPECT_LT(p.padded() - m, std::max(direct::kMRSmall, kMR - direct::kMRSmall)) << p.padded();
+  }
+  // under AVX-512 (12 and 8 rows) ResNet-50's and VGG-16's channel counts need no zeros at all;
+  // AVX2's 6 rows leave 2 or 4 of them
+  for (const int m : {64, 128, 256, 512, 1024, 2048})
+    EXPECT_EQ(direct::row_panels(m).padded(),
+              direct::kMRSmall == 8 ? m : (m + kMR - 1) / kMR * kMR);
 }
 
 // The unpacked-A tile: six row pointers (rows past mr at zeros) give what the packed one gives.
@@ -90,6 +131,9 @@ const char* const kDirectShapes[] = {
     "mb2ic4ih9iw9oc5kh3sh2sw1ph1pw1",       // vertical stride only
     "mb1ic3ih5iw6oc4kh2kw3sh1sw3ph1pw2",    // horizontal stride 3, uneven pads
     "mb1ic64ih6oc7kh3ph1",                  // 576 taps: several blocks of tap panels (AVX-512)
+    "mb2ic24ih7iw6oc20kh3ph1",              // 20 outputs, 24 inputs: 12 + 8 and 12 + 12 (AVX-512)
+    "mb1ic28ih5iw7oc28kh1",                 // 28 = 12 + 8 + 8 rows, not 12 + 12 + 4 (AVX-512)
+    "mb1ic13ih6oc13kh1",                    // 13 = 8 + 5, both ways
     // images of 1024 output pixels or more: column blocks within an image, xs per thread,
     // several pixel blocks of the backward filter
     "mb3ic3ih34iw40oc7kh3ph1",         // padded: each thread its own copy of the image
