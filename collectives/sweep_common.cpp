@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "measure/check.hpp"
+#include "measure/memory_limit.hpp"
 
 namespace dls {
 
@@ -16,12 +17,18 @@ void check_node_memory(const Comm& c, double bytes_per_rank, const std::string& 
   MPI_Comm_size(node, &local);
   MPI_Comm_free(&node);
   const double need = bytes_per_rank * local;
-  const double avail = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  // the node's free memory, or a job's cgroup limit where that is lower (memory_limit.hpp)
+  double avail = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  std::string where;
+  if (const MemoryLimit lim = usable_memory(); lim.bytes > 0 && lim.bytes < avail) {
+    avail = lim.bytes;
+    if (lim.source != "physical memory") where = " (the limit of " + lim.source + ")";
+  }
   if (c.any(need > 0.8 * avail))
     throw ConfigError(fmt::format(
         "-e {}: {} ranks on this node would need {:.1f} GiB for buffers, but only {:.1f} GiB "
-        "are available",
-        flag_value, local, need / (1 << 30), avail / (1 << 30)));
+        "are available{}",
+        flag_value, local, need / (1 << 30), avail / (1 << 30), where));
 }
 
 Record collective_record(const SweepContext& s, const std::string& benchmark, long wrong) {
