@@ -25,6 +25,13 @@ fs::path tree(const std::string& name) {
   return root;
 }
 
+// The limit found from /proc/self/cgroup's `text` under root: `bytes`.
+void expect_limit(const std::string& text, const fs::path& root, double bytes) {
+  const auto limit = cgroup_memory_limit(text, root);
+  ASSERT_TRUE(limit.has_value()) << text;
+  EXPECT_EQ(limit->bytes, bytes) << text;
+}
+
 TEST(CgroupMemoryLimit, V2TakesTheSmallestOfTheGroupAndItsAncestors) {
   const fs::path root = tree("v2");
   write(root / "memory.max", "max\n");
@@ -37,7 +44,7 @@ TEST(CgroupMemoryLimit, V2TakesTheSmallestOfTheGroupAndItsAncestors) {
   EXPECT_EQ(limit->source, (root / "slurm/job_7/step_0/memory.max").string());
   // the job's limit below the step's
   write(root / "slurm/job_7/memory.max", "1073741824\n");
-  EXPECT_EQ(cgroup_memory_limit("0::/slurm/job_7/step_0\n", root)->bytes, 1073741824.0);
+  expect_limit("0::/slurm/job_7/step_0\n", root, 1073741824.0);
 }
 
 TEST(CgroupMemoryLimit, V1MemoryControllerAmongOthersAndItsNoLimitValue) {
@@ -47,8 +54,7 @@ TEST(CgroupMemoryLimit, V1MemoryControllerAmongOthersAndItsNoLimitValue) {
   const std::string cgroup = "4:cpu,memory:/job\n3:cpuset:/\n0::/\n";
   EXPECT_FALSE(cgroup_memory_limit(cgroup, root).has_value());
   write(root / "memory/job/memory.limit_in_bytes", "2147483648\n");
-  ASSERT_TRUE(cgroup_memory_limit(cgroup, root).has_value());
-  EXPECT_EQ(cgroup_memory_limit(cgroup, root)->bytes, 2147483648.0);
+  expect_limit(cgroup, root, 2147483648.0);
   // a v1 limit on a controller that is not memory is not read
   EXPECT_FALSE(cgroup_memory_limit("4:cpu:/job\n", root).has_value());
 }
@@ -57,9 +63,7 @@ TEST(CgroupMemoryLimit, HybridReadsBothHierarchies) {
   const fs::path root = tree("hybrid");
   write(root / "unified/app/memory.max", "3221225472\n");
   write(root / "memory/app/memory.limit_in_bytes", "6442450944\n");
-  const auto limit = cgroup_memory_limit("5:memory:/app\n0::/app\n", root);
-  ASSERT_TRUE(limit.has_value());
-  EXPECT_EQ(limit->bytes, 3221225472.0);
+  expect_limit("5:memory:/app\n0::/app\n", root, 3221225472.0);
 }
 
 // A container that sees its own group as the mount's root: the path /proc/self/cgroup names is
@@ -67,19 +71,18 @@ TEST(CgroupMemoryLimit, HybridReadsBothHierarchies) {
 TEST(CgroupMemoryLimit, GroupMissingUnderTheMountFallsBackToTheRoot) {
   const fs::path root = tree("container");
   write(root / "memory.max", "536870912\n");
-  const auto limit = cgroup_memory_limit("0::/docker/0123abcd\n", root);
-  ASSERT_TRUE(limit.has_value());
-  EXPECT_EQ(limit->bytes, 536870912.0);
+  expect_limit("0::/docker/0123abcd\n", root, 536870912.0);
 }
 
 TEST(CgroupMemoryLimit, UnreadableOrMalformedIsNoLimit) {
   const fs::path root = tree("bad");
-  write(root / "a/memory.max", "lots\n");
-  write(root / "b/memory.max", "-5\n");
-  write(root / "c/memory.max", "12abc\n");
-  write(root / "d/memory.max", "");
-  for (const char* g : {"0::/a", "0::/b", "0::/c", "0::/d", "0::/none"})
-    EXPECT_FALSE(cgroup_memory_limit(g, root).has_value()) << g;
+  const std::pair<std::string, std::string> files[] = {
+      {"a", "lots\n"}, {"b", "-5\n"}, {"c", "12abc\n"}, {"d", ""}};
+  for (const auto& [group, text] : files) {
+    write(root / group / "memory.max", text);
+    EXPECT_FALSE(cgroup_memory_limit("0::/" + group, root).has_value()) << group;
+  }
+  EXPECT_FALSE(cgroup_memory_limit("0::/none", root).has_value());
   EXPECT_FALSE(cgroup_memory_limit("garbage without colons\n\n", root).has_value());
   EXPECT_FALSE(cgroup_memory_limit("", root).has_value());
 }
