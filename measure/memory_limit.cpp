@@ -27,14 +27,19 @@ std::optional<double> read_limit(const fs::path& file) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(word.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || word[0] == '-' || double(v) >= kNoLimit) return std::nullopt;
+  // 0 is no limit a running process could be under (nothing could be allocated): not read as one
+  if (errno != 0 || *end != '\0' || word[0] == '-' || v == 0 || double(v) >= kNoLimit)
+    return std::nullopt;
   return double(v);
 }
 
 // The group's file and each ancestor's, up to the mount's root: the smallest limit.
 void walk_up(const fs::path& mount, std::string_view group, const char* file,
              std::optional<MemoryLimit>& best) {
-  fs::path rel = fs::path(std::string(group)).relative_path();
+  fs::path rel;  // the group's path without "." or ".." (a cgroup namespace shows /../.. for a
+                 // group above its own root): never a file outside the mount
+  for (const auto& part : fs::path(std::string(group)).relative_path())
+    if (part != "." && part != ".." && !part.empty()) rel /= part;
   for (;;) {
     const fs::path f = mount / rel / file;
     if (const auto v = read_limit(f); v && (!best || *v < best->bytes))

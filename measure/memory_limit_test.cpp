@@ -83,6 +83,19 @@ TEST(CgroupMemoryLimit, UnreadableOrMalformedIsNoLimit) {
     EXPECT_FALSE(cgroup_memory_limit("0::/" + group, root).has_value()) << group;
   }
   EXPECT_FALSE(cgroup_memory_limit("0::/none", root).has_value());
+  write(root / "zero/memory.max", "0\n");  // nothing could run under it: not a limit
+  EXPECT_FALSE(cgroup_memory_limit("0::/zero", root).has_value());
+}
+
+// A cgroup namespace shows a group above its root as /../..: the walk stays under the mount.
+TEST(CgroupMemoryLimit, DotDotStaysUnderTheMount) {
+  const fs::path top = tree("dotdot");
+  write(top / "memory.max", "1048576\n");  // outside the mount below: must not be read
+  const fs::path root = top / "mnt";
+  write(root / "memory.max", "max\n");
+  EXPECT_FALSE(cgroup_memory_limit("0::/../..\n", root).has_value());
+  write(root / "x/memory.max", "2097152\n");
+  expect_limit("0::/../x\n", root, 2097152.0);
   EXPECT_FALSE(cgroup_memory_limit("garbage without colons\n\n", root).has_value());
   EXPECT_FALSE(cgroup_memory_limit("", root).has_value());
 }

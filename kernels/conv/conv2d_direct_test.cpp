@@ -134,6 +134,8 @@ const char* const kDirectShapes[] = {
     "mb2ic24ih7iw6oc20kh3ph1",              // 20 outputs, 24 inputs: 12 + 8 and 12 + 12 (AVX-512)
     "mb1ic28ih5iw7oc28kh1",                 // 28 = 12 + 8 + 8 rows, not 12 + 12 + 4 (AVX-512)
     "mb1ic13ih6oc13kh1",                    // 13 = 8 + 5, both ways
+    "g2mb1ic56ih5iw6oc56kh1",               // groups of 28 rows: 12 + 8 + 8 each, both ways
+    "g3mb1ic48ih5oc48kh3ph1",               // groups of 16: 8 + 8 (AVX-512), 6 + 6 + 4 (AVX2)
     // images of 1024 output pixels or more: column blocks within an image, xs per thread,
     // several pixel blocks of the backward filter
     "mb3ic3ih34iw40oc7kh3ph1",         // padded: each thread its own copy of the image

@@ -91,6 +91,7 @@ struct RowPanels {
     return i < full ? RowPanel{i * kMR, kMR, kMR} : tail[i - full];
   }
   int padded() const {  // rows of a group's packed panels, the last one's zeros included
+    if (count() == 0) return 0;
     const RowPanel last = (*this)[count() - 1];
     return last.row0 + last.width;
   }
