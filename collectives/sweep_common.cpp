@@ -22,7 +22,7 @@ void check_node_memory(const Comm& c, double bytes_per_rank, const std::string& 
   std::string where;
   if (const MemoryLimit lim = usable_memory(); lim.bytes > 0 && lim.bytes < avail) {
     avail = lim.bytes;
-    if (lim.source != "physical memory") where = " (the limit of " + lim.source + ")";
+    if (lim.from_cgroup()) where = " (the limit of " + lim.source + ")";
   }
   if (c.any(need > 0.8 * avail))
     throw ConfigError(fmt::format(

@@ -91,7 +91,7 @@ std::optional<MemoryLimit> cgroup_memory_limit(std::string_view proc_self_cgroup
 MemoryLimit usable_memory() {
   MemoryLimit have;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) have = {double(pages) * double(page), "physical memory"};
+  if (pages > 0 && page > 0) have = {double(pages) * double(page), MemoryLimit::kPhysical};
   std::ostringstream text;
   if (std::ifstream in("/proc/self/cgroup"); in) text << in.rdbuf();
   if (const auto limit = cgroup_memory_limit(text.str(), "/sys/fs/cgroup");

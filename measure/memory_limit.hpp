@@ -13,8 +13,10 @@
 namespace dls {
 
 struct MemoryLimit {
+  static constexpr const char* kPhysical = "physical memory";
   double bytes = 0;
-  std::string source;  // "physical memory", or the cgroup file that set it
+  std::string source;  // kPhysical, or the cgroup file that set it
+  bool from_cgroup() const { return !source.empty() && source != kPhysical; }
 };
 
 // The smallest of the node's physical memory and every memory limit on this process's cgroups

@@ -106,7 +106,7 @@ TEST(UsableMemory, AtMostThePhysicalMemory) {
   const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
   EXPECT_GT(have.bytes, 0);
   EXPECT_LE(have.bytes, physical);
-  EXPECT_TRUE(have.source == "physical memory" || have.source.find("/sys/fs/cgroup") == 0)
+  EXPECT_TRUE(have.source == MemoryLimit::kPhysical || have.source.find("/sys/fs/cgroup") == 0)
       << have.source;
 }
 

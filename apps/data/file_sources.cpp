@@ -287,7 +287,7 @@ void require_memory(double bytes, const std::string& what) {
   const MemoryLimit have = usable_memory();
   if (have.bytes <= 0 || bytes <= have.bytes) return;  // not known: let the allocation decide
   const double gib = double(1L << 30);
-  if (have.source == "physical memory")
+  if (!have.from_cgroup())
     throw ConfigError(fmt::format("{} needs {:.1f} GiB, more than this node's {:.1f} GiB of memory",
                                   what, bytes / gib, have.bytes / gib));
   throw ConfigError(

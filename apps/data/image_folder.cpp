@@ -88,8 +88,8 @@ Rgb decode_jpeg(const std::string& path) {
   jpeg_stdio_src(&cinfo, f);
   jpeg_read_header(&cinfo, TRUE);
   cinfo.out_color_space = JCS_RGB;
-  if (double(cinfo.image_height) * cinfo.image_width > kMaxPixels) {
-    const std::string why = pixels_refusal(path, cinfo.image_height, cinfo.image_width);
+  if (const std::string why = pixels_refusal(path, cinfo.image_height, cinfo.image_width);
+      !why.empty()) {
     jpeg_destroy_decompress(&cinfo);
     std::fclose(f);
     throw ConfigError(why);

@@ -214,7 +214,7 @@ struct FlippedWeights {
       for (int gb = gb0; gb < gb1; ++gb) {
         const int g = gb / blocks;
         const auto [c0, rows, width] = panels[gb % blocks];
-        float* dst = ap + (long(g) * panels.padded() + c0) * taps + k0 * rs * width;
+        float* dst = ap + panels.start(g, c0, taps) + k0 * rs * width;
         for (long k = k0; k < std::min(kg, k0 + kKRows); ++k) {
           const float* last = w + ((g * kg + k) * cg + c0) * rs + rs - 1;  // row c0's flipped tap 0
           for (int rr = 0; rr < rs; ++rr, dst += width) {
@@ -264,7 +264,7 @@ void pack_a(const Conv2dShape& f, const WeightRows& weight, float* ap) {
   for (int gb = 0; gb < f.g * blocks; ++gb) {
     const int g = gb / blocks;
     const auto [row0, rows, width] = panels[gb % blocks];
-    float* dst = ap + (long(g) * panels.padded() + row0) * crs;
+    float* dst = ap + panels.start(g, row0, crs);
     int t = rows == width ? pack_rows8(weight, g, row0, width, crs, dst) : 0;
     // tap by tap: the panel is written in order (a float every 24 bytes, 6 passes over it, took
     // 7 % of ResNet-50 layer4.0.conv2's forward), the weights read as `rows` sequential streams
@@ -329,7 +329,7 @@ void run_item(const Conv2dShape& f, const Layout& l, Source src, const long* off
       for (int inner = 0, inners = inputs_outer ? blocks : panels; inner < inners; ++inner) {
         const int ib = inputs_outer ? inner : outer, jp = inputs_outer ? outer : inner;
         const direct::RowPanel rp = rows[ib];
-        const float* a = ap + (long(g) * rows.padded() + rp.row0) * crs + long(t0) * rp.width;
+        const float* a = ap + rows.start(g, rp.row0, crs) + long(t0) * rp.width;
         direct::with_width(rp.width, [&]<int MR>() {
           store_tile<MR>(f, pq, kc, a, b + long(jp) * kc * kNR, yg, j0 + long(jp) * kNR, rp.rows,
                          std::min(kNR, nc - jp * kNR), rp.row0, mode, beta, stage);

@@ -95,6 +95,8 @@ struct RowPanels {
     const RowPanel last = (*this)[count() - 1];
     return last.row0 + last.width;
   }
+  // where group g's panel of first row row0 starts in the packed A, `taps` floats a row
+  long start(int g, int row0, long taps) const { return (long(g) * padded() + row0) * taps; }
 };
 
 inline RowPanels row_panels(int m) {
