@@ -86,13 +86,17 @@ TEST(DirectRowPanels, CoverTheRowsOnceWithFullPanelsFirst) {
               direct::kMRSmall == 8 ? m : (m + kMR - 1) / kMR * kMR);
 }
 
-// The unpacked-A tile: six row pointers (rows past mr at zeros) give what the packed one gives.
+// The unpacked-A tile: six row pointers (rows past mr at zeros) give what the packed one gives,
+// over one panel of B or two side by side (the second whole, partial or empty), each panel as
+// the packed tile gives it; `next` (prefetched only) changes nothing.
 TEST(DirectMicroTile, RowsUnpackedEqualThePackedPanel) {
   const int kc = 29;
   constexpr int kR = direct::kUnpackedMR;
+  const long bs = long(kc) * kNR + 5;  // the panels apart (not contiguous)
   const auto rows = random_int_vector(std::size_t(kc) * kR, 4, -4, 4);  // row i at i * kc
-  const auto b = random_int_vector(std::size_t(kc) * kNR, 5, -4, 4);
+  const auto b = random_int_vector(std::size_t(bs + kc * kNR), 5, -4, 4);
   const std::vector<float> zeros(std::size_t(kc), 0.0f);
+  const long ldc = 2 * kNR + 3;  // the margin must stay untouched
   for (const int mr : {kR, 4, 1}) {
     std::vector<float> packed(std::size_t(kc) * kR, 0.0f);
     const float* ptr[kR];
@@ -100,13 +104,24 @@ TEST(DirectMicroTile, RowsUnpackedEqualThePackedPanel) {
       ptr[i] = i < mr ? rows.data() + i * kc : zeros.data();
       for (int p = 0; p < kc; ++p) packed[std::size_t(p * kR + i)] = ptr[i][p];
     }
-    for (const Mode mode : {Mode::kOverwrite, Mode::kAdd, Mode::kScale}) {
-      std::vector<float> got(std::size_t(kR) * kNR, 3.0f), want = got;
-      direct::micro_tile_rows(kc, ptr, b.data(), got.data(), kNR, mr, kNR - 1, mode, 0.5f);
-      direct::micro_tile_ref<kR>(kc, packed.data(), b.data(), want.data(), kNR, mr, kNR - 1, mode,
-                                 0.5f);
-      EXPECT_EQ(got, want) << "mr " << mr << " mode " << int(mode);
-    }
+    for (const Mode mode : {Mode::kOverwrite, Mode::kAdd, Mode::kScale})
+      for (const int nr : {kNR - 1, kNR, kNR + 3, 2 * kNR - 1, 2 * kNR}) {
+        SCOPED_TRACE(::testing::Message() << "mr " << mr << " nr " << nr << " mode " << int(mode));
+        const auto init = random_int_vector(std::size_t(kR) * ldc, 6, -9, 9);
+        std::vector<float> got = init, want = init;
+        direct::micro_tile_ref<kR>(kc, packed.data(), b.data(), want.data(), ldc, mr,
+                                   std::min(nr, kNR), mode, 0.5f);
+        if (nr > kNR)
+          direct::micro_tile_ref<kR>(kc, packed.data(), b.data() + bs, want.data() + kNR, ldc, mr,
+                                     nr - kNR, mode, 0.5f);
+        std::vector<float> one = init;
+        if (nr < kNR) {
+          direct::micro_tile_rows(kc, ptr, b.data(), 0, one.data(), ldc, mr, nr, mode, 0.5f, ptr);
+          EXPECT_EQ(one, want) << "one panel";
+        }
+        direct::micro_tile_rows<2>(kc, ptr, b.data(), bs, got.data(), ldc, mr, nr, mode, 0.5f);
+        EXPECT_EQ(got, want) << "two panels";  // integers: every order of the sum is exact
+      }
   }
 }
 

@@ -7,6 +7,7 @@
 // them. The reference is the plain triple loop micro_tile_ref below (conv2d_direct_test).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -35,7 +36,15 @@ inline constexpr int kMR = 6;
 inline constexpr int kMRSmall = 6;
 #endif
 inline constexpr int kUnpackedMR = 6;  // rows of C a tile whose A is read unpacked (six streams)
+// panels of B such a tile spans: 6 x 4 vectors = 24 accumulators under AVX-512; AVX2's 16
+// registers hold one panel's 12
+#if defined(__AVX512F__)
+inline constexpr int kUnpackedPanels = 2;
+#else
+inline constexpr int kUnpackedPanels = 1;
+#endif
 inline constexpr int kNR = 2 * kVL;    // columns of C a tile (vector operand: pixels)
+inline constexpr int kLineFloats = 16;  // floats a cache line
 using Vec = float __attribute__((vector_size(kVL * sizeof(float))));
 
 inline Vec load(const float* p) {
@@ -123,50 +132,64 @@ inline void with_width(int width, F&& f) {
   if constexpr (kMRSmall != kMR) f.template operator()<kMRSmall>();
 }
 
-// The tile of A's element (p, i) = a_at(p, i) and b (kc x NR, packed): micro_tile's and
-// micro_tile_rows's body. The accumulators never leave the registers until the store (no array
-// of them is addressed).
-template <int MR, class AAt>
-inline void micro_tile_with(int kc, AAt a_at, const float* __restrict b, float* c, long ldc, int mr,
-                            int nr, Mode mode, float beta) {
-  Vec acc[MR][2];
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = splat(0.0f);
-  for (int p = 0; p < kc; ++p) {
-    const Vec b0 = load(b + p * kNR), b1 = load(b + p * kNR + kVL);
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const Vec ai = splat(a_at(p, i));
-      acc[i][0] += ai * b0;
-      acc[i][1] += ai * b1;
-    }
-  }
-  const bool full = nr == kNR;  // whole rows: the first mr stored a vector at a time
-  float tile[MR][kNR];          // a tile of fewer columns, staged
-  const Vec vbeta = splat(beta);
+// The tile of A's element (p, i) = a_at(p, i) and NP panels of B (kc x NR each, packed, the
+// panels bs floats apart; NP * NR columns of C): micro_tile's and micro_tile_rows's body. The
+// accumulators never leave the registers until the store (no array of them is addressed).
+// ahead(p) is called before every line's worth of p (the caller's prefetch, or nothing).
+template <int MR, int NP = 1, class AAt, class Ahead>
+inline void micro_tile_with(int kc, AAt a_at, const float* __restrict b, long bs, float* c,
+                            long ldc, int mr, int nr, Mode mode, float beta, Ahead ahead) {
+  Vec acc[MR][2 * NP];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      if (!full) {
-        store(&tile[i][h * kVL], acc[i][h]);
-        continue;
+#pragma GCC unroll 4
+    for (int h = 0; h < 2 * NP; ++h) acc[i][h] = splat(0.0f);
+  for (int p0 = 0; p0 < kc; p0 += kLineFloats) {
+    ahead(p0);
+    const int p1 = std::min(kc, p0 + kLineFloats);
+    for (int p = p0; p < p1; ++p) {
+      Vec bv[2 * NP];
+#pragma GCC unroll 4
+      for (int h = 0; h < 2 * NP; ++h) bv[h] = load(b + h / 2 * bs + p * kNR + h % 2 * kVL);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        const Vec ai = splat(a_at(p, i));
+#pragma GCC unroll 4
+        for (int h = 0; h < 2 * NP; ++h) acc[i][h] += ai * bv[h];
       }
-      if (i >= mr) continue;
-      float* o = c + i * ldc + h * kVL;
-      Vec v = acc[i][h];
-      if (mode == Mode::kAdd) v += load(o);
-      if (mode == Mode::kScale) v += vbeta * load(o);
-      store(o, v);
     }
-  if (full) return;
-  for (int i = 0; i < mr; ++i)
-    for (int j = 0; j < nr; ++j) {
-      float* o = c + i * ldc + j;
-      *o = mode == Mode::kOverwrite ? tile[i][j]
-           : mode == Mode::kAdd     ? *o + tile[i][j]
-                                    : beta * *o + tile[i][j];
-    }
+  }
+  const Vec vbeta = splat(beta);
+#pragma GCC unroll 2
+  for (int q = 0; q < NP; ++q) {
+    const int nq = std::clamp(nr - q * kNR, 0, kNR);
+    float* cq = c + q * kNR;
+    const bool full = nq == kNR;  // whole rows: the first mr stored a vector at a time
+    float tile[MR][kNR];          // a tile of fewer columns, staged
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        if (!full) {
+          store(&tile[i][h * kVL], acc[i][2 * q + h]);
+          continue;
+        }
+        if (i >= mr) continue;
+        float* o = cq + i * ldc + h * kVL;
+        Vec v = acc[i][2 * q + h];
+        if (mode == Mode::kAdd) v += load(o);
+        if (mode == Mode::kScale) v += vbeta * load(o);
+        store(o, v);
+      }
+    if (full) continue;
+    for (int i = 0; i < mr; ++i)
+      for (int j = 0; j < nq; ++j) {
+        float* o = cq + i * ldc + j;
+        *o = mode == Mode::kOverwrite ? tile[i][j]
+             : mode == Mode::kAdd     ? *o + tile[i][j]
+                                      : beta * *o + tile[i][j];
+      }
+  }
 }
 
 // C tile (ldc floats between rows) from a (kc x MR) and b (kc x NR), both packed.
@@ -174,18 +197,23 @@ template <int MR = kMR>
 inline void micro_tile(int kc, const float* __restrict a, const float* __restrict b, float* c,
                        long ldc, int mr, int nr, Mode mode, float beta) {
   micro_tile_with<MR>(
-      kc, [a](int p, int i) { return a[p * MR + i]; }, b, c, ldc, mr, nr, mode, beta);
+      kc, [a](int p, int i) { return a[p * MR + i]; }, b, 0, c, ldc, mr, nr, mode, beta,
+      [](int) {});
 }
 
 // The same with A unpacked, kUnpackedMR rows: row i of the tile's A is rows[i][0 .. kc) (six
-// sequential streams; rows past mr may point at any kc readable floats, e.g. zeros). Six, not
-// kMR: eight streams and their pointers ran VGG-16 conv1_1's backward filter 2.6 times slower.
-inline void micro_tile_rows(int kc, const float* const* rows, const float* __restrict b, float* c,
-                            long ldc, int mr, int nr, Mode mode, float beta) {
+// sequential streams; rows past mr may point at any kc readable floats, e.g. zeros), and NP
+// panels of B (bs floats apart) side by side: nr <= NP * kNR columns. Six, not kMR: eight
+// streams and their pointers ran VGG-16 conv1_1's backward filter 2.6 times slower. `next` (or
+// null): the six rows the caller reads next, prefetched a line ahead of each line of p read here.
+template <int NP = 1>
+inline void micro_tile_rows(int kc, const float* const* rows, const float* __restrict b, long bs,
+                            float* c, long ldc, int mr, int nr, Mode mode, float beta,
+                            const float* const* next = nullptr) {
   const float *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3], *r4 = rows[4],
               *r5 = rows[5];
   static_assert(kUnpackedMR == 6, "micro_tile_rows names six rows");
-  micro_tile_with<kUnpackedMR>(
+  micro_tile_with<kUnpackedMR, NP>(
       kc,
       [=](int p, int i) {
         return i == 0   ? r0[p]
@@ -195,7 +223,11 @@ inline void micro_tile_rows(int kc, const float* const* rows, const float* __res
                : i == 4 ? r4[p]
                         : r5[p];
       },
-      b, c, ldc, mr, nr, mode, beta);
+      b, bs, c, ldc, mr, nr, mode, beta, [next](int p) {
+        if (next == nullptr) return;
+#pragma GCC unroll 6
+        for (int i = 0; i < kUnpackedMR; ++i) __builtin_prefetch(next[i] + p, 0, 3);
+      });
 }
 
 // The whole tile into an MR x kNR buffer (the caller scatters it: a tile across images).
