@@ -92,7 +92,8 @@ void add_tiles(const Conv2dShape& f, const float* dyg, long pq, long pix0, const
   const auto row = [&](int k) { return k < f.kg() ? dyg + long(k) * pq + pix0 : zeros; };
   for (int k0 = 0; k0 < f.kg(); k0 += kUnpackedMR) {
     const float *rows[kUnpackedMR], *next[kUnpackedMR];
-    for (int i = 0; i < kUnpackedMR; ++i) rows[i] = row(k0 + i), next[i] = row(k0 + kUnpackedMR + i);
+    for (int i = 0; i < kUnpackedMR; ++i)
+      rows[i] = row(k0 + i), next[i] = row(k0 + kUnpackedMR + i);
     const float* const* ahead = prefetch ? next : nullptr;
     const int mr = std::min(kUnpackedMR, f.kg() - k0);
     float* dwk = dwg + long(k0) * crs;

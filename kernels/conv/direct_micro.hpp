@@ -43,7 +43,7 @@ inline constexpr int kUnpackedPanels = 2;
 #else
 inline constexpr int kUnpackedPanels = 1;
 #endif
-inline constexpr int kNR = 2 * kVL;    // columns of C a tile (vector operand: pixels)
+inline constexpr int kNR = 2 * kVL;     // columns of C a tile (vector operand: pixels)
 inline constexpr int kLineFloats = 16;  // floats a cache line
 using Vec = float __attribute__((vector_size(kVL * sizeof(float))));
 
@@ -223,7 +223,8 @@ inline void micro_tile_rows(int kc, const float* const* rows, const float* __res
                : i == 4 ? r4[p]
                         : r5[p];
       },
-      b, bs, c, ldc, mr, nr, mode, beta, [next](int p) {
+      b, bs, c, ldc, mr, nr, mode, beta,
+      [next](int p) {
         if (next == nullptr) return;
 #pragma GCC unroll 6
         for (int i = 0; i < kUnpackedMR; ++i) __builtin_prefetch(next[i] + p, 0, 3);
