@@ -15,8 +15,9 @@
 // or more) runs with x and dy swapped (dW transposed, then transposed back): the packing then
 // transposes the smaller of the two.
 // Under AVX-512 a tile spans two tap panels (6 x 64: 24 accumulators, each row of A read once
-// for both), and while it runs the next six rows of A are prefetched, a line of each per line
-// of its own (the rows are 256-pixel runs of a large tensor: too short for the hardware's
+// for both), and where a block is one image (A's rows read in place, not gathered) each tile
+// prefetches the rows of the next six output channels, the same offset of each as it reads a
+// line of its own (the rows are 256-pixel runs of a large tensor: too short for the hardware's
 // stream prefetch, and without it the FMAs waited for DRAM a tile at a time). Measured
 // (2026-11-29, the 2-core Intel Xeon with AVX-512, 2 threads, medians of 3 alternating
 // processes against the one-panel tile without the prefetch): ResNet-50's 15 1x1 layers

@@ -115,11 +115,11 @@ TEST(DirectMicroTile, RowsUnpackedEqualThePackedPanel) {
           direct::micro_tile_ref<kR>(kc, packed.data(), b.data() + bs, want.data() + kNR, ldc, mr,
                                      nr - kNR, mode, 0.5f);
         std::vector<float> one = init;
-        if (nr < kNR) {
+        if (nr <= kNR) {
           direct::micro_tile_rows(kc, ptr, b.data(), 0, one.data(), ldc, mr, nr, mode, 0.5f, ptr);
           EXPECT_EQ(one, want) << "one panel";
         }
-        direct::micro_tile_rows<2>(kc, ptr, b.data(), bs, got.data(), ldc, mr, nr, mode, 0.5f);
+        direct::micro_tile_rows<2>(kc, ptr, b.data(), bs, got.data(), ldc, mr, nr, mode, 0.5f, ptr);
         EXPECT_EQ(got, want) << "two panels";  // integers: every order of the sum is exact
       }
   }

@@ -205,7 +205,8 @@ inline void micro_tile(int kc, const float* __restrict a, const float* __restric
 // sequential streams; rows past mr may point at any kc readable floats, e.g. zeros), and NP
 // panels of B (bs floats apart) side by side: nr <= NP * kNR columns. Six, not kMR: eight
 // streams and their pointers ran VGG-16 conv1_1's backward filter 2.6 times slower. `next` (or
-// null): the six rows the caller reads next, prefetched a line ahead of each line of p read here.
+// null): six rows the caller reads next; as the tile starts each line's worth of p (16 floats
+// from p = 0) it prefetches the same offset of each of them.
 template <int NP = 1>
 inline void micro_tile_rows(int kc, const float* const* rows, const float* __restrict b, long bs,
                             float* c, long ldc, int mr, int nr, Mode mode, float beta,
