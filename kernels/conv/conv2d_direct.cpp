@@ -94,7 +94,11 @@
 // non-temporal stores of a one-block reduction's full tiles 0.93-1.00 (2 threads, four 1x1
 // layers); pack_b prefetching 12 taps ahead instead of 4 1.00-1.01; and in the standalone copy,
 // groups of 2-4 B panels kept in L1 over every weight panel 0.67-0.98 of the weights order, and
-// prefetching the output rows a few tiles ahead 0.93-1.03.
+// prefetching the output rows a few tiles ahead 0.93-1.03. Later (2026-11-29, four of ResNet-50's
+// 1x1 layers, medians of 3 alternating processes): each tile prefetching its own output lines
+// for writing as it starts, 0.87-0.99 warm and 0.88-1.02 with `--cold-cache` (as training reads
+// them; Winograd's output tiles gain from such a prefetch, winograd_tiles.hpp, but they fill a
+// line over 4 tiles where these write whole lines).
 #include <omp.h>
 
 #include <algorithm>
