@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 // Vec is as wide as the ISA's vectors under -march=native; in a build for the baseline ISA GCC
@@ -135,8 +136,10 @@ inline void with_width(int width, F&& f) {
 // The tile of A's element (p, i) = a_at(p, i) and NP panels of B (kc x NR each, packed, the
 // panels bs floats apart; NP * NR columns of C): micro_tile's and micro_tile_rows's body. The
 // accumulators never leave the registers until the store (no array of them is addressed).
-// ahead(p) is called before every line's worth of p (the caller's prefetch, or nothing).
-template <int MR, int NP = 1, class AAt, class Ahead>
+// ahead(p) is called before every line's worth of p (the caller's prefetch), unless it is NoAhead.
+struct NoAhead {};  // micro_tile_with's `ahead` where nothing is prefetched: one plain loop over p
+
+template <int MR, int NP = 1, class AAt, class Ahead = NoAhead>
 inline void micro_tile_with(int kc, AAt a_at, const float* __restrict b, long bs, float* c,
                             long ldc, int mr, int nr, Mode mode, float beta, Ahead ahead) {
   Vec acc[MR][2 * NP];
@@ -144,19 +147,23 @@ inline void micro_tile_with(int kc, AAt a_at, const float* __restrict b, long bs
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int h = 0; h < 2 * NP; ++h) acc[i][h] = splat(0.0f);
-  for (int p0 = 0; p0 < kc; p0 += kLineFloats) {
-    ahead(p0);
-    const int p1 = std::min(kc, p0 + kLineFloats);
-    for (int p = p0; p < p1; ++p) {
-      Vec bv[2 * NP];
+  const auto step = [&](int p) {
+    Vec bv[2 * NP];
 #pragma GCC unroll 4
-      for (int h = 0; h < 2 * NP; ++h) bv[h] = load(b + h / 2 * bs + p * kNR + h % 2 * kVL);
+    for (int h = 0; h < 2 * NP; ++h) bv[h] = load(b + h / 2 * bs + p * kNR + h % 2 * kVL);
 #pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        const Vec ai = splat(a_at(p, i));
+    for (int i = 0; i < MR; ++i) {
+      const Vec ai = splat(a_at(p, i));
 #pragma GCC unroll 4
-        for (int h = 0; h < 2 * NP; ++h) acc[i][h] += ai * bv[h];
-      }
+      for (int h = 0; h < 2 * NP; ++h) acc[i][h] += ai * bv[h];
+    }
+  };
+  if constexpr (std::is_same_v<Ahead, NoAhead>) {
+    for (int p = 0; p < kc; ++p) step(p);
+  } else {
+    for (int p0 = 0; p0 < kc; p0 += kLineFloats) {
+      ahead(p0);
+      for (int p = p0, p1 = std::min(kc, p0 + kLineFloats); p < p1; ++p) step(p);
     }
   }
   const Vec vbeta = splat(beta);
@@ -197,8 +204,7 @@ template <int MR = kMR>
 inline void micro_tile(int kc, const float* __restrict a, const float* __restrict b, float* c,
                        long ldc, int mr, int nr, Mode mode, float beta) {
   micro_tile_with<MR>(
-      kc, [a](int p, int i) { return a[p * MR + i]; }, b, 0, c, ldc, mr, nr, mode, beta,
-      [](int) {});
+      kc, [a](int p, int i) { return a[p * MR + i]; }, b, 0, c, ldc, mr, nr, mode, beta, NoAhead{});
 }
 
 // The same with A unpacked, kUnpackedMR rows: row i of the tile's A is rows[i][0 .. kc) (six
