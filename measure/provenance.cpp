@@ -16,6 +16,7 @@
 
 #include "measure/blas_coretype.hpp"
 #include "measure/denormals.hpp"
+#include "measure/huge_pages.hpp"
 #include "measure/threads.hpp"
 #include "measure/versions.hpp"
 
@@ -143,7 +144,10 @@ nlohmann::json capture_provenance(const ProvenanceOptions& options) {
             {"dlscale_version", DLS_VERSION}}},
           {"libraries", libs},
           {"cpu", cpu_info()},
-          {"os", {{"kernel", fmt::format("{} {}", u.sysname, u.release)}, {"machine", u.machine}}},
+          {"os",
+           {{"kernel", fmt::format("{} {}", u.sysname, u.release)},
+            {"machine", u.machine},
+            {"transparent_huge_pages", thp_mode()}}},
           {"openmp_threads", omp_threads()},
           {"denormals", name_of(kDenormalsNames, denormals_now())},
           {"env", relevant_env()}};

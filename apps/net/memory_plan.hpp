@@ -23,7 +23,9 @@ struct MemRequest {
 // to 16 bytes only. Measured and left out (Zen 4, 2 threads, ResNet-50 at batch 16, 4 runs each,
 // alternating): the arena's start rounded up to a cache line, 7.49-7.55 images/s against
 // 7.39-7.59; the arena in transparent huge pages (glibc.malloc.hugetlb=1: 1.8 GB of them),
-// 7.58-7.81 against 7.57-7.86.
+// 7.58-7.81 against 7.57-7.86. On a 2-core Intel VM (AVX-512) the arena in huge pages ran
+// 1.00-1.06 times as fast (median 1.02 over 8 pairs), so it is asked for by default there and
+// everywhere (measure/huge_pages.hpp; the Zen 4 lost nothing with it).
 inline constexpr long kNetAlign = 16;
 
 // Sets every request's offset (multiples of `align`) and returns the arena size in elements.

@@ -189,6 +189,12 @@ void Net<T>::set_fusion(bool on) {
 }
 
 template <class T>
+void Net<T>::set_huge_pages(bool on) {
+  if (allocated_) throw Error(fmt::format("net '{}': set_huge_pages after allocate()", name_));
+  huge_pages_ = on;
+}
+
+template <class T>
 const T* Net<T>::output(const std::string& name) const {
   return tensors_[tensor(name)].value;
 }

@@ -148,6 +148,10 @@ class Net {
   // node is skipped in both passes (its times are 0, its producer's include its work).
   void set_fusion(bool on);
   bool fused(std::size_t node) const { return nodes_[node].fused; }
+  // Transparent huge pages for the host arena (measure/huge_pages.hpp), asked for by default; set
+  // it before allocate(). huge_pages_advised() is the arena's bytes advised (0: off, refused).
+  void set_huge_pages(bool on);
+  long huge_pages_advised() const { return huge_advised_; }
   // Per-layer forward and backward seconds of the last pass, in node order (on a device, the
   // device's time between marks around the layer).
   const std::vector<double>& forward_seconds() const { return fwd_s_; }
@@ -206,6 +210,8 @@ class Net {
   long planned_bytes_ = 0, lower_bound_bytes_ = 0, scratch_bytes_ = 0;
   bool poison_dead_ = false;
   bool fuse_ = true;
+  bool huge_pages_ = true;
+  long huge_advised_ = 0;
   bool external_input_ = false;
   std::function<void(std::size_t)> observer_;
   std::vector<std::vector<T*>> scratch_;  // per node and input: its gradient's scratch, or null

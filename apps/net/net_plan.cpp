@@ -13,6 +13,7 @@
 #include "apps/net/memory_plan.hpp"
 #include "apps/net/net.hpp"
 #include "apps/net/ref_path.hpp"
+#include "measure/huge_pages.hpp"
 
 namespace dls {
 namespace {
@@ -182,6 +183,9 @@ void Net<T>::plan_memory() {
     arena_.reset(static_cast<T*>(std::calloc(std::size_t(std::max(arena_size_, 1L)), sizeof(T))));
     if (!arena_) throw std::bad_alloc();
     arena_p_ = arena_.get();
+    // before the passes first touch its pages (calloc's large blocks are fresh mappings)
+    if (huge_pages_)
+      huge_advised_ = long(advise_huge_pages(arena_p_, std::size_t(arena_size_) * sizeof(T)));
   }
   planned_bytes_ = arena_size_ * long(sizeof(T));
   lower_bound_bytes_ = long(live_lower_bound(r.req)) * long(sizeof(T));

@@ -14,6 +14,7 @@
 #include "kernels/common/fd_grad.hpp"
 #include "kernels/common/rng.hpp"
 #include "measure/check.hpp"
+#include "measure/huge_pages.hpp"
 
 namespace dls {
 namespace {
@@ -149,6 +150,29 @@ TEST(Net, FusedReluGivesTheSameStep) {
   for (std::size_t i = 0; i < gp.size(); ++i) d = std::max(d, double(std::fabs(ff[i] - fp[i])));
   EXPECT_LT(d, 1e-6 * m) << "float";
   EXPECT_THROW(fused->set_fusion(false), Error);  // after allocate()
+}
+
+// The host arena is advised for huge pages (its whole 4 KiB pages) unless the net is told not to,
+// where the kernel has THP at all; the pages change no result.
+TEST(Net, AsksForHugePagesForTheArenaUnlessOff) {
+  auto on = residual<float>(true);
+  auto off = residual<float>(true);
+  off->set_huge_pages(false);
+  double lon = 0, loff = 0;
+  const auto gon = step_grads(*on, Backend::kOpenBlas, lon);
+  const auto goff = step_grads(*off, Backend::kOpenBlas, loff);
+  EXPECT_EQ(off->huge_pages_advised(), 0);
+  const long arena = on->activation_bytes();
+  ASSERT_GT(arena, 4 * 4096);
+  if (thp_mode() == "unavailable") {
+    EXPECT_EQ(on->huge_pages_advised(), 0);
+  } else {
+    EXPECT_GE(on->huge_pages_advised(), arena - 2 * 4096);
+    EXPECT_LE(on->huge_pages_advised(), arena);
+  }
+  EXPECT_EQ(lon, loff);
+  EXPECT_EQ(gon, goff);
+  EXPECT_THROW(on->set_huge_pages(false), Error);  // after allocate()
 }
 
 TEST(Net, BadGraphsAreClearErrors) {

@@ -87,6 +87,7 @@ void Trainer::open_data_and_net() {
   s.dev = s.net->device();
   s.fuse = o_.fuse && !s.dev;  // the device layers fuse no ReLU (net.hpp)
   s.net->set_fusion(s.fuse);
+  s.net->set_huge_pages(o_.huge_pages);
   // on the host the net reads each batch where the prefetcher put it (no copy of its own)
   s.net->set_external_input(!s.dev);
   s.net->allocate(o_.seed);

@@ -9,6 +9,7 @@
 #include "apps/train/trainer_state.hpp"
 #include "kernels/conv/conv2d.hpp"
 #include "kernels/conv/direct_order.hpp"
+#include "measure/huge_pages.hpp"
 #include "measure/stats.hpp"
 #include "measure/threads.hpp"
 
@@ -150,6 +151,7 @@ nlohmann::json Trainer::describe_params() const {
                       {"scheme", "single"},
                       {"ranks", hooks_.ranks}};
   if (s.mo.image_w != s.mo.image) p["image_w"] = s.mo.image_w;  // square: as before (point ids)
+  if (!o_.huge_pages) p["huge_pages"] = false;  // on, the default: as before (point ids)
   if (hooks_.params.is_object()) p.update(hooks_.params);
   if (o_.target.metric != Target::Metric::kNone) p["target"] = o_.target.str();
   if (s.vae)
@@ -216,6 +218,8 @@ void Trainer::add_metrics(nlohmann::json& m) const {
        {"activation_bytes", s.net->activation_bytes()},
        {"parameter_bytes", long(s.net->weights().size() * sizeof(float))},
        {"workspace_bytes", s.net->workspace_bytes()},
+       {"huge_pages_advised_bytes", s.net->huge_pages_advised()},
+       {"huge_page_bytes", huge_page_bytes()},
        {"total_time_s", seconds_since(s.t_start)},
        {"memory", model_memory()},
        {"cache", cache_json(*s.train)}};

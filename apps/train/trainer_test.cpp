@@ -15,6 +15,7 @@
 #include "kernels/common/test_require.hpp"
 #include "kernels/conv/direct_order.hpp"
 #include "measure/check.hpp"
+#include "measure/huge_pages.hpp"
 
 namespace dls {
 namespace {
@@ -48,6 +49,11 @@ TEST(Trainer, ReachesAnAccuracyTargetAndRecordsIt) {
     EXPECT_TRUE(m["phase_s"].contains(p)) << p;
   EXPECT_EQ(m["steady_steps"].get<long>() + m["warmup_steps"].get<long>(), m["steps"].get<long>());
   EXPECT_GT(m["peak_rss_bytes"].get<long>(), 0);
+  // the arena asked for huge pages (by default: no key, the point ids of earlier records), and
+  // what the kernel gave the process
+  EXPECT_FALSE(r.params.contains("huge_pages"));
+  EXPECT_EQ(m["huge_pages_advised_bytes"].get<long>() > 0, thp_mode() != "unavailable");
+  EXPECT_GE(m["huge_page_bytes"].get<long>(), 0);
   EXPECT_EQ(m["cache"]["reads"].get<long>(), 576);  // every training sample read once, then cached
   // the model's memory apart from the data cache: 576 training and 64 held-out 3x16x16 samples
   const auto& mem = m["memory"];
