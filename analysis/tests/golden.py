@@ -5,8 +5,9 @@ benchmark, parameters, check and status, the key structure of its metrics, and e
 is not measured on the clock (parameter and MAC counts, steps, bytes, losses within a relative
 1e-3); and every table's columns and row keys. What may change: provenance, what the clock
 measured (keys named like times, rates, shares of peak, resident sizes, fits of times), choices
-made by timing (the allreduce "auto" picks), where ranks ran, what the host lets PAPI count, and
-what its CPU decides (the peak's instruction set, the convolution workspace).
+made by timing (the allreduce "auto" picks), where ranks ran, what the host lets PAPI count, what
+its CPU decides (the peak's instruction set, the convolution workspace), and what its kernel gives
+(huge pages).
 
   python3 golden.py store CAMPAIGN GOLDEN    # keep CAMPAIGN (its tables made) as GOLDEN
   python3 golden.py compare GOLDEN CAMPAIGN  # exit 1 listing every difference
@@ -25,11 +26,12 @@ from pathlib import Path
 # keys whose values the clock or the host decide: their presence is compared, their values not.
 # The host's CPU decides peak_method (the FMA loop's instruction set) and the convolution
 # workspace (the direct convolution's panels are as wide as two of its vectors: 16 floats under
-# AVX2, 32 under AVX-512), and with it model_bytes.
+# AVX2, 32 under AVX-512), and with it model_bytes; the kernel, the arena's huge pages (its THP
+# mode, and where calloc put the arena: the whole pages advised).
 MEASURED = re.compile(
     r"(_s$|_s_|_vs_|per_s|_share$|pct_of_peak|rss_bytes|^(r2|seconds|samples|mean|stddev|std|ci_low|ci_high|vs_gemm|"
     r"efficiency|per_epoch_speedup|max_err_over_bound|max_rel_err|max_rel_residual|n|peak_method|workspace_bytes|"
-    r"model_bytes)$)"
+    r"model_bytes|huge_page_bytes|huge_pages_advised_bytes)$)"
 )
 # subtrees decided by timing or by the host: presence only
 # (harness_host, a point's host: the load beside it on the host that ran it; direct_tile_orders:
