@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace dls {
 namespace {
@@ -53,12 +54,13 @@ TEST(HugePages, AdvisesAMapping) {
   void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED);
   char* p = static_cast<char*>(map);
+  const auto page = std::size_t(sysconf(_SC_PAGESIZE));  // 4 KiB here, 16 or 64 KiB elsewhere
   const std::size_t advised = advise_huge_pages(p + 100, bytes - 200);
   if (thp_mode() == "unavailable")
     EXPECT_EQ(advised, 0u);
   else
-    EXPECT_EQ(advised, bytes - 2 * kPage);
-  EXPECT_EQ(advise_huge_pages(p + 100, kPage), 0u);  // no whole page: not even asked
+    EXPECT_EQ(advised, bytes - 2 * page);
+  EXPECT_EQ(advise_huge_pages(p + 100, page), 0u);  // no whole page: not even asked
   EXPECT_GE(huge_page_bytes(), 0);
   munmap(map, bytes);
 }

@@ -3,6 +3,7 @@
 // parameter of a small branching net, and the float net against the double one. Also the memory
 // the net keeps: fan-out scratch only where used, an external input, workspace_bytes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -152,7 +153,7 @@ TEST(Net, FusedReluGivesTheSameStep) {
   EXPECT_THROW(fused->set_fusion(false), Error);  // after allocate()
 }
 
-// The host arena is advised for huge pages (its whole 4 KiB pages) unless the net is told not to,
+// The host arena is advised for huge pages (its whole pages) unless the net is told not to,
 // where the kernel has THP at all; the pages change no result.
 TEST(Net, AsksForHugePagesForTheArenaUnlessOff) {
   auto on = residual<float>(true);
@@ -162,12 +163,12 @@ TEST(Net, AsksForHugePagesForTheArenaUnlessOff) {
   const auto gon = step_grads(*on, Backend::kOpenBlas, lon);
   const auto goff = step_grads(*off, Backend::kOpenBlas, loff);
   EXPECT_EQ(off->huge_pages_advised(), 0);
-  const long arena = on->activation_bytes();
-  ASSERT_GT(arena, 4 * 4096);
+  const long arena = on->activation_bytes(), page = sysconf(_SC_PAGESIZE);
+  ASSERT_GT(arena, 4 * page);
   if (thp_mode() == "unavailable") {
     EXPECT_EQ(on->huge_pages_advised(), 0);
   } else {
-    EXPECT_GE(on->huge_pages_advised(), arena - 2 * 4096);
+    EXPECT_GE(on->huge_pages_advised(), arena - 2 * page);
     EXPECT_LE(on->huge_pages_advised(), arena);
   }
   EXPECT_EQ(lon, loff);
