@@ -46,13 +46,20 @@ const std::vector<Algo>& all_algos();
 // memory (MPI_COMM_TYPE_SHARED), k > 0 runs of k consecutive ranks (one host emulating nodes of
 // k ranks; they must still share memory); and how a private vector's elements reach the other
 // ranks of the node: kCma (cross-memory attach, chunk_bytes a read), kFifo (the FIFO ring),
-// kAuto (kCma for vectors of kShmCmaMinBytes or more where every rank can read every other, else
-// kFifo: below it the FIFO ring's spinning flags beat cma's three barriers and system calls).
+// kAuto (kCma for vectors of kShmCmaMinBytes or more where every rank can read every other, or
+// of kShmCmaOnePassMinBytes or more where the node is every rank of the call, else kFifo: below
+// them the FIFO ring's spinning flags beat cma's barriers and system calls).
 enum class ShmCopy { kAuto, kCma, kFifo };
 // Measured with `dlscale collectives --algo shm --shm-copy fifo|cma`, 2 ranks on a 2-core Xeon VM,
-// two alternating runs each (us): 1 MiB 167-181 fifo, 219-234 cma; 2 MiB 357-381, 367-373; 4 MiB
-// 755-852, 603-709; 16 MiB 1.0-1.5x faster with cma, 32 MiB 0.8-1.0x.
+// two alternating runs each (us), cma's halves (reduce-scatter, then allgather, as it runs where
+// the job spans nodes): 1 MiB 167-181 fifo, 219-234 cma; 2 MiB 357-381, 367-373; 4 MiB 755-852,
+// 603-709; 16 MiB 1.0-1.5x faster with cma, 32 MiB 0.8-1.0x.
 inline constexpr std::size_t kShmCmaMinBytes = std::size_t(4) << 20;
+// On one node cma runs in one pass (ShmCma::allreduce, no allgather). Measured the same way
+// (2026-11-29, 3 alternating runs each, us): 8 KiB 2.4-2.7 fifo, 3.4-3.4 cma; 16 KiB 3.7-4.3,
+// 3.7-3.9; 32 KiB 6.6-6.8, 4.2-4.7; 64 KiB 7.8-8.0, 6.3-7.3; 128 KiB 18-19, 9.0-9.4; and 1 MiB
+// 126-170 against 64-66. The threshold keeps a factor of two above the crossing.
+inline constexpr std::size_t kShmCmaOnePassMinBytes = std::size_t(64) << 10;
 inline constexpr Named<ShmCopy> kShmCopyNames[] = {
     {ShmCopy::kAuto, "auto"}, {ShmCopy::kCma, "cma"}, {ShmCopy::kFifo, "fifo"}};
 struct ShmOptions {

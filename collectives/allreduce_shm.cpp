@@ -107,16 +107,22 @@ class ShmAllreduce {
   }
 
   // The node's part on the shared vector (on every rank alike) reading the other ranks' vectors
-  // where they lie; else through cross-memory attach where every rank can (from kShmCmaMinBytes
-  // up unless asked for), else the FIFO ring.
+  // where they lie; else through cross-memory attach where every rank can (unless asked for,
+  // from kShmCmaMinBytes up, or kShmCmaOnePassMinBytes where the node is every rank of the call
+  // and cma runs in one pass), else the FIFO ring.
   template <class T>
   void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
+    const bool one_pass = node_ranks() == size_;
+    const std::size_t cma_from = one_pass ? kShmCmaOnePassMinBytes : kShmCmaMinBytes;
     if (direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes()) {
       path_ = "shared";
       run_on(*direct_, buf, count, w);
-    } else if (cma_ && (options_.copy == ShmCopy::kCma || count * sizeof(T) >= kShmCmaMinBytes)) {
+    } else if (cma_ && (options_.copy == ShmCopy::kCma || count * sizeof(T) >= cma_from)) {
       path_ = "cma";
-      run_on(*cma_, buf, count, w);
+      if (one_pass)
+        cma_->allreduce(buf, count, w);
+      else
+        run_on(*cma_, buf, count, w);
     } else {
       path_ = "fifo";
       run_on(*ring_, buf, count, w);

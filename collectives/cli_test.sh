@@ -15,17 +15,21 @@ n=$(grep -c '"benchmark":"allreduce"' "$tmp/r.jsonl")
 f=$(grep -c '"benchmark":"allreduce_alpha_beta_fit"' "$tmp/r.jsonl")
 [[ $f -eq 6 ]] || fail "expected 6 fit records, got $f"
 # shm's records carry what shapes it (the defaults here)
-# (and the path that ran: the FIFO ring below 4 MiB; none at 0 bytes)
-[[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","copy_path":"fifo","node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 4 ]] || fail "shm records without their settings and path (fifo below 4 MiB)"
+# (and the path that ran: the FIFO ring below 64 KiB on one node; none at 0 bytes)
+[[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","copy_path":"fifo","node_ranks":0,"slots":4}' "$tmp/r.jsonl") -ge 3 ]] || fail "shm records without their settings and path (fifo below 64 KiB)"
 [[ $(grep -c '"shm":{"chunk_bytes":131072,"copy":"auto","node_ranks":0,"slots":4}' "$tmp/r.jsonl") -eq 1 ]] || fail "shm's 0-byte record: a path, or not one record"
 # cross-memory attach, asked for: checked, and recorded as the path that ran
 # (where the kernel forbids it: refused with the reason, exit 2, no record)
+# and auto's path at 64 KiB in the sweep above: cma from there on one node where it is allowed
+auto64k='"shm":{"chunk_bytes":131072,"copy":"auto","copy_path":"PATH","node_ranks":0,"slots":4}'
 if run3 -b 4M -e 8M --algo shm --shm-copy cma --shm-chunk 64K --iters 3 --warmup 1 --out "$tmp/cma.jsonl" > "$tmp/cma.txt" 2>&1; then
   [[ $(grep '"wrong":0' "$tmp/cma.jsonl" | grep -c '"copy":"cma","copy_path":"cma","node_ranks":0') -eq 2 ]] || fail "shm through cma: not 2 checked sizes recorded as cma"
+  [[ $(grep '"bytes":65536,' "$tmp/r.jsonl" | grep -c "${auto64k/PATH/cma}") -eq 1 ]] || fail "auto at 64 KiB on one node: not cma"
 else
   rc=$?
   grep -q "cross-memory attach refused" "$tmp/cma.txt" && [[ $rc -eq 2 && ! -s "$tmp/cma.jsonl" ]] || { cat "$tmp/cma.txt"; fail "shm through cma exited $rc"; }
   echo "cma refused here: $(grep -m1 'refused' "$tmp/cma.txt")"
+  [[ $(grep '"bytes":65536,' "$tmp/r.jsonl" | grep -c "${auto64k/PATH/fifo}") -eq 1 ]] || fail "auto at 64 KiB where cma is refused: not fifo"
 fi
 
 # shm on emulated nodes of 2 ranks: 3 ranks make nodes of 2 and 1, which "all" leaves out with

@@ -77,24 +77,38 @@ void ShmCma::publish(const void* mine, std::size_t bytes) {
     }
 }
 
-void ShmCma::read(int q, std::size_t offset, void* dst, std::size_t bytes) const {
+// bytes between `local` and `offset` of rank q's published vector, read (process_vm_readv) or
+// written (process_vm_writev), the partial transfers the kernel may make continued.
+void ShmCma::transfer(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const {
   const Peer& p = peers_[std::size_t(q)];
   for (std::size_t done = 0; done < bytes;) {
-    iovec local{static_cast<char*>(dst) + done, bytes - done};
-    iovec remote{reinterpret_cast<char*>(p.address + offset + done), bytes - done};
-    const ssize_t got = process_vm_readv(pid_t(p.pid), &local, 1, &remote, 1, 0);
+    iovec here{local + done, bytes - done};
+    iovec there{reinterpret_cast<char*>(p.address + offset + done), bytes - done};
+    const ssize_t got = out ? process_vm_writev(pid_t(p.pid), &here, 1, &there, 1, 0)
+                            : process_vm_readv(pid_t(p.pid), &here, 1, &there, 1, 0);
     if (got <= 0)
-      throw Error(fmt::format("allreduce shm: process_vm_readv of node rank {} (pid {}): {}", q,
-                              p.pid, got < 0 ? std::strerror(errno) : "no bytes read"));
+      throw Error(fmt::format("allreduce shm: {} of node rank {} (pid {}): {}",
+                              out ? "process_vm_writev" : "process_vm_readv", q, p.pid,
+                              got < 0 ? std::strerror(errno) : "no bytes moved"));
     done += std::size_t(got);
   }
 }
 
-// A read inside a call: past the probe a failure is this rank's alone (a peer gone, its memory
-// unmapped), while the others wait at the next barrier, so it ends the job with the reason.
-void ShmCma::fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const {
+void ShmCma::read(int q, std::size_t offset, void* dst, std::size_t bytes) const {
+  transfer(q, offset, static_cast<char*>(dst), bytes, false);
+}
+
+void ShmCma::write(int q, std::size_t offset, const void* src, std::size_t bytes) const {
+  // process_vm_writev's local iovec is not const, though the call only reads it
+  transfer(q, offset, const_cast<char*>(static_cast<const char*>(src)), bytes, true);
+}
+
+// A transfer inside a call: past the probe a failure is this rank's alone (a peer gone, its
+// memory unmapped), while the others wait at the next barrier, so it ends the job with the reason.
+void ShmCma::moved_or_abort(int q, std::size_t offset, char* local, std::size_t bytes,
+                            bool out) const {
   try {
-    read(q, offset, dst, bytes);
+    transfer(q, offset, local, bytes, out);
   } catch (const Error& e) {
     std::fprintf(stderr, "dlscale: %s; aborting the job\n", e.what());
     std::fflush(stderr);
@@ -102,9 +116,19 @@ void ShmCma::fetch(int q, std::size_t offset, void* dst, std::size_t bytes) cons
   }
 }
 
+void ShmCma::fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const {
+  moved_or_abort(q, offset, static_cast<char*>(dst), bytes, false);
+}
+
+void ShmCma::push(int q, std::size_t offset, const void* src, std::size_t bytes) const {
+  moved_or_abort(q, offset, const_cast<char*>(static_cast<const char*>(src)), bytes, true);
+}
+
 // Every rank reads every other's probe value (a constant mixed with its pid and its node rank:
 // ranks in separate PID namespaces may share a pid, and a read of its own memory must not pass
-// for a peer's); never throws, so that every rank comes to each barrier.
+// for a peer's) and writes the same value back (allreduce writes into the others' vectors: the
+// same bytes, so a rank reading it meanwhile reads what it would have); never throws, so that
+// every rank comes to each barrier.
 std::string ShmCma::probe() {
   const auto value_of = [](std::int64_t pid, int rank) {
     return 0x5eedc0de00000000ull ^ std::uint64_t(pid) ^ (std::uint64_t(rank) << 40);
@@ -124,6 +148,8 @@ std::string ShmCma::probe() {
       read(q, 0, &got, sizeof got);
       if (got != value_of(pid, q))
         why = fmt::format("node rank {}'s probe read back as {:#x}", q, got);
+      else
+        write(q, 0, &got, sizeof got);
     } catch (const Error& e) {
       why = e.what();
     }
@@ -162,9 +188,30 @@ void ShmCma::allgather(T* buf, std::size_t count) {
   win_.sync();  // every read made before anyone writes its vector again
 }
 
+template <class T>
+void ShmCma::allreduce(T* buf, std::size_t count, const AllreduceWork<T>& w) {
+  publish(buf, count * sizeof(T));  // every vector written and its address seen
+  const Block b = block_of(count, size(), rank());
+  const std::size_t step = chunk_.size() / sizeof(T);
+  T* staged = reinterpret_cast<T*>(chunk_.data());
+  for (std::size_t at = 0; at < b.length; at += step) {  // a chunk of the block, every peer
+    const std::size_t n = std::min(step, b.length - at), offset = (b.offset + at) * sizeof(T);
+    T* mine = buf + b.offset + at;
+    for (int q = 0; q < size(); ++q) {
+      if (q == rank()) continue;
+      fetch(q, offset, staged, n * sizeof(T));
+      add_into(mine, staged, n, w);
+    }
+    for (int q = 0; q < size(); ++q)  // the chunk's sum, in cache, into every other vector
+      if (q != rank()) push(q, offset, mine, n * sizeof(T));
+  }
+  win_.sync();  // every sum in every vector before anyone reads or writes its vector again
+}
+
 #define DLS_INSTANTIATE(T)                                                           \
   template void ShmCma::reduce_scatter<T>(T*, std::size_t, const AllreduceWork<T>&); \
-  template void ShmCma::allgather<T>(T*, std::size_t);
+  template void ShmCma::allgather<T>(T*, std::size_t);                               \
+  template void ShmCma::allreduce<T>(T*, std::size_t, const AllreduceWork<T>&);
 DLS_INSTANTIATE(float)
 DLS_INSTANTIATE(double)
 #undef DLS_INSTANTIATE

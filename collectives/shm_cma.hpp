@@ -5,22 +5,29 @@
 //   reduce_scatter  rank l reads block l of every other rank's vector, a chunk at a time into a
 //                   buffer that stays in cache, and adds each chunk into its own block l
 //   allgather       rank l reads block q from rank q into its own vector, for every q != l
-// On a 2-rank node each rank moves 2.5 bytes of memory traffic a byte of the vector (the chunks
-// stay in L2), as shm_direct.hpp does on a shared vector, against the FIFO ring's 4.5
-// (shm_ring.hpp). Each call first publishes (pid, address and length of the vector) in a small
-// shared window; barriers (ShmWindow::sync) order the phases as in shm_direct.hpp: all vectors
-// written and published before the sums, the sums before the copies, the copies before anyone
-// writes its vector again. Sums: block l by rank l alone, its own values then the others' in rank
-// order, the same bits as shm_direct.hpp's; with integer-valued data MPI_Allreduce's.
+//   allreduce       on a node that is the whole job: rank l sums its block l as reduce_scatter
+//                   does and writes each summed chunk, still in cache, into every other rank's
+//                   vector (process_vm_writev), so that no allgather reads it back
+// On a 2-rank node each rank moves 2.5 bytes of memory traffic a byte of the vector through the
+// halves (the chunks stay in L2), as shm_direct.hpp does on a shared vector, against the FIFO
+// ring's 4.5 (shm_ring.hpp), and 2 through allreduce. Each call first publishes (pid, address and
+// length of the vector) in a small shared window; barriers (ShmWindow::sync) order the phases as
+// in shm_direct.hpp: all vectors written and published before the sums, the sums before the
+// copies, the copies before anyone writes its vector again (allreduce: the sums and their writes
+// before anyone goes on; a rank's writes land in block l of the others' vectors, which only rank
+// l reads or writes during the call). Sums: block l by rank l alone, its own values then the
+// others' in rank order, the same bits as shm_direct.hpp's; with integer-valued data
+// MPI_Allreduce's.
 //
-// Whether the kernel lets a rank read the others (same user, ptrace access) is probed once, at
-// construction, by reading a known value from every other rank; usable() says so, why_not() says
-// why not. Where Yama's ptrace_scope is 1 (a process readable only by its ancestors unless it names
-// its readers), the constructor declares this process readable by any process of its user (prctl
-// PR_SET_PTRACER_ANY, as Open MPI does), for the object's life, withdrawn if the probe fails: a
-// security trade-off (any process of the user may then attach to it) that --shm-copy fifo avoids.
-// A read that fails inside a call (a peer gone) ends the job (MPI_Abort) with the reason: the
-// other ranks would wait for this one at the next barrier.
+// Whether the kernel lets a rank read and write the others (same user, ptrace access) is probed
+// once, at construction, by reading a known value from every other rank and writing it back;
+// usable() says so, why_not() says why not. Where Yama's ptrace_scope is 1 (a process readable
+// only by its ancestors unless it names its readers), the constructor declares this process
+// readable by any process of its user (prctl PR_SET_PTRACER_ANY, as Open MPI does), for the
+// object's life, withdrawn if the probe fails: a security trade-off (any process of the user may
+// then attach to it) that --shm-copy fifo avoids. A read or write that fails inside a call (a peer
+// gone) ends the job (MPI_Abort) with the reason: the other ranks would wait for this one at the
+// next barrier.
 #pragma once
 
 #include <mpi.h>
@@ -56,6 +63,10 @@ class ShmCma {
   // Every block of buf (the one reduce_scatter had) comes from the rank that owns it.
   template <class T>
   void allgather(T* buf, std::size_t count);
+  // reduce_scatter then allgather in one pass, where the node is every rank of the allreduce (no
+  // step across nodes between the halves): the same sums, the same bits. Collective.
+  template <class T>
+  void allreduce(T* buf, std::size_t count, const AllreduceWork<T>& w);
 
  private:
   struct Peer {  // what a rank publishes in its part of the window
@@ -68,6 +79,11 @@ class ShmCma {
   // bytes at `offset` of rank q's published vector into dst (throws Error naming q and errno)
   void read(int q, std::size_t offset, void* dst, std::size_t bytes) const;
   void fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const;  // or MPI_Abort
+  // bytes from src to `offset` of rank q's published vector (throws Error naming q and errno)
+  void write(int q, std::size_t offset, const void* src, std::size_t bytes) const;
+  void push(int q, std::size_t offset, const void* src, std::size_t bytes) const;  // or MPI_Abort
+  void transfer(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const;
+  void moved_or_abort(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const;
   std::string probe();
   void withdraw_readers();  // undoes the constructor's prctl, if it made one
 

@@ -147,21 +147,30 @@ TEST(ShmCma, RoundsAsTheSharedVectorOnEveryRank) {
   EXPECT_EQ(std::memcmp(first.data(), mine.data(), n * sizeof(float)), 0) << "rank " << c.rank();
 }
 
-// auto: the FIFO ring below kShmCmaMinBytes, cma from it where the kernel allows (where it does
-// not, --shm-copy cma is refused with the reason and auto runs the FIFO ring at every size).
-TEST(ShmCma, AutoChoosesBySize) {
-  const Comm c;
-  if (c.size() == 1) return;  // no node-local exchange to choose
+// auto: the FIFO ring below the threshold, cma from it where the kernel allows (where it does
+// not, --shm-copy cma is refused with the reason and auto runs the FIFO ring at every size); the
+// threshold kShmCmaOnePassMinBytes where the node is every rank (cma in one pass), else
+// kShmCmaMinBytes (its halves, on emulated nodes of two ranks where there are two of them).
+void auto_chooses_by_size(const Comm& c, int node_ranks, std::size_t threshold) {
   const bool cma_ok = cma_refusal(c).empty();
   AllreduceWork<float> w;
-  const std::size_t big = kShmCmaMinBytes / sizeof(float), small = big - 1;
+  w.shm.node_ranks = node_ranks;
+  const std::size_t big = threshold / sizeof(float), small = big - 1;
   for (std::size_t n : {small, big}) {
     std::vector<float> v(n, float(c.rank() + 1));
     allreduce_shm(c, v.data(), n, w);
-    EXPECT_EQ(shm_path(w), n == big && cma_ok ? "cma" : "fifo") << "count " << n;
+    EXPECT_EQ(shm_path(w), n == big && cma_ok ? "cma" : "fifo")
+        << "count " << n << ", " << node_ranks << " ranks a node";
     const float sum = float(c.size() * (c.size() + 1) / 2);
     EXPECT_EQ(std::count(v.begin(), v.end(), sum), long(n)) << "count " << n;
   }
+}
+
+TEST(ShmCma, AutoChoosesBySize) {
+  const Comm c;
+  if (c.size() == 1) return;  // no node-local exchange to choose
+  auto_chooses_by_size(c, 0, kShmCmaOnePassMinBytes);
+  if (c.size() >= 4 && c.size() % 2 == 0) auto_chooses_by_size(c, 2, kShmCmaMinBytes);
 }
 
 // The halves alone, on the node's ranks: exact against MPI_Allreduce; an allgather on another
