@@ -99,6 +99,17 @@
 // for writing as it starts, 0.87-0.99 warm and 0.88-1.02 with `--cold-cache` (as training reads
 // them; Winograd's output tiles gain from such a prefetch, winograd_tiles.hpp, but they fill a
 // line over 4 tiles where these write whole lines).
+// Later (2026-11-29, third session, the same VM type, whose oneDNN ran ResNet-50's 1x1 forwards
+// 1.35-1.40 times as fast as this code at 2 threads; a standalone copy on one thread, C = A B, A
+// packed by rows, B by panels, each A panel swept over every B panel as here): tiles of one B
+// vector whose A elements are broadcast inside the multiply-add (AVX-512's embedded broadcast, 24
+// or 28 rows, half the B bytes a multiply-add of 12x32) ran 1.17-1.20 times as fast as 12x32 with
+// B (3 MB) beyond L2, 0.97-1.04 with B (1.5 MB) in L2, as a layer packs it, and 0.88 with B in L1:
+// not taken into the layer. oneDNN's orientation (64 output channels as 4 vectors from L1, 6
+// adjacent pixels broadcast from the NCHW input, nothing packed) ran at 50 GFLOP/s on 256->64 at
+// 56x56 against 127: each step of the reduction reads a line a channel plane (12.5 KB) on, which
+// no prefetcher follows; oneDNN reads its broadcasts from a blocked layout (conv2d_blocked.cpp).
+// The tile itself, A and B in L1, ran at 172 GFLOP/s, 78 % of this VM's one-core FMA peak.
 #include <omp.h>
 
 #include <algorithm>
