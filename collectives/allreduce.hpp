@@ -58,7 +58,7 @@ inline constexpr std::size_t kShmCmaMinBytes = std::size_t(4) << 20;
 // On one node cma runs in one pass (ShmCma::allreduce, no allgather). Measured the same way
 // (2026-11-29, 3 alternating runs each, us): 8 KiB 2.4-2.7 fifo, 3.4-3.4 cma; 16 KiB 3.7-4.3,
 // 3.7-3.9; 32 KiB 6.6-6.8, 4.2-4.7; 64 KiB 7.8-8.0, 6.3-7.3; 128 KiB 18-19, 9.0-9.4; and 1 MiB
-// 126-170 against 64-66. The threshold keeps a factor of two above the crossing.
+// 126-170 against 64-66. The threshold is two to four times the crossing (16 to 32 KiB).
 inline constexpr std::size_t kShmCmaOnePassMinBytes = std::size_t(64) << 10;
 inline constexpr Named<ShmCopy> kShmCopyNames[] = {
     {ShmCopy::kAuto, "auto"}, {ShmCopy::kCma, "cma"}, {ShmCopy::kFifo, "fifo"}};

@@ -108,18 +108,17 @@ class ShmAllreduce {
 
   // The node's part on the shared vector (on every rank alike) reading the other ranks' vectors
   // where they lie; else through cross-memory attach where every rank can (unless asked for,
-  // from kShmCmaMinBytes up, or kShmCmaOnePassMinBytes where the node is every rank of the call
-  // and cma runs in one pass), else the FIFO ring.
+  // from kShmCmaMinBytes up, or kShmCmaOnePassMinBytes where cma runs in one pass), else the
+  // FIFO ring.
   template <class T>
   void run(T* buf, std::size_t count, AllreduceWork<T>& w) {
-    const bool one_pass = node_ranks() == size_;
-    const std::size_t cma_from = one_pass ? kShmCmaOnePassMinBytes : kShmCmaMinBytes;
+    const std::size_t cma_from = one_pass_ ? kShmCmaOnePassMinBytes : kShmCmaMinBytes;
     if (direct_ && buf == direct_->mine() && count * sizeof(T) <= direct_->bytes()) {
       path_ = "shared";
       run_on(*direct_, buf, count, w);
     } else if (cma_ && (options_.copy == ShmCopy::kCma || count * sizeof(T) >= cma_from)) {
       path_ = "cma";
-      if (one_pass)
+      if (one_pass_)
         cma_->allreduce(buf, count, w);
       else
         run_on(*cma_, buf, count, w);
@@ -143,10 +142,13 @@ class ShmAllreduce {
   }
 
   // Cross-memory attach where every rank of c can read its node's others (else none, or, where
-  // o asks for it, a ConfigError with this rank's reason, on every rank).
+  // o asks for it, a ConfigError with this rank's reason, on every rank); in one pass where the
+  // node is every rank of c and every rank may write the others too.
   void make_cma(const Comm& c, const ShmOptions& o) {
     cma_ = std::make_unique<ShmCma>(node_, o.chunk_bytes);
-    if (!c.any(!cma_->usable())) return;
+    const bool usable = !c.any(!cma_->usable());
+    one_pass_ = usable && node_ranks() == size_ && !c.any(!cma_->writable());
+    if (usable) return;
     const std::string why =
         cma_->usable() ? "another rank cannot read its node's others" : cma_->why_not();
     if (o.copy == ShmCopy::kCma) {  // every rank: the windows freed collectively first
@@ -178,6 +180,7 @@ class ShmAllreduce {
   std::unique_ptr<ShmRing> ring_;
   std::unique_ptr<ShmDirect> direct_;  // the shared vector, once asked for
   std::unique_ptr<ShmCma> cma_;        // where every rank can read its node's others
+  bool one_pass_ = false;              // cma_->allreduce: one node, every rank may write
   std::string path_;                   // the last call's: "shared", "cma" or "fifo"
 };
 

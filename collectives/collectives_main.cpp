@@ -50,8 +50,10 @@ void add_shm_options(CLI::App& app, ShmOptions& o) {
   add_named(&app, "--shm-copy", o.copy, kShmCopyNames,
             "--algo shm on host memory: how elements reach the node's other ranks: cma (each rank "
             "reads the others' vectors out of their processes, process_vm_readv, --shm-chunk at a "
-            "time), fifo (the ring over shared-memory FIFOs), auto (cma from 4 MiB where the "
-            "kernel lets every rank read the others, else fifo)");
+            "time; on one node it writes its block's sums into theirs, process_vm_writev), fifo "
+            "(the ring over shared-memory FIFOs), auto (cma where the kernel lets every rank read "
+            "the others, from 64 KiB on one node where it lets them write too, else from 4 MiB; "
+            "else fifo)");
 }
 
 void add_options(CLI::App& app, SweepOptions& o) {

@@ -127,8 +127,8 @@ void ShmCma::push(int q, std::size_t offset, const void* src, std::size_t bytes)
 // Every rank reads every other's probe value (a constant mixed with its pid and its node rank:
 // ranks in separate PID namespaces may share a pid, and a read of its own memory must not pass
 // for a peer's) and writes the same value back (allreduce writes into the others' vectors: the
-// same bytes, so a rank reading it meanwhile reads what it would have); never throws, so that
-// every rank comes to each barrier.
+// same bytes, so a rank reading it meanwhile reads what it would have; a refused write leaves
+// writable_ false and the reads usable); never throws, so that every rank comes to each barrier.
 std::string ShmCma::probe() {
   const auto value_of = [](std::int64_t pid, int rank) {
     return 0x5eedc0de00000000ull ^ std::uint64_t(pid) ^ (std::uint64_t(rank) << 40);
@@ -136,6 +136,7 @@ std::string ShmCma::probe() {
   probe_value_ = value_of(getpid(), rank());
   publish(&probe_value_, sizeof probe_value_);
   std::string why;
+  writable_ = true;
   for (int q = 0; q < size() && why.empty(); ++q) {
     if (q == rank()) continue;
     const std::int64_t pid = peers_[std::size_t(q)].pid;
@@ -148,10 +149,15 @@ std::string ShmCma::probe() {
       read(q, 0, &got, sizeof got);
       if (got != value_of(pid, q))
         why = fmt::format("node rank {}'s probe read back as {:#x}", q, got);
-      else
-        write(q, 0, &got, sizeof got);
     } catch (const Error& e) {
       why = e.what();
+    }
+    if (why.empty() && writable_) {
+      try {
+        write(q, 0, &got, sizeof got);
+      } catch (const Error&) {
+        writable_ = false;
+      }
     }
   }
   win_.sync();  // every probe read before any rank goes on

@@ -19,15 +19,16 @@
 // others' in rank order, the same bits as shm_direct.hpp's; with integer-valued data
 // MPI_Allreduce's.
 //
-// Whether the kernel lets a rank read and write the others (same user, ptrace access) is probed
-// once, at construction, by reading a known value from every other rank and writing it back;
-// usable() says so, why_not() says why not. Where Yama's ptrace_scope is 1 (a process readable
-// only by its ancestors unless it names its readers), the constructor declares this process
-// readable by any process of its user (prctl PR_SET_PTRACER_ANY, as Open MPI does), for the
-// object's life, withdrawn if the probe fails: a security trade-off (any process of the user may
-// then attach to it) that --shm-copy fifo avoids. A read or write that fails inside a call (a peer
-// gone) ends the job (MPI_Abort) with the reason: the other ranks would wait for this one at the
-// next barrier.
+// Whether the kernel lets a rank read the others (same user, ptrace access) is probed once, at
+// construction, by reading a known value from every other rank; usable() says so, why_not() says
+// why not. Whether it may write them too (allreduce needs it; a seccomp profile may deny
+// process_vm_writev alone) is probed by writing that value back: writable(). Where Yama's
+// ptrace_scope is 1 (a process open only to its ancestors unless it names others), the
+// constructor declares this process open to any process of its user (prctl PR_SET_PTRACER_ANY, as
+// Open MPI does), for the object's life, withdrawn if the probe fails: a security trade-off (any
+// process of the user may then attach to it) that --shm-copy fifo avoids. A read or write that
+// fails inside a call (a peer gone) ends the job (MPI_Abort) with the reason: the other ranks
+// would wait for this one at the next barrier.
 #pragma once
 
 #include <mpi.h>
@@ -45,7 +46,7 @@ namespace dls {
 class ShmCma {
  public:
   // Collective over `node` (whose ranks must share memory, for the window of addresses): the
-  // probe. `chunk_bytes` (a positive multiple of 64): the reduce-scatter's reads at a time.
+  // probe. `chunk_bytes` (a positive multiple of 64): the reads (and allreduce's writes) at a time.
   // Frees its window (collectively) on destruction (ShmWindow); `node` stays the caller's.
   ShmCma(MPI_Comm node, std::size_t chunk_bytes);
   ~ShmCma();
@@ -54,6 +55,7 @@ class ShmCma {
 
   bool usable() const { return why_not_.empty(); }
   const std::string& why_not() const { return why_not_; }  // this rank's probe's failure
+  bool writable() const { return usable() && writable_; }  // allreduce may run on this rank
   int rank() const { return win_.rank(); }
   int size() const { return win_.size(); }
 
@@ -64,7 +66,8 @@ class ShmCma {
   template <class T>
   void allgather(T* buf, std::size_t count);
   // reduce_scatter then allgather in one pass, where the node is every rank of the allreduce (no
-  // step across nodes between the halves): the same sums, the same bits. Collective.
+  // step across nodes between the halves) and every rank is writable(): the same sums, the same
+  // bits. Collective.
   template <class T>
   void allreduce(T* buf, std::size_t count, const AllreduceWork<T>& w);
 
@@ -92,6 +95,7 @@ class ShmCma {
   std::vector<std::byte> chunk_;  // the reduce-scatter's staging: a chunk
   std::uint64_t probe_value_ = 0;
   std::string why_not_;
+  bool writable_ = false;       // every other rank's probe value written back
   bool named_readers_ = false;  // PR_SET_PTRACER_ANY set by this object
 };
 
