@@ -164,20 +164,31 @@ std::string ShmCma::probe() {
   return why;
 }
 
+// Block rank() of every vector summed into this rank's, a chunk at a time; with push_sums each
+// summed chunk, still in cache, is written into every other rank's vector too.
 template <class T>
-void ShmCma::reduce_scatter(T* buf, std::size_t count, const AllreduceWork<T>& w) {
+void ShmCma::sum_block(T* buf, std::size_t count, const AllreduceWork<T>& w, bool push_sums) {
   publish(buf, count * sizeof(T));  // every vector written and its address seen
   const Block b = block_of(count, size(), rank());
   const std::size_t step = chunk_.size() / sizeof(T);
   T* staged = reinterpret_cast<T*>(chunk_.data());
   for (std::size_t at = 0; at < b.length; at += step) {  // a chunk of the block, every peer
-    const std::size_t n = std::min(step, b.length - at);
+    const std::size_t n = std::min(step, b.length - at), offset = (b.offset + at) * sizeof(T);
+    T* mine = buf + b.offset + at;
     for (int q = 0; q < size(); ++q) {
       if (q == rank()) continue;
-      fetch(q, (b.offset + at) * sizeof(T), staged, n * sizeof(T));
-      add_into(buf + b.offset + at, staged, n, w);
+      fetch(q, offset, staged, n * sizeof(T));
+      add_into(mine, staged, n, w);
     }
+    if (push_sums)
+      for (int q = 0; q < size(); ++q)
+        if (q != rank()) push(q, offset, mine, n * sizeof(T));
   }
+}
+
+template <class T>
+void ShmCma::reduce_scatter(T* buf, std::size_t count, const AllreduceWork<T>& w) {
+  sum_block(buf, count, w, false);
 }
 
 template <class T>
@@ -196,21 +207,7 @@ void ShmCma::allgather(T* buf, std::size_t count) {
 
 template <class T>
 void ShmCma::allreduce(T* buf, std::size_t count, const AllreduceWork<T>& w) {
-  publish(buf, count * sizeof(T));  // every vector written and its address seen
-  const Block b = block_of(count, size(), rank());
-  const std::size_t step = chunk_.size() / sizeof(T);
-  T* staged = reinterpret_cast<T*>(chunk_.data());
-  for (std::size_t at = 0; at < b.length; at += step) {  // a chunk of the block, every peer
-    const std::size_t n = std::min(step, b.length - at), offset = (b.offset + at) * sizeof(T);
-    T* mine = buf + b.offset + at;
-    for (int q = 0; q < size(); ++q) {
-      if (q == rank()) continue;
-      fetch(q, offset, staged, n * sizeof(T));
-      add_into(mine, staged, n, w);
-    }
-    for (int q = 0; q < size(); ++q)  // the chunk's sum, in cache, into every other vector
-      if (q != rank()) push(q, offset, mine, n * sizeof(T));
-  }
+  sum_block(buf, count, w, true);
   win_.sync();  // every sum in every vector before anyone reads or writes its vector again
 }
 

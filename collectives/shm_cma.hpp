@@ -88,6 +88,8 @@ class ShmCma {
   void transfer(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const;
   void moved_or_abort(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const;
   std::string probe();
+  template <class T>
+  void sum_block(T* buf, std::size_t count, const AllreduceWork<T>& w, bool push_sums);
   void withdraw_readers();  // undoes the constructor's prctl, if it made one
 
   ShmWindow win_;  // every rank's Peer
