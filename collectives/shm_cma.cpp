@@ -78,11 +78,12 @@ void ShmCma::publish(const void* mine, std::size_t bytes) {
 }
 
 // bytes between `local` and `offset` of rank q's published vector, read (process_vm_readv) or
-// written (process_vm_writev), the partial transfers the kernel may make continued.
-void ShmCma::transfer(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const {
+// written (process_vm_writev, which only reads `local`), the partial transfers the kernel may make
+// continued; throws Error naming q and errno.
+void ShmCma::transfer(int q, std::size_t offset, void* local, std::size_t bytes, bool out) const {
   const Peer& p = peers_[std::size_t(q)];
   for (std::size_t done = 0; done < bytes;) {
-    iovec here{local + done, bytes - done};
+    iovec here{static_cast<char*>(local) + done, bytes - done};
     iovec there{reinterpret_cast<char*>(p.address + offset + done), bytes - done};
     const ssize_t got = out ? process_vm_writev(pid_t(p.pid), &here, 1, &there, 1, 0)
                             : process_vm_readv(pid_t(p.pid), &here, 1, &there, 1, 0);
@@ -94,18 +95,9 @@ void ShmCma::transfer(int q, std::size_t offset, char* local, std::size_t bytes,
   }
 }
 
-void ShmCma::read(int q, std::size_t offset, void* dst, std::size_t bytes) const {
-  transfer(q, offset, static_cast<char*>(dst), bytes, false);
-}
-
-void ShmCma::write(int q, std::size_t offset, const void* src, std::size_t bytes) const {
-  // process_vm_writev's local iovec is not const, though the call only reads it
-  transfer(q, offset, const_cast<char*>(static_cast<const char*>(src)), bytes, true);
-}
-
 // A transfer inside a call: past the probe a failure is this rank's alone (a peer gone, its
 // memory unmapped), while the others wait at the next barrier, so it ends the job with the reason.
-void ShmCma::moved_or_abort(int q, std::size_t offset, char* local, std::size_t bytes,
+void ShmCma::moved_or_abort(int q, std::size_t offset, void* local, std::size_t bytes,
                             bool out) const {
   try {
     transfer(q, offset, local, bytes, out);
@@ -117,11 +109,11 @@ void ShmCma::moved_or_abort(int q, std::size_t offset, char* local, std::size_t 
 }
 
 void ShmCma::fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const {
-  moved_or_abort(q, offset, static_cast<char*>(dst), bytes, false);
+  moved_or_abort(q, offset, dst, bytes, false);
 }
 
 void ShmCma::push(int q, std::size_t offset, const void* src, std::size_t bytes) const {
-  moved_or_abort(q, offset, const_cast<char*>(static_cast<const char*>(src)), bytes, true);
+  moved_or_abort(q, offset, const_cast<void*>(src), bytes, true);  // only read (see transfer)
 }
 
 // Every rank reads every other's probe value (a constant mixed with its pid and its node rank:
@@ -146,7 +138,7 @@ std::string ShmCma::probe() {
     }
     std::uint64_t got = 0;
     try {
-      read(q, 0, &got, sizeof got);
+      transfer(q, 0, &got, sizeof got, false);
       if (got != value_of(pid, q))
         why = fmt::format("node rank {}'s probe read back as {:#x}", q, got);
     } catch (const Error& e) {
@@ -154,7 +146,7 @@ std::string ShmCma::probe() {
     }
     if (why.empty() && writable_) {
       try {
-        write(q, 0, &got, sizeof got);
+        transfer(q, 0, &got, sizeof got, true);
       } catch (const Error&) {
         writable_ = false;
       }

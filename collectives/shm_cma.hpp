@@ -79,14 +79,11 @@ class ShmCma {
   // Collective: then peers_ holds every rank's; throws on every rank alike where the ranks'
   // `bytes` differ.
   void publish(const void* mine, std::size_t bytes);
-  // bytes at `offset` of rank q's published vector into dst (throws Error naming q and errno)
-  void read(int q, std::size_t offset, void* dst, std::size_t bytes) const;
-  void fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const;  // or MPI_Abort
-  // bytes from src to `offset` of rank q's published vector (throws Error naming q and errno)
-  void write(int q, std::size_t offset, const void* src, std::size_t bytes) const;
+  // bytes between `local` and `offset` of rank q's vector, read or (out) written; throws Error
+  void transfer(int q, std::size_t offset, void* local, std::size_t bytes, bool out) const;
+  void moved_or_abort(int q, std::size_t offset, void* local, std::size_t bytes, bool out) const;
+  void fetch(int q, std::size_t offset, void* dst, std::size_t bytes) const;       // or MPI_Abort
   void push(int q, std::size_t offset, const void* src, std::size_t bytes) const;  // or MPI_Abort
-  void transfer(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const;
-  void moved_or_abort(int q, std::size_t offset, char* local, std::size_t bytes, bool out) const;
   std::string probe();
   template <class T>
   void sum_block(T* buf, std::size_t count, const AllreduceWork<T>& w, bool push_sums);
