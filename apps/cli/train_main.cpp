@@ -228,8 +228,9 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
       ->type_name("ALGO")
       ->default_str(conv_algo_name(TrainOptions{}.conv_algo));
   app.add_flag("--no-fuse", c.no_fuse,
-               "run every ReLU as its own layer (default: folded into the batch norm or residual "
-               "add before it)");
+               "run every ReLU and residual add as its own layer (default: a ReLU folded into "
+               "the batch norm or residual add before it, and an add into the batch norm that "
+               "makes one of its addends)");
   app.add_option("--huge-pages", c.huge_pages,
                  "on: ask the kernel for transparent huge pages for the activations (madvise; "
                  "ResNet-50 training 1.00-1.06x), or off: 4 KiB pages (params.huge_pages: false); "

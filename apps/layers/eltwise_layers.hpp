@@ -57,6 +57,7 @@ class AddLayer : public Layer<T> {
  public:
   explicit AddLayer(std::string name) : Layer<T>(std::move(name)) {}
   std::string type() const override { return "add"; }
+  bool is_add() const override { return true; }
   // fused ReLU: the backward's mask is the output's sign
   bool can_fuse_relu() const override { return true; }
   bool backward_reads_output() const override { return this->relu_; }

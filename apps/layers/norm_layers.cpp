@@ -1,6 +1,8 @@
 // Batch normalisation layer (see norm_layers.hpp).
 #include "apps/layers/norm_layers.hpp"
 
+#include <algorithm>
+
 #include "apps/net/ref_path.hpp"
 #include "measure/check.hpp"
 
@@ -26,6 +28,29 @@ Dims BatchNormLayer<T>::setup(const std::vector<Dims>& in) {
   return x;
 }
 
+// The reference path's end: t (the normalisation, in double) stored as y, through the fused
+// join (t rounded to T, as the batch norm alone stores it, plus r, as the add sums; the ReLU's
+// mask kept a byte an element for the backward) and ReLU.
+template <class T>
+void BatchNormLayer<T>::store_ref(double* t, const std::vector<const T*>& x, T* y) {
+  const long n = sh_.t.count;
+  if (this->join_)
+    for (long i = 0; i < n; ++i) t[i] = double(T(t[i])) + double(x[1][i]);
+  if (this->join_ && this->relu_) {
+    join_mask_.resize(std::size_t(n));
+    for (long i = 0; i < n; ++i) join_mask_[std::size_t(i)] = T(t[i]) > T(0);
+  }
+  if (this->relu_) act_fwd_ref(Act::kRelu, t, t, n);
+  store(t, y, n);
+}
+
+template <class T>
+std::uint8_t* BatchNormLayer<T>::join_mask() {
+  if (!this->join_ || !this->relu_) return nullptr;
+  join_mask_.resize(std::size_t(bnorm_join_mask_bytes(sh_)));
+  return join_mask_.data();
+}
+
 template <class T>
 void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>& x, T* y) {
   const T *gamma = this->w_[0], *beta = this->w_[1];
@@ -35,12 +60,11 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
     if constexpr (std::is_same_v<T, float>) {
       if (cpu_path<T>(ctx))
         return bnorm_infer_cpu(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), y,
-                               this->relu_);
+                               this->relu_, joined(x));  // no backward: no mask
     }
     double* t = scratch(tmp_, n);
     bnorm_infer_ref(sh_, x[0], gamma, beta, run_mean_.data(), run_var_.data(), t);
-    if (this->relu_) act_fwd_ref(Act::kRelu, t, t, n);
-    return store(t, y, n);
+    return store_ref(t, x, y);
   }
   if (sh_.m() < 2)  // as PyTorch: the batch variance of one value is 0
     throw ConfigError(this->name_ +
@@ -50,7 +74,8 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   bool done = false;
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
-      bnorm_fwd_cpu(sh_, x[0], gamma, beta, y, mean_.data(), var_.data(), this->relu_);
+      bnorm_fwd_cpu(sh_, x[0], gamma, beta, y, mean_.data(), var_.data(), this->relu_, joined(x),
+                    join_mask());
       for (int c = 0; c < sh_.t.c; ++c)
         dmean_[std::size_t(c)] = mean_[std::size_t(c)],
         dvar_[std::size_t(c)] = var_[std::size_t(c)];
@@ -60,8 +85,7 @@ void BatchNormLayer<T>::forward(const Context& ctx, const std::vector<const T*>&
   if (!done) {
     double* t = scratch(tmp_, n);
     bnorm_fwd_ref(sh_, x[0], gamma, beta, t, nullptr, dmean_.data(), dvar_.data());
-    if (this->relu_) act_fwd_ref(Act::kRelu, t, t, n);
-    store(t, y, n);
+    store_ref(t, x, y);
   }
   const double m = double(sh_.m()), mom = o_.momentum;
   for (std::size_t c = 0; c < run_mean_.size(); ++c) {
@@ -83,19 +107,26 @@ void BatchNormLayer<T>::backward(const Context& ctx, const std::vector<const T*>
       float* out = dx[0];
       if (!out) dx_.resize(std::size_t(n)), out = dx_.data();
       bnorm_bwd_cpu(sh_, x[0], this->w_[0], this->w_[1], mean_.data(), var_.data(), dy, out,
-                    dg_.data(), db_.data(), this->relu_);
+                    dg_.data(), db_.data(), this->relu_,
+                    {this->join_, join_mask_.data(), join_grad(dx)});
       accumulate_cpu(dg_.data(), this->dw_[0], c);
       accumulate_cpu(db_.data(), this->dw_[1], c);
       return;
     }
   }
   double* t = scratch(tmp_, n);
-  if (this->relu_) {  // the ReLU's mask from the recomputed normalisation
+  if (this->relu_ && this->join_) {  // the ReLU's mask the forward kept (the join's sum)
+    masked_.resize(std::size_t(n));
+    for (long i = 0; i < n; ++i)
+      masked_[std::size_t(i)] = join_mask_[std::size_t(i)] ? dy[i] : T(0);
+    dy = masked_.data();
+  } else if (this->relu_) {  // the ReLU's mask from the recomputed normalisation
     bnorm_fwd_ref(sh_, x[0], this->w_[0], this->w_[1], t, nullptr, dmean_.data(), dvar_.data());
     masked_.resize(std::size_t(n));
     for (long i = 0; i < n; ++i) masked_[std::size_t(i)] = t[i] > 0 ? dy[i] : T(0);
     dy = masked_.data();
   }
+  if (T* dr = join_grad(dx)) std::copy(dy, dy + n, dr);  // the add's gradient of r
   bnorm_bwd_ref(sh_, x[0], this->w_[0], dy, {t, dgd_.data(), dbd_.data()});
   if (dx[0]) store(t, dx[0], n);
   store_add(dgd_.data(), this->dw_[0], c);

@@ -7,6 +7,8 @@
 // variance are buffers owned by the layer (never gradients, not counted as parameters).
 #pragma once
 
+#include <cstdint>
+
 #include "apps/net/layer.hpp"
 #include "kernels/norm/bnorm.hpp"
 
@@ -22,9 +24,12 @@ template <class T>
 class BatchNormLayer : public Layer<T> {
  public:
   BatchNormLayer(std::string name, BatchNormOptions o) : Layer<T>(std::move(name)), o_(o) {}
+  // fused ReLU: the backward recomputes the mask from x (bnorm.hpp), so it still reads only x;
+  // with a fused join as well (x alone does not give it) the forward keeps the mask
   bool backward_reads_output() const override { return false; }
-  // fused ReLU: the backward recomputes the mask from x (bnorm.hpp), so it still reads only x
   bool can_fuse_relu() const override { return true; }
+  bool can_fuse_join() const override { return true; }
+  bool backward_reads_input(std::size_t j) const override { return j == 0; }  // not the join's r
   std::string type() const override { return "batchnorm"; }
   Dims setup(const std::vector<Dims>& in) override;
   void forward(const Context& ctx, const std::vector<const T*>& x, T* y) override;
@@ -40,13 +45,19 @@ class BatchNormLayer : public Layer<T> {
   const BatchNormOptions& options() const { return o_; }
 
  private:
+  void store_ref(double* t, const std::vector<const T*>& x, T* y);
+  std::uint8_t* join_mask();  // the fused join's ReLU mask (float path), or null
+  // the fused join's other addend (forward) and its gradient (backward), or null
+  const T* joined(const std::vector<const T*>& x) const { return this->join_ ? x[1] : nullptr; }
+  T* join_grad(const std::vector<T*>& dx) const { return this->join_ ? dx[1] : nullptr; }
   BatchNormOptions o_;
   BnormShape sh_;
   std::vector<T> run_mean_, run_var_;
   std::vector<float> mean_, var_, dg_, db_, dx_;  // float path: batch statistics, gradient scratch
   std::vector<double> tmp_, dmean_, dvar_, dgd_, dbd_;
-  std::vector<T> masked_;  // reference path with the fused ReLU: dy * [bn(x) > 0]
-  bool trained_ = false;   // the last forward was in training mode
+  std::vector<T> masked_;  // reference path with the fused ReLU: dy * [bn(x) (+ r) > 0]
+  std::vector<std::uint8_t> join_mask_;  // the fused join's ReLU: bits (float path), bytes (ref)
+  bool trained_ = false;                 // the last forward was in training mode
 };
 
 }  // namespace dls

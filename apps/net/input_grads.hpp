@@ -13,13 +13,13 @@
 
 namespace dls {
 
-// Whether a node's backward runs: not a fused ReLU (its producer masks the gradient, which is
-// already its input's: the input's flag follows the output's) and a loss or a node whose output
-// received a gradient (a node no gradient reaches is skipped: nothing downstream needs it).
+// Whether a node's backward runs: not a fused ReLU or add (its producer masks the gradient, which
+// is already that input's: the input's flag follows the output's) and a loss or a node whose
+// output received a gradient (a node no gradient reaches is skipped: nothing downstream needs it).
 template <class Node, class Tensors>
 bool backward_runs(const Node& n, Tensors& tensors) {
   if (n.fused) {
-    tensors[n.in[0]].grad_ready = tensors[n.out].grad_ready;
+    tensors[n.in[n.fused_in]].grad_ready = tensors[n.out].grad_ready;
     return false;
   }
   return n.loss_weight != 0 || tensors[n.out].grad_ready;

@@ -85,6 +85,8 @@ class Layer {
   virtual bool in_place_ok() const { return false; }
   virtual bool backward_reads_output() const { return true; }
   virtual bool backward_reads_inputs() const { return true; }
+  // The same for input j alone (a fused join's addend r: see below).
+  virtual bool backward_reads_input(std::size_t) const { return backward_reads_inputs(); }
   // Fusion (Net::allocate): a ReLU whose input is read by nothing else is folded into that
   // input's producer when the producer can_fuse_relu(): the net calls its fuse_relu() and skips
   // the ReLU node, whose output and gradient are the producer's. A fused layer's forward writes
@@ -93,6 +95,17 @@ class Layer {
   virtual bool can_fuse_relu() const { return false; }
   void fuse_relu() { relu_ = true; }
   bool relu_fused() const { return relu_; }
+  // Fusion of a residual join (Net::allocate): an add whose one addend is this layer's output,
+  // read by nothing else, and whose other addend r was made before this layer runs, is folded
+  // into this layer when it can_fuse_join(): the net appends r to its inputs, calls fuse_join()
+  // (and fuse_relu() where a ReLU was fused into the add) and skips the add, whose output and
+  // gradient are this layer's. The forward then writes [ReLU](f(x) + r), rounded as the two
+  // layers round it apart, and the backward receives the add's output gradient and writes r's
+  // too (dx[1]).
+  virtual bool is_add() const { return false; }
+  virtual bool can_fuse_join() const { return false; }
+  void fuse_join() { join_ = true; }
+  bool join_fused() const { return join_; }
   // A tensor read by several layers gets the sum of their input gradients. A layer that
   // can_accumulate_dx() adds its dx[i] to what dx[i] holds when the net set_accumulate_dx(i)
   // before its backward (the gradient already has another reader's part); otherwise the net
@@ -130,6 +143,7 @@ class Layer {
   std::string name_;
   std::vector<ParamSpec> params_;  // filled by setup
   bool relu_ = false;              // a ReLU is fused into this layer
+  bool join_ = false;              // a residual join is fused into this layer
   bool accumulate_dx(std::size_t i) const { return i < acc_dx_.size() && acc_dx_[i]; }
   std::vector<char> acc_dx_;  // set_accumulate_dx
   std::vector<T*> w_, dw_;

@@ -144,6 +144,8 @@ std::vector<std::string> Net<T>::inputs_of(const std::string& name) const {
 
 template <class T>
 void Net<T>::allocate(std::uint64_t seed) {
+  // once: the fusions rewire the graph (a fused join's layer gains an input)
+  if (allocated_) throw Error(fmt::format("net '{}': allocate() twice", name_));
   if (loss_layers().empty()) throw ConfigError(fmt::format("net '{}' has no loss layer", name_));
   w_.assign(std::size_t(buffer_), T(0));
   dw_.assign(std::size_t(buffer_), T(0));

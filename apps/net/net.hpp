@@ -22,7 +22,12 @@
 // its output's gradient. Where that ReLU's input comes from a layer that can apply it (batch
 // norm, the residual add), the ReLU is fused: the producer writes max(f(x), 0) and masks the
 // gradient in its backward, and the ReLU node does nothing (one pass over the tensor less each
-// way; set_fusion(false) turns it off).
+// way). Likewise a residual add one of whose addends is a batch norm's output read by nothing
+// else, the other addend made before that batch norm runs, is fused into it (with the add's
+// fused ReLU): the batch norm reads the other addend too, writes the sum and, backward, that
+// addend's gradient, and the add node does nothing (its output is the batch norm's buffer; two
+// passes over the tensor less each way, and one tensor less to keep). set_fusion(false) turns
+// both off.
 #pragma once
 
 #include <cstdint>
@@ -188,7 +193,8 @@ class Net {
     std::size_t out;
     float loss_weight;
     std::vector<std::size_t> blob;  // indices into blobs_
-    bool fused = false;             // a ReLU folded into its input's producer
+    bool fused = false;             // a ReLU or an add folded into its input's producer
+    std::size_t fused_in = 0;       // that input (in[fused_in]): its buffers are the output's
   };
   std::size_t tensor(const std::string& name) const;
 

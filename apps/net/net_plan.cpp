@@ -42,7 +42,7 @@ Readers count_readers(const Nodes& nodes, std::size_t nt) {
 template <class Nodes, class Tensors>
 void fuse_relus(Nodes& nodes, const Tensors& tensors, const Readers& readers, bool fuse) {
   for (auto& n : nodes) {
-    n.fused = false;
+    n.fused = false, n.fused_in = 0;
     if (!fuse || !n.layer->is_relu() || n.in.size() != 1 || n.in[0] == 0 ||
         readers.count[n.in[0]] != 1)
       continue;
@@ -51,8 +51,35 @@ void fuse_relus(Nodes& nodes, const Tensors& tensors, const Readers& readers, bo
   }
 }
 
-// in-place and fused ReLUs: the output shares the input's value and the input's gradient the
-// output's. Each tensor's group: the tensor whose buffers it shares (itself if none).
+// fused joins: an add one of whose addends is made by a layer that can apply the join and is
+// read by nothing else, where the other addend r is made before that layer runs (of two such
+// addends, the later one's layer takes it). That layer reads r from now on and takes the add's
+// fused ReLU; the add does nothing, its output sharing that addend's buffers.
+template <class Nodes, class Tensors>
+void fuse_joins(Nodes& nodes, const Tensors& tensors, const Readers& readers, bool fuse) {
+  for (auto& n : nodes) {
+    if (!fuse || !n.layer->is_add() || n.in.size() != 2 || n.in[0] == n.in[1]) continue;
+    int pick = -1;
+    for (int j = 0; j < 2; ++j) {
+      const std::size_t t = n.in[std::size_t(j)], p = tensors[t].producer;
+      if (t == 0 || readers.count[t] != 1 || tensors[n.in[std::size_t(1 - j)]].producer >= p)
+        continue;
+      const auto& layer = *nodes[p - 1].layer;
+      if (!layer.can_fuse_join() || layer.join_fused()) continue;
+      if (pick < 0 || p > tensors[n.in[std::size_t(pick)]].producer) pick = j;
+    }
+    if (pick < 0) continue;
+    auto& producer = nodes[tensors[n.in[std::size_t(pick)]].producer - 1];
+    producer.in.push_back(n.in[std::size_t(1 - pick)]);
+    producer.layer->fuse_join();
+    if (n.layer->relu_fused()) producer.layer->fuse_relu();
+    n.fused = true, n.fused_in = std::size_t(pick);
+  }
+}
+
+// in-place and fused ReLUs and adds: the output shares the input's value and the input's
+// gradient the output's. Each tensor's group: the tensor whose buffers it shares (itself if
+// none).
 template <class Nodes, class Tensors>
 std::vector<std::size_t> buffer_groups(const Nodes& nodes, const Tensors& tensors,
                                        const Readers& readers) {
@@ -62,7 +89,7 @@ std::vector<std::size_t> buffer_groups(const Nodes& nodes, const Tensors& tensor
     const std::size_t p = tensors[t].producer;
     if (p == 0) continue;
     const auto& n = nodes[p - 1];
-    const std::size_t in = n.in.size() == 1 ? n.in[0] : 0;
+    const std::size_t in = n.fused ? n.in[n.fused_in] : n.in.size() == 1 ? n.in[0] : 0;
     if (n.fused || (n.layer->in_place_ok() && in > 0 && readers.count[in] == 1 &&
                     !nodes[tensors[in].producer - 1].layer->backward_reads_output()))
       group[t] = group[in];
@@ -107,9 +134,9 @@ void request_values(Requests& r, const Nodes& nodes, const Tensors& tensors,
     if (p > 0 && nodes[p - 1].layer->backward_reads_output())
       end = std::max(end, bwd_step(nn, p - 1));
     for (std::size_t i = 0; i < nn; ++i)
-      if (nodes[i].layer->backward_reads_inputs() &&
-          std::count(nodes[i].in.begin(), nodes[i].in.end(), t))
-        end = std::max(end, bwd_step(nn, i));
+      for (std::size_t j = 0; j < nodes[i].in.size(); ++j)
+        if (nodes[i].in[j] == t && nodes[i].layer->backward_reads_input(j))
+          end = std::max(end, bwd_step(nn, i));
     r.widen(r.value, group[t], long(p), end, tensors[t].dims.count());
   }
 }
@@ -169,8 +196,9 @@ std::vector<std::vector<long>> request_scratch(Requests& r, Nodes& nodes, Tensor
 template <class T>
 void Net<T>::plan_memory() {
   const std::size_t nt = tensors_.size(), nn = nodes_.size();
-  const Readers readers = count_readers(nodes_, nt);
-  fuse_relus(nodes_, tensors_, readers, fuse_);
+  fuse_relus(nodes_, tensors_, count_readers(nodes_, nt), fuse_);
+  fuse_joins(nodes_, tensors_, count_readers(nodes_, nt), fuse_);
+  const Readers readers = count_readers(nodes_, nt);  // a fused join's layer reads r too
   const std::vector<std::size_t> group = buffer_groups(nodes_, tensors_, readers);
   Requests r(nt);
   request_values(r, nodes_, tensors_, group, readers, external_input_);

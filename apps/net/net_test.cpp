@@ -86,8 +86,9 @@ TEST(Net, FanOutGradientsAreSummed) {
   EXPECT_LT(d / m, 1e-5);
 }
 
-// A residual block: ReLUs after a batch norm and after the join are fused, the ReLU after a
-// convolution (which cannot apply it) and the one whose input has two readers are not.
+// A residual block: ReLUs after a batch norm and after the join are fused, and the join into
+// the batch norm before it (with the join's ReLU); the ReLU after a convolution (which cannot
+// apply it), the one whose input has two readers, and that second join (bn3 read twice) are not.
 template <class T>
 std::unique_ptr<Net<T>> residual(bool fuse) {
   auto n = std::make_unique<Net<T>>("residual", Dims{3, 4, 6, 6});
@@ -133,7 +134,9 @@ TEST(Net, FusedReluGivesTheSameStep) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < fused->size(); ++i)
     if (fused->fused(i)) names.push_back(fused->layer_name(i));
-  EXPECT_EQ(names, (std::vector<std::string>{"relu1", "relu2"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"relu1", "add", "relu2"}));
+  EXPECT_EQ(fused->inputs_of("bn2"), (std::vector<std::string>{"conv2", "relu0"}));
+  EXPECT_EQ(plain->inputs_of("bn2"), (std::vector<std::string>{"conv2"}));
   // the same step in double (reference kernels) and in float (CPU kernels), fused and not
   double lf = 0, lp = 0;
   const auto gf = step_grads(*residual<double>(true), Backend::kRef, lf);
@@ -151,6 +154,67 @@ TEST(Net, FusedReluGivesTheSameStep) {
   for (std::size_t i = 0; i < gp.size(); ++i) d = std::max(d, double(std::fabs(ff[i] - fp[i])));
   EXPECT_LT(d, 1e-6 * m) << "float";
   EXPECT_THROW(fused->set_fusion(false), Error);  // after allocate()
+}
+
+// A projection block's join: both addends are batch norms read by nothing else, and the join
+// goes into the later one (its other addend is ready when it runs), without a ReLU here (tanh
+// after it: no kinks for the finite differences). The fused step's gradients are those of the
+// forward by finite differences in double, on every parameter; in float, the fused and the plain
+// nets take the same step bit for bit (the join's kernels round as the batch norm and the add).
+template <class T>
+std::unique_ptr<Net<T>> projection(bool fuse) {
+  auto n = std::make_unique<Net<T>>("projection", Dims{3, 3, 4, 4});
+  const ConvOptions c3{.out = 4, .kernel = 3, .pad = 1, .bias = false};
+  conv(*n, "conv0", c3);
+  const std::string x = n->add(std::make_unique<ActLayer<T>>("t0", Act::kTanh));
+  conv(*n, "conv1", c3, {x});
+  const std::string a = bnorm(*n, "bn1");
+  conv(*n, "conv2", {.out = 4, .kernel = 1, .bias = false}, {x});
+  const std::string b = bnorm(*n, "bn2");
+  sum(*n, "add", {a, b});
+  n->add(std::make_unique<ActLayer<T>>("t1", Act::kTanh));
+  pool(*n, "pool", {.alg = PoolAlg::kAvg, .kernel = 2, .stride = 2});
+  linear(*n, "fc", {.out = 3});
+  softmax_loss(*n, "loss");
+  n->set_fusion(fuse);
+  return n;
+}
+
+TEST(Net, FusedJoinIsTheGradientAndTheSameStep) {
+  auto net = projection<double>(true);
+  std::vector<int> labels;
+  prepare(*net, labels);
+  labels.push_back(0);
+  EXPECT_EQ(net->layer_name(6), "add");
+  EXPECT_TRUE(net->fused(6));
+  EXPECT_EQ(net->inputs_of("bn2"), (std::vector<std::string>{"conv2", "bn1"}));
+  EXPECT_EQ(net->inputs_of("bn1"), (std::vector<std::string>{"conv1"}));
+  net->set_poison_dead(true);
+  const Context ctx{.backend = Backend::kRef, .train = true, .labels = labels.data(), .seed = 1};
+  net->zero_grad();
+  net->forward(ctx);
+  net->backward(ctx);
+  const std::vector<double> ana = net->grads();
+  int failed = 0;
+  for (const ParamBlob& b : net->blobs())
+    for (long i = b.offset; i < b.offset + b.count; ++i) {
+      const double a = ana[std::size_t(i)];
+      const FdPoint fd = fd_central(
+          net->weights()[std::size_t(i)], a, [&] { return net->forward(ctx); }, 1e-6);
+      if (!fd.ok(a, 1e-6) && failed++ == 0)
+        ADD_FAILURE() << b.layer << "/" << b.name << "[" << i - b.offset << "]: numeric " << fd.num
+                      << " analytic " << a;
+    }
+  EXPECT_EQ(failed, 0) << "of " << net->parameters();
+  double lf = 0, lp = 0;
+  const auto ff = step_grads(*projection<float>(true), Backend::kOpenBlas, lf);
+  const auto fp = step_grads(*projection<float>(false), Backend::kOpenBlas, lp);
+  EXPECT_EQ(lf, lp);
+  EXPECT_EQ(ff, fp);
+  double m = 0, d = 0;  // and the float step is the double one
+  for (std::size_t i = 0; i < ana.size(); ++i)
+    m = std::max(m, std::fabs(ana[i])), d = std::max(d, std::fabs(ana[i] - ff[i]));
+  EXPECT_LT(d / m, 1e-5);
 }
 
 // The host arena is advised for huge pages (its whole pages) unless the net is told not to,

@@ -72,9 +72,10 @@ struct TrainOptions {
   // find: each conv layer's passes timed on the first step (metrics.conv_algos). Not the default:
   // it changes params.conv_algo, so every training point_id, and its choice follows timings
   ConvAlgo conv_algo = ConvAlgo::kAuto;
-  bool fuse = true;        // fold ReLUs into batch norm and the residual add (Net::set_fusion)
-  bool huge_pages = true;  // THP for the host arena (Net::set_huge_pages)
-  int threads = 0;         // 0: leave as configured
+  bool fuse = true;  // fold ReLUs into batch norm and the residual add, and the add into batch
+                     // norm (Net::set_fusion)
+  bool huge_pages = true;                  // THP for the host arena (Net::set_huge_pages)
+  int threads = 0;                         // 0: leave as configured
   Denormals denormals = Denormals::kKeep;  // --denormals (measure/denormals.hpp)
   CounterList counters;  // --counters: counted by phase on every thread (phase_counters.hpp)
   std::uint64_t seed = 1;

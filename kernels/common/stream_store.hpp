@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 #include "kernels/common/vec16.hpp"
 
@@ -72,23 +74,40 @@ void stream_map(float* out, long n, Vec vec, One one) {
   for (; i < n; ++i) out[i] = one(i);
 }
 
-// The same value into two outputs at one pass: stream_map's out[i] = out2[i]. Where the two are
-// not aligned alike it makes two passes.
+// Two outputs at one pass, each its own values: vec(i) and one(i) return a pair (out's value,
+// out2's). Where the two are not aligned alike it makes two passes, each computing its half.
 template <class Vec, class One>
-void stream_map2(float* out, float* out2, long n, Vec vec, One one) {
+void stream_map_pair(float* out, float* out2, long n, Vec vec, One one) {
   if (stream_head(out) != stream_head(out2)) {
-    stream_map(out, n, vec, one);
-    return stream_map(out2, n, vec, one);
+    stream_map(
+        out, n, [&](long i) { return vec(i).first; }, [&](long i) { return one(i).first; });
+    return stream_map(
+        out2, n, [&](long i) { return vec(i).second; }, [&](long i) { return one(i).second; });
   }
   long i = 0;
   const long head = stream_head(out);
-  for (; i < n && i < head; ++i) out[i] = out2[i] = one(i);
+  for (; i < n && i < head; ++i) std::tie(out[i], out2[i]) = one(i);
   for (; i + 16 <= n; i += 16) {
-    const Vec16f v = vec(i);
+    const auto [v, v2] = vec(i);
     stream_vec16f(out + i, v);
-    stream_vec16f(out2 + i, v);
+    stream_vec16f(out2 + i, v2);
   }
-  for (; i < n; ++i) out[i] = out2[i] = one(i);
+  for (; i < n; ++i) std::tie(out[i], out2[i]) = one(i);
+}
+
+// The same value into two outputs at one pass: stream_map's out[i] = out2[i].
+template <class Vec, class One>
+void stream_map2(float* out, float* out2, long n, Vec vec, One one) {
+  stream_map_pair(
+      out, out2, n,
+      [&](long i) {
+        const Vec16f v = vec(i);
+        return std::pair{v, v};
+      },
+      [&](long i) {
+        const float v = one(i);
+        return std::pair{v, v};
+      });
 }
 
 }  // namespace dls

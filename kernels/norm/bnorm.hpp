@@ -9,6 +9,7 @@
 // times the kernels with the following ReLU fused.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -48,7 +49,8 @@ template <class T>
 void bnorm_infer_ref(const BnormShape& s, const T* x, const T* gamma, const T* beta, const T* mean,
                      const T* var, double* y);
 void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
-                     const float* mean, const float* var, float* y, bool relu = false);
+                     const float* mean, const float* var, float* y, bool relu = false,
+                     const float* r = nullptr);  // r: a fused join, as bnorm_fwd_cpu's
 
 // Optimised: OpenMP over channels; per-channel sums in float lanes of at most kBnormFlush terms,
 // then in double (bnorm_cpu.cpp), so a sum errs by less than kBnormFlush ulps of the sum of
@@ -67,10 +69,25 @@ struct BnormAffine {
 // The per-channel affine map of the normalisation from the float statistics, computed the
 // same way in forward and backward (the fused ReLU's mask depends on it bit for bit).
 BnormAffine bnorm_affine(float gamma, float beta, float mean, float var, double eps);
+// r: a residual join fused into the batch norm (the net's fusion of a batch norm with the add
+// that alone reads its output): y = [ReLU](bn(x) + r), each rounded once, as the batch norm and
+// the add round them apart, so the fused result is the same bits. With the ReLU the forward also
+// records its mask (bit i: y_i > 0; bnorm_join_mask_bytes(s) bytes) for the backward, which x
+// alone does not give and reading y for would cost a pass.
 void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
-                   float* y, float* mean, float* var, bool relu = false);
+                   float* y, float* mean, float* var, bool relu = false, const float* r = nullptr,
+                   std::uint8_t* mask = nullptr);
+long bnorm_join_plane_bytes(const BnormShape& s);  // a plane's share of the mask
+long bnorm_join_mask_bytes(const BnormShape& s);
+// The backward of a forward that joined r: the fused ReLU's mask is the one that forward
+// recorded, and dr, the join's other gradient, receives the masked dy (null where r needs none).
+struct BnormJoinGrads {
+  bool joined = false;
+  const std::uint8_t* mask = nullptr;  // where relu
+  float* dr = nullptr;
+};
 void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
                    const float* mean, const float* var, const float* dy, float* dx, float* dgamma,
-                   float* dbeta, bool relu = false);
+                   float* dbeta, bool relu = false, const BnormJoinGrads& join = {});
 
 }  // namespace dls

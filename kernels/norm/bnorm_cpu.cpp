@@ -10,6 +10,17 @@
 // 1.81-2.19 ms; with --cold-cache 1.74-2.21 -> 2.56-2.65 ms, yet in ResNet-50 training the
 // 14x14 stage's batch norms took 19.3-19.7 ms a step backward streamed against 24.4-24.6 ms
 // with the backward streamed only from 28x28 planes (3 alternating pairs).
+// A fused residual join (bnorm.hpp: the add after the batch norm, and its ReLU) adds r in the
+// element pass and records the ReLU's mask as bits; its backward writes dr beside dx in one pass.
+// Measured (the 2-core Intel Xeon VM, 2 threads, a standalone loop over 5 sets of tensors so that
+// each call reads memory, 16 images): against the batch norm, then the add (backward: the add's
+// fan-out, then the batch norm), 256 x 56 x 56 forward 1.22-1.75 and backward 1.47-1.81 times as
+// fast, 1024 x 14 x 14 1.22-1.49 and 1.13-1.33, 2048 x 7 x 7 0.97-1.62 and 0.82-1.03 (its planes
+// of 49 values go out mostly a value at a time, in both). Reading the 4-byte output for the mask
+// instead of bits ran the backward no faster than the two layers apart (11.3-11.6 against
+// 12.1-12.8 ms at 56 x 56: a third stream read in the first pass costs what the two passes save).
+// In ResNet-50 training (batch 16, 3 alternating pairs) the 16 joined batch norms took 54.9 ms
+// forward and 76.3 ms backward a step against 38.4 + 29.9 (the adds) and 64.4 + 31.7.
 // Sums: 16 float lanes, each adding at most kBnormFlush terms before its partial sum moves to a
 // double lane (the order is written out with vector types, so it does not depend on what the
 // compiler vectorises); plane tails go straight to double. A lane's partial sum is therefore
@@ -18,7 +29,11 @@
 // converting every term to double.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__AVX512F__) || defined(__AVX2__)
@@ -110,45 +125,51 @@ inline float affine(float a, float x, float b) {
 #endif
 }
 
-// affine() then the fused ReLU (as act_fwd_cpu's), one value
-template <bool Relu>
-float affine_relu(BnormAffine f, float x) {
-  const float z = affine(f.a, x, f.b);
+// affine(), plus the residual join's other addend r where Join (each rounded once, as a batch
+// norm and an add that follows it round them), then the fused ReLU (as act_fwd_cpu's), one value
+template <bool Relu, bool Join = false>
+float affine_relu(BnormAffine f, float x, float r = 0.0f) {
+  float z = affine(f.a, x, f.b);
+  if constexpr (Join) z = z + r;
   return !Relu || z > 0.0f ? z : 0.0f;
 }
 
-// affine() and the fused ReLU on 16 lanes (the same rounding: one fused multiply-add a lane
-// where the hardware has it, as affine() computes it).
-template <bool Relu>
-Vec16f affine_vec(BnormAffine f, Vec16f x) {
+// affine_relu() on 16 lanes (the same rounding: one fused multiply-add a lane where the
+// hardware has it, as affine() computes it, then the addition of r where Join).
+template <bool Relu, bool Join = false>
+Vec16f affine_vec(BnormAffine f, Vec16f x, Vec16f r = {}) {
 #if defined(__AVX512F__) && defined(__FMA__)  // affine() fuses only under __FMA__
   __m512 z = _mm512_fmadd_ps(_mm512_set1_ps(f.a), __m512(x), _mm512_set1_ps(f.b));
+  if constexpr (Join) z = _mm512_add_ps(z, __m512(r));
   if constexpr (Relu)
     z = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_GT_OQ), z);
   return Vec16f(z);
 #else
   Vec16f z;
-  for (int l = 0; l < 16; ++l) z[l] = affine_relu<Relu>(f, x[l]);
+  for (int l = 0; l < 16; ++l) z[l] = affine_relu<Relu, Join>(f, x[l], r[l]);
   return z;
 #endif
 }
 
-// y = a x + b over one plane of n values, then the fused ReLU (as act_fwd_cpu's).
-// Streamed: through stream_map's streaming stores (the output past the caches), a line of
-// `ahead` (the thread's next plane, or null) prefetched with each line written.
-template <bool Relu>
-void affine_plane(BnormAffine f, const float* x, float* y, long n, bool streamed,
-                  const float* ahead = nullptr) {
+// y = a x + b (+ r where Join) over one plane of n values, then the fused ReLU (as
+// act_fwd_cpu's). Streamed: through stream_map's streaming stores (the output past the caches),
+// a line of the thread's next plane (`ahead` floats on, or none where negative) prefetched with
+// each line written.
+template <bool Relu, bool Join = false>
+void affine_plane(BnormAffine f, const float* x, float* y, long n, bool streamed, long ahead = -1,
+                  const float* r = nullptr) {
   if (streamed)
     return stream_map(
         y, n,
         [&](long p) {
-          if (ahead) __builtin_prefetch(ahead + p, 0, kAheadHint);
-          return affine_vec<Relu>(f, load_vec16f(x + p));
+          if (ahead >= 0) __builtin_prefetch(x + ahead + p, 0, kAheadHint);
+          if (Join && ahead >= 0) __builtin_prefetch(r + ahead + p, 0, kAheadHint);
+          return affine_vec<Relu, Join>(f, load_vec16f(x + p),
+                                        Join ? load_vec16f(r + p) : Vec16f{});
         },
-        [&](long p) { return affine_relu<Relu>(f, x[p]); });
+        [&](long p) { return affine_relu<Relu, Join>(f, x[p], Join ? r[p] : 0.0f); });
 #pragma omp simd
-  for (long p = 0; p < n; ++p) y[p] = affine_relu<Relu>(f, x[p]);
+  for (long p = 0; p < n; ++p) y[p] = affine_relu<Relu, Join>(f, x[p], Join ? r[p] : 0.0f);
 }
 
 // g where a x + b > 0, else 0, lane by lane: the fused ReLU's backward, its mask computed as
@@ -270,11 +291,64 @@ void each_plane(const TensorShape& t, int c0, int c1, F f) {
     for (int c = c0; c < c1; ++c) f(c, (long(n) * t.c + c) * hw);
 }
 
-template <bool Relu>
+// Where the backward's ReLU mask comes from: no ReLU; the normalisation recomputed from x (a
+// fused ReLU alone); the bits the forward recorded (a fused join, whose sum x alone does not
+// give: reading the 4-byte output for it cost as much as the two passes it saves).
+enum class Mask { kNone, kFromX, kFromBits };
+
+// The 16 bits of a plane's mask from element p on (any p < the plane's 16-aligned end: the
+// plane's bytes are padded, bnorm_join_mask_bytes).
+inline std::uint16_t mask_bits(const std::uint8_t* bits, long p) {
+  std::uint32_t w;
+  std::memcpy(&w, bits + p / 8, sizeof w);
+  return std::uint16_t(w >> (p % 8));
+}
+
+// g where bit l of m is set, else 0, lane by lane
+vf bit_mask(std::uint16_t m, vf g) {
+#if defined(__AVX512F__)
+  return vf(_mm512_maskz_mov_ps(__mmask16(m), __m512(g)));
+#else
+  alignas(32) float gs[kLanes];
+  store(gs, g);
+  for (int l = 0; l < kLanes; ++l) gs[l] = (m >> l) & 1 ? gs[l] : 0.0f;
+  return load(gs);
+#endif
+}
+
+// The bits of z > 0, lane l in bit l.
+inline std::uint16_t positive_bits(Vec16f z) {
+#if defined(__AVX512F__)
+  return std::uint16_t(_mm512_cmp_ps_mask(__m512(z), _mm512_setzero_ps(), _CMP_GT_OQ));
+#else
+  std::uint16_t m = 0;
+  for (int l = 0; l < 16; ++l) m = std::uint16_t(m | (z[l] > 0.0f ? 1u << l : 0u));
+  return m;
+#endif
+}
+
+// A plane's mask bits (bit p: [a x_p + b + r_p > 0], the sum affine_vec and affine_relu compute
+// for the output, so the bit is the output's sign), 16 at a time from the plane's start, x and r
+// still in cache from the plane's output.
+void join_mask_plane(const BnormAffine& f, const float* x, const float* r, long hw,
+                     std::uint8_t* bits) {
+  long p = 0;
+  for (; p + 16 <= hw; p += 16) {
+    const std::uint16_t m =
+        positive_bits(affine_vec<false, true>(f, load_vec16f(x + p), load_vec16f(r + p)));
+    std::memcpy(bits + p / 8, &m, sizeof m);
+  }
+  std::uint16_t m = 0;
+  for (long q = p; q < hw; ++q)
+    m = std::uint16_t(m | (affine_relu<false, true>(f, x[q], r[q]) > 0.0f ? 1u << (q - p) : 0u));
+  if (p < hw) std::memcpy(bits + p / 8, &m, sizeof m);
+}
+
+template <bool Relu, bool Join>
 void fwd(const BnormShape& s, const float* x, const float* gamma, const float* beta, float* y,
-         float* mean, float* var) {
+         float* mean, float* var, const float* r, std::uint8_t* bits) {
   const TensorShape& t = s.t;
-  const long hw = long(t.h) * t.w;
+  const long hw = long(t.h) * t.w, plane_bytes = bnorm_join_plane_bytes(s);
   const bool streamed = streaming_pays(t.count);
   channel_blocks(t, [&](int c0, int c1, int next) {
     // mean and biased variance, two passes (the one-pass E[x^2] - E[x]^2 cancels)
@@ -303,49 +377,121 @@ void fwd(const BnormShape& s, const float* x, const float* gamma, const float* b
       f[k] = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
     }
     each_plane(t, c0, c1, [&](int c, long o) {
-      const long ahead = ahead_of(t, c0, c, next);
-      affine_plane<Relu>(f[std::size_t(c - c0)], x + o, y + o, hw, streamed,
-                         ahead < 0 ? nullptr : x + o + ahead);
+      const BnormAffine& fc = f[std::size_t(c - c0)];
+      affine_plane<Relu, Join>(fc, x + o, y + o, hw, streamed, ahead_of(t, c0, c, next),
+                               Join ? r + o : nullptr);
+      if (Relu && Join) join_mask_plane(fc, x + o, r + o, hw, bits + o / hw * plane_bytes);
     });
     if (streamed) stream_fence();
   });
 }
 
-template <bool Relu>
+// The gradient reaching the normalisation, and with a fused join its other addend: dy masked as
+// M says, over one plane (p from its start: 16 lanes from p, or element p).
+template <Mask M>
+struct Reaching {
+  const float *x, *dy;
+  const std::uint8_t* bits;  // kFromBits: the plane's mask
+  vf vec(const BnormAffine& f, long p) const {
+    const vf g = load(dy + p);
+    if constexpr (M == Mask::kFromX) return relu_mask(f, load(x + p), g);
+    if constexpr (M == Mask::kFromBits) return bit_mask(mask_bits(bits, p), g);
+    return g;
+  }
+  float one(const BnormAffine& f, long p) const {
+    if constexpr (M == Mask::kFromX) return affine(f.a, x[p], f.b) > 0.0f ? dy[p] : 0.0f;
+    if constexpr (M == Mask::kFromBits) return (bits[p / 8] >> (p % 8)) & 1 ? dy[p] : 0.0f;
+    return dy[p];
+  }
+};
+
+// The planes' views: Reaching of the plane from element o (image n, channel c).
+template <Mask M>
+struct ReachingPlanes {
+  const float *x, *dy;
+  const std::uint8_t* bits;
+  long hw, plane_bytes;
+  Reaching<M> at(long o) const {
+    return {x + o, dy + o, bits ? bits + o / hw * plane_bytes : nullptr};
+  }
+};
+
+// A channel's backward map: dx = f.a * (g - b - (x - mean) * k), f the forward's (the fused
+// ReLU's mask where recomputed from x).
+struct Coeffs {
+  BnormAffine f;
+  float b, k;
+};
+
+// The backward's second pass over one plane (x, dx, dr at its start): dx from the reaching
+// gradient g and, with a join, dr = g, both at one pass; a line of the thread's next plane
+// (`ahead` floats on, none where negative) prefetched into L2 for each one written.
+template <Mask M>
+void dx_plane(const Reaching<M>& g, const Coeffs& q, float mu, const float* x, float* dx, float* dr,
+              long hw, bool streamed, long ahead) {
+  const auto gv = [&](long p) {
+    if (ahead >= 0) {
+      __builtin_prefetch(g.dy + p + ahead, 0, kAheadHint);
+      __builtin_prefetch(x + p + ahead, 0, kAheadHint);
+    }
+    return g.vec(q.f, p);
+  };
+  const auto dxv = [&](long p, vf gp) { return q.f.a * (gp - q.b - (load(x + p) - mu) * q.k); };
+  const auto dx1 = [&](long p, float gp) { return q.f.a * (gp - q.b - (x[p] - mu) * q.k); };
+  if (dr && streamed)
+    return stream_map_pair(
+        dx, dr, hw,
+        [&](long p) {
+          const vf gp = gv(p);
+          return std::pair{to_vec16f(dxv(p, gp)), to_vec16f(gp)};
+        },
+        [&](long p) {
+          const float gp = g.one(q.f, p);
+          return std::pair{dx1(p, gp), gp};
+        });
+  if (streamed)
+    return stream_map(
+        dx, hw, [&](long p) { return to_vec16f(dxv(p, gv(p))); },
+        [&](long p) { return dx1(p, g.one(q.f, p)); });
+  each_group(
+      0, hw,
+      [&](long p) {
+        const vf gp = gv(p);
+        store(dx + p, dxv(p, gp));
+        if (dr) store(dr + p, gp);
+      },
+      [&](long p) {
+        const float gp = g.one(q.f, p);
+        dx[p] = dx1(p, gp);
+        if (dr) dr[p] = gp;
+      });
+}
+
+template <Mask M>
 void bwd(const BnormShape& s, const float* x, const float* gamma, const float* beta,
-         const float* mean, const float* var, const float* dy, float* dx, float* dgamma,
-         float* dbeta) {
+         const float* mean, const float* var, const ReachingPlanes<M>& planes, float* dx, float* dr,
+         float* dgamma, float* dbeta) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
   const double m = double(s.m());
   const bool streamed = streaming_pays(t.count);
   channel_blocks(t, [&](int c0, int c1, int next) {
-    struct Coeffs {
-      BnormAffine
-          f;  // the forward's map (the fused ReLU's mask); dx = f.a * (dy - b - (x - mean) * k)
-      float b, k;
-    };
     std::vector<Coeffs> co(std::size_t(c1 - c0));
     std::vector<LaneSums<2>> sums(std::size_t(c1 - c0));  // sum dy, sum dy * (x - mean)
     for (int c = c0; c < c1; ++c)
       co[std::size_t(c - c0)].f = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
-    // the gradient reaching the normalisation: dy where the fused ReLU passed its input
-    const auto pass = [&](const BnormAffine& f, long i) {
-      return !Relu || affine(f.a, x[i], f.b) > 0.0f ? dy[i] : 0.0f;
-    };
     each_plane(t, c0, c1, [&](int c, long o) {
       const BnormAffine f = co[std::size_t(c - c0)].f;
       const float mu = mean[c];
+      const Reaching<M> g = planes.at(o);
       sums[std::size_t(c - c0)].plane(
           o, hw,
           [&](long i, vf* v) {
-            vf g = load(dy + i);
-            if constexpr (Relu) g = relu_mask(f, load(x + i), g);
-            v[0] = g;
-            v[1] = g * (load(x + i) - mu);
+            v[0] = g.vec(f, i - o);
+            v[1] = v[0] * (load(x + i) - mu);
           },
           [&](long i, double* v) {
-            v[0] = pass(f, i);
+            v[0] = g.one(f, i - o);
             v[1] = v[0] * double(x[i] - mu);
           });
     });
@@ -358,26 +504,9 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
       co[k].b = float(db / m), co[k].k = float(dg * inv / m);
     }
     each_plane(t, c0, c1, [&](int c, long o) {
-      const Coeffs q = co[std::size_t(c - c0)];
-      const float mu = mean[c];
       const long ahead = ahead_of(t, c0, c, next);
-      const auto vec = [&](long i) {
-        if (ahead >= 0) {
-          __builtin_prefetch(dy + i + ahead, 0, kAheadHint);
-          __builtin_prefetch(x + i + ahead, 0, kAheadHint);
-        }
-        vf g = load(dy + i);
-        const vf xv = load(x + i);
-        if constexpr (Relu) g = relu_mask(q.f, xv, g);
-        return q.f.a * (g - q.b - (xv - mu) * q.k);
-      };
-      const auto one = [&](long i) { return q.f.a * (pass(q.f, i) - q.b - (x[i] - mu) * q.k); };
-      if (streamed)
-        return stream_map(
-            dx + o, hw, [&](long i) { return to_vec16f(vec(o + i)); },
-            [&](long i) { return one(o + i); });
-      each_group(
-          o, hw, [&](long i) { store(dx + i, vec(i)); }, [&](long i) { dx[i] = one(i); });
+      dx_plane(planes.at(o), co[std::size_t(c - c0)], mean[c], x + o, dx + o, dr ? dr + o : nullptr,
+               hw, streamed, ahead);
     });
     if (streamed) stream_fence();
   });
@@ -391,18 +520,42 @@ BnormAffine bnorm_affine(float gamma, float beta, float mean, float var, double 
 }
 
 void bnorm_fwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
-                   float* y, float* mean, float* var, bool relu) {
-  (relu ? fwd<true> : fwd<false>)(s, x, gamma, beta, y, mean, var);
+                   float* y, float* mean, float* var, bool relu, const float* r,
+                   std::uint8_t* mask) {
+  if (r && relu && !mask)
+    throw std::invalid_argument("bnorm_fwd_cpu: a joined forward with the ReLU needs its mask");
+  if (r)
+    return (relu ? fwd<true, true> : fwd<false, true>)(s, x, gamma, beta, y, mean, var, r, mask);
+  (relu ? fwd<true, false> : fwd<false, false>)(s, x, gamma, beta, y, mean, var, nullptr, nullptr);
+}
+
+long bnorm_join_plane_bytes(const BnormShape& s) {
+  const long hw = long(s.t.h) * s.t.w;
+  return 2 * ((hw + 15) / 16) + 4;  // 16 bits a group, and room for mask_bits' 4-byte read
+}
+
+long bnorm_join_mask_bytes(const BnormShape& s) {
+  return long(s.t.n) * s.t.c * bnorm_join_plane_bytes(s);
 }
 
 void bnorm_bwd_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
                    const float* mean, const float* var, const float* dy, float* dx, float* dgamma,
-                   float* dbeta, bool relu) {
-  (relu ? bwd<true> : bwd<false>)(s, x, gamma, beta, mean, var, dy, dx, dgamma, dbeta);
+                   float* dbeta, bool relu, const BnormJoinGrads& join) {
+  const auto run = [&](auto mask) {
+    constexpr Mask M = decltype(mask)::value;
+    const ReachingPlanes<M> planes{x, dy, join.mask, long(s.t.h) * s.t.w,
+                                   bnorm_join_plane_bytes(s)};
+    bwd<M>(s, x, gamma, beta, mean, var, planes, dx, join.dr, dgamma, dbeta);
+  };
+  if (!relu) return run(std::integral_constant<Mask, Mask::kNone>{});
+  if (join.joined && !join.mask)
+    throw std::invalid_argument("bnorm_bwd_cpu: a joined backward with the ReLU needs its mask");
+  if (join.joined) return run(std::integral_constant<Mask, Mask::kFromBits>{});
+  run(std::integral_constant<Mask, Mask::kFromX>{});
 }
 
 void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, const float* beta,
-                     const float* mean, const float* var, float* y, bool relu) {
+                     const float* mean, const float* var, float* y, bool relu, const float* r) {
   const TensorShape& t = s.t;
   const long hw = long(t.h) * t.w;
 #pragma omp parallel for collapse(2)
@@ -410,7 +563,11 @@ void bnorm_infer_cpu(const BnormShape& s, const float* x, const float* gamma, co
     for (int c = 0; c < t.c; ++c) {
       const BnormAffine f = bnorm_affine(gamma[c], beta[c], mean[c], var[c], s.eps);
       const long o = (long(n) * t.c + c) * hw;
-      (relu ? affine_plane<true> : affine_plane<false>)(f, x + o, y + o, hw, false, nullptr);
+      if (r)
+        (relu ? affine_plane<true, true> : affine_plane<false, true>)(f, x + o, y + o, hw, false,
+                                                                      -1, r + o);
+      else
+        (relu ? affine_plane<true> : affine_plane<false>)(f, x + o, y + o, hw, false, -1, nullptr);
     }
 }
 

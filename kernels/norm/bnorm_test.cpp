@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -135,6 +136,58 @@ TEST(Bnorm, FusedReluIsThePlainKernelThenReLU) {
     EXPECT_EQ(dgf, dg) << d;
     EXPECT_EQ(dbf, db) << d;
   }
+}
+
+// A fused residual join is the plain kernel, then the add (and the ReLU), bit for bit: forward,
+// inference, and a backward whose mask the forward recorded (the output's sign), against the
+// add's fan-out of the masked gradient and the plain backward of its first half; dr is that
+// gradient itself. Planes of 6, 25, 400, 16 and 177 x 247 values (the last one streamed): the
+// mask's 16-bit groups end mid-plane in the first two and the last.
+TEST(Bnorm, FusedJoinIsThePlainKernelThenTheAdd) {
+  for (const std::string& d : std::vector<std::string>{
+           "mb2ic3ih3iw2", "mb1ic7ih5iw5", "mb3ic5ih20iw20", "mb2ic300ih4iw4", streamed_shape()})
+    for (const bool relu : {false, true}) {
+      const BnormShape s = BnormShape::parse(d, 0);
+      const auto c = std::size_t(s.t.c);
+      const long n = s.t.count;
+      const auto x = random_vector(n, 19, -1.0f, 4.0f), r = random_vector(n, 20, -2.0f, 1.0f);
+      const auto dz = random_vector(n, 21), gamma = random_vector(c, 22),
+                 beta = random_vector(c, 23);
+      std::vector<float> y(x.size()), z(x.size()), zf(x.size()), m(c), v(c), mf(c), vf(c);
+      bnorm_fwd_cpu(s, x.data(), gamma.data(), beta.data(), y.data(), m.data(), v.data());
+      add_cpu(y.data(), r.data(), z.data(), n, relu);
+      std::vector<std::uint8_t> mask(std::size_t(bnorm_join_mask_bytes(s)));
+      bnorm_fwd_cpu(s, x.data(), gamma.data(), beta.data(), zf.data(), mf.data(), vf.data(), relu,
+                    r.data(), mask.data());
+      const std::string what = d + (relu ? " relu" : "");
+      EXPECT_EQ(mf, m) << what;
+      EXPECT_EQ(vf, v) << what;
+      EXPECT_EQ(zf, z) << what;
+      if (relu) {
+        EXPECT_GT(std::count(z.begin(), z.end(), 0.0f), 0) << what << ": no value masked";
+      }
+      std::vector<float> zi(x.size()), zif(x.size());
+      bnorm_infer_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), zi.data());
+      add_cpu(zi.data(), r.data(), zi.data(), n, relu);
+      bnorm_infer_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), zif.data(), relu,
+                      r.data());
+      EXPECT_EQ(zif, zi) << what << " inference";
+      std::vector<float> g(x.size()), dr(x.size()), drf(x.size(), NAN), dx(x.size()), dxf(x.size()),
+          dg(c), dgf(c), db(c), dbf(c);
+      fan_out_cpu(dz.data(), g.data(), dr.data(), n, relu ? z.data() : nullptr);
+      bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), g.data(), dx.data(),
+                    dg.data(), db.data());
+      bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dz.data(),
+                    dxf.data(), dgf.data(), dbf.data(), relu, {true, mask.data(), drf.data()});
+      EXPECT_EQ(drf, dr) << what;
+      EXPECT_EQ(dxf, dx) << what;
+      EXPECT_EQ(dgf, dg) << what;
+      EXPECT_EQ(dbf, db) << what;
+      std::vector<float> dxn(x.size());  // no gradient wanted for r
+      bnorm_bwd_cpu(s, x.data(), gamma.data(), beta.data(), m.data(), v.data(), dz.data(),
+                    dxn.data(), dgf.data(), dbf.data(), relu, {true, mask.data(), nullptr});
+      EXPECT_EQ(dxn, dx) << what << " without dr";
+    }
 }
 
 // Inference with the batch's own statistics is the training forward; the CPU kernel matches
