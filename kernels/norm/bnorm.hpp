@@ -6,7 +6,7 @@
 // The running statistics (momentum, unbiased variance in PyTorch) are the training engine's
 // business, not the kernel's: it gets mean and var from the forward.
 // Descriptor (benchdnn's bnorm keys): "mb16ic64ih56iw56eps1e-5" (eps default 1e-5); "relu1"
-// times the kernels with the following ReLU fused.
+// times the kernels with the following ReLU fused, "join1" with a residual join fused (below).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ struct BnormShape {
   double eps = 1e-5;
   bool relu = false;  // the benches' fused ReLU ("relu1", benchdnn's flag R); the kernels take it
                       // as an argument
+  bool join = false;  // the benches' fused residual join ("join1": an addend r, bnorm_fwd_cpu)
   long m() const { return long(t.n) * t.h * t.w; }  // values per channel
   std::string str() const;
   static BnormShape parse(std::string_view text, int mb);

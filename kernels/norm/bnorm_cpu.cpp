@@ -12,20 +12,20 @@
 // with the backward streamed only from 28x28 planes (3 alternating pairs).
 // A fused residual join (bnorm.hpp: the add after the batch norm, and its ReLU) adds r in the
 // element pass and records the ReLU's mask as bits; its backward writes dr beside dx in one pass.
-// Measured (the 2-core Intel Xeon VM, 2 threads, a standalone loop over 5 sets of tensors so that
-// each call reads memory, 16 images): against the batch norm, then the add (backward: the add's
-// fan-out, then the batch norm), 256 x 56 x 56 forward 1.22-1.75 and backward 1.47-1.81 times as
-// fast, 1024 x 14 x 14 1.22-1.49 and 1.13-1.33, 2048 x 7 x 7 0.97-1.62 and 0.82-1.03 (its planes
-// of 49 values go out mostly a value at a time, in both). Reading the 4-byte output for the mask
-// instead of bits ran the backward no faster than the two layers apart (11.3-11.6 against
-// 12.1-12.8 ms at 56 x 56: a third stream read in the first pass costs what the two passes save).
-// In ResNet-50 training (batch 16, 3 alternating pairs) the 16 joined batch norms took 54.9 ms
-// forward and 76.3 ms backward a step against 38.4 + 29.9 (the adds) and 64.4 + 31.7.
-// Sums: 16 float lanes, each adding at most kBnormFlush terms before its partial sum moves to a
-// double lane (the order is written out with vector types, so it does not depend on what the
-// compiler vectorises); plane tails go straight to double. A lane's partial sum is therefore
-// rounded at most kBnormFlush - 1 times: the error of a channel sum is below kBnormFlush ulps of
-// the sum of the terms' absolute values (plus double rounding), at a quarter of the cost of
+// Measured (the 2-core Intel Xeon VM, 2 threads, `dlscale kernels --cold-cache`, 16 images,
+// descriptor relu1join1 against the plain batch norm plus `--op add`, a lower bound of the old
+// backward, whose fan-out writes two outputs; 3 rounds): 256 x 56 x 56 forward 1.27-1.30 and
+// backward 1.49-1.60 times as fast, 1024 x 14 x 14 1.19-1.28 and 1.05-1.14, 2048 x 7 x 7
+// 1.09-1.10 and 0.88-0.89 (planes of 49 values go out mostly a value at a time). Reading the 4-byte
+// output for the mask instead of bits ran the backward no faster than the two layers apart (a
+// standalone loop, 11.3-11.6 against 12.1-12.8 ms at 56 x 56: a third stream in the first pass
+// costs what the fusion saves). In ResNet-50 training (batch 16, 3 alternating pairs) the 16 joined
+// batch norms took 54.9 ms forward and 76.3 ms backward a step against 38.4 + 29.9 (the adds)
+// and 64.4 + 31.7. Sums: 16 float lanes, each adding at most kBnormFlush terms before its partial
+// sum moves to a double lane (the order is written out with vector types, so it does not depend on
+// what the compiler vectorises); plane tails go straight to double. A lane's partial sum is
+// therefore rounded at most kBnormFlush - 1 times: the error of a channel sum is below kBnormFlush
+// ulps of the sum of the terms' absolute values (plus double rounding), at a quarter of the cost of
 // converting every term to double.
 #include <algorithm>
 #include <cmath>
@@ -75,6 +75,11 @@ constexpr int kMaxBlockChannels = 256;
 // A line of the next block's plane into L2 (a locality hint of 2: it is read again within the
 // block's passes, from L2, not at once from L1).
 constexpr int kAheadHint = 2;
+// A joined backward (dx and dr) streams planes of at least this many values: two outputs a
+// plane of 49 (7x7) go out mostly a value at a time, and streamed cost more than cached (the
+// Intel Xeon VM, `dlscale kernels --op bnorm_bwd --cold-cache`, mb16ic2048ih7iw7relu1join1:
+// 2.06-2.13 ms against 2.39-2.41 streamed; at 14x14 streaming still pays, 2.6-2.8 against 3.5-3.8).
+constexpr long kJoinStreamPlane = 64;
 
 #ifdef __AVX512F__
 vf load(const float* p) {
@@ -506,7 +511,7 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
     each_plane(t, c0, c1, [&](int c, long o) {
       const long ahead = ahead_of(t, c0, c, next);
       dx_plane(planes.at(o), co[std::size_t(c - c0)], mean[c], x + o, dx + o, dr ? dr + o : nullptr,
-               hw, streamed, ahead);
+               hw, streamed && (!dr || hw >= kJoinStreamPlane), ahead);
     });
     if (streamed) stream_fence();
   });

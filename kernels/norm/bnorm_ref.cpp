@@ -10,13 +10,13 @@
 namespace dls {
 
 std::string BnormShape::str() const {
-  return fmt::format("{}eps{}{}{}", t.dims(), eps, relu ? "relu1" : "",
+  return fmt::format("{}eps{}{}{}{}", t.dims(), eps, relu ? "relu1" : "", join ? "join1" : "",
                      t.name.empty() ? "" : "_n" + t.name);
 }
 
 BnormShape BnormShape::parse(std::string_view text, int mb) {
   const Descriptor d(text, "batch-norm descriptor");
-  d.allow_only({"mb", "ic", "ih", "iw", "eps", "relu"});
+  d.allow_only({"mb", "ic", "ih", "iw", "eps", "relu", "join"});
   BnormShape s;
   s.t = TensorShape::from(d);
   s.t.set_batch(mb);
@@ -25,6 +25,9 @@ BnormShape BnormShape::parse(std::string_view text, int mb) {
   const double relu = d.number("relu", 0);
   if (relu != 0 && relu != 1) d.fail("relu must be 0 or 1");
   s.relu = relu == 1;
+  const double join = d.number("join", 0);
+  if (join != 0 && join != 1) d.fail("join must be 0 or 1");
+  s.join = join == 1;
   return s;
 }
 

@@ -225,6 +225,8 @@ TEST(Bnorm, DescriptorRules) {
   EXPECT_EQ(BnormShape::parse("mb2ic3ih4", 0).m(), 32);
   EXPECT_THROW(BnormShape::parse("n100", 0), ConfigError);
   EXPECT_THROW(BnormShape::parse("mb2ic3eps0", 0), ConfigError);
+  EXPECT_EQ(BnormShape::parse("mb2ic3ih4relu1join1", 0).str(), "mb2ic3ih4iw4eps1e-05relu1join1");
+  EXPECT_THROW(BnormShape::parse("mb2ic3join2", 0), ConfigError);
 }
 
 }  // namespace
