@@ -196,8 +196,11 @@ std::vector<std::vector<long>> request_scratch(Requests& r, Nodes& nodes, Tensor
 template <class T>
 void Net<T>::plan_memory() {
   const std::size_t nt = tensors_.size(), nn = nodes_.size();
-  fuse_relus(nodes_, tensors_, count_readers(nodes_, nt), fuse_);
-  fuse_joins(nodes_, tensors_, count_readers(nodes_, nt), fuse_);
+  // fuse_relus changes no node's inputs; fuse_joins adds r to its layer's, a tensor whose count
+  // no later join decision reads (an add reading it too would have made it 2 already)
+  const Readers before = count_readers(nodes_, nt);
+  fuse_relus(nodes_, tensors_, before, fuse_);
+  fuse_joins(nodes_, tensors_, before, fuse_);
   const Readers readers = count_readers(nodes_, nt);  // a fused join's layer reads r too
   const std::vector<std::size_t> group = buffer_groups(nodes_, tensors_, readers);
   Requests r(nt);

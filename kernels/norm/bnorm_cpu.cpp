@@ -428,12 +428,13 @@ struct Coeffs {
   float b, k;
 };
 
-// The backward's second pass over one plane (x, dx, dr at its start): dx from the reaching
-// gradient g and, with a join, dr = g, both at one pass; a line of the thread's next plane
-// (`ahead` floats on, none where negative) prefetched into L2 for each one written.
+// The backward's second pass over one plane (g's, and dx and dr at its start): dx from the
+// reaching gradient g and, with a join, dr = g, both at one pass; a line of the thread's next
+// plane (`ahead` floats on, none where negative) prefetched into L2 for each one written.
 template <Mask M>
-void dx_plane(const Reaching<M>& g, const Coeffs& q, float mu, const float* x, float* dx, float* dr,
-              long hw, bool streamed, long ahead) {
+void dx_plane(const Reaching<M>& g, const Coeffs& q, float mu, float* dx, float* dr, long hw,
+              bool streamed, long ahead) {
+  const float* x = g.x;
   const auto gv = [&](long p) {
     if (ahead >= 0) {
       __builtin_prefetch(g.dy + p + ahead, 0, kAheadHint);
@@ -510,8 +511,8 @@ void bwd(const BnormShape& s, const float* x, const float* gamma, const float* b
     }
     each_plane(t, c0, c1, [&](int c, long o) {
       const long ahead = ahead_of(t, c0, c, next);
-      dx_plane(planes.at(o), co[std::size_t(c - c0)], mean[c], x + o, dx + o, dr ? dr + o : nullptr,
-               hw, streamed && (!dr || hw >= kJoinStreamPlane), ahead);
+      dx_plane(planes.at(o), co[std::size_t(c - c0)], mean[c], dx + o, dr ? dr + o : nullptr, hw,
+               streamed && (!dr || hw >= kJoinStreamPlane), ahead);
     });
     if (streamed) stream_fence();
   });
