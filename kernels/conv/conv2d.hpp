@@ -170,19 +170,22 @@ void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float
 //             one group, at most 128 taps), direct elsewhere and for the backward filter (gemm
 //             where direct does not apply)
 //   auto      winograd where applicable and both channel counts are at least 16 (below that the
-//             tile transforms cost more than the multiplies they save); else, for the forward of
-//             a strided layer larger than 1x1 with at least 16 input and output channels, and
-//             for its backward data where dy is at most 14 pixels wide, blocked where applicable
-//             (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: forward 0.87 to 0.99 of
-//             the best other algorithm's time; backward data 0.93 at 7x7 dy, 0.99-1.0 at 14x14,
-//             1.02-1.03 at 28x28); else direct where applicable; else gemm (the backward data of
-//             the strided layers larger than 1x1 that blocked does not take).
-//             Measured on ResNet-50's and VGG-16's layers (2 threads, Zen 4): direct took 0.92
-//             of gemm's time summed over the 57 layer-passes where both apply, 0.6 on a network's
-//             first layer (im2col copies its input R*S times into a column matrix of only C*R*S
-//             rows), up to 1.11 on the 7x7 1x1 layers; training 1.04 (ResNet-50, AlexNet) to
-//             1.13-1.29 (CIFAR-10 ConvNets) of the images/s of the earlier rule (direct only for
-//             layers of fewer than 16 input channels a group). README: "--conv-algo".
+//             tile transforms cost more than the multiplies they save), except where its
+//             transformed filters outweigh its tiles (forward: K over 4 times the batch's 4x4
+//             output tiles; backward data: C over 8 times; conv2d_cpu.cpp), there blocked: small
+//             images and batches, ResNet-50's 7x7 layers' forward at batch 16; else, for the
+//             forward of a strided layer larger than 1x1 with at least 16 input and output
+//             channels, and for its backward data where dy is at most 14 pixels wide, blocked where
+//             applicable (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: forward 0.87 to
+//             0.99 of the best other algorithm's time; backward data 0.93 at 7x7 dy, 0.99-1.0 at
+//             14x14, 1.02-1.03 at 28x28); else direct where applicable; else gemm (the backward
+//             data of the strided layers larger than 1x1 that blocked does not take). Measured on
+//             ResNet-50's and VGG-16's layers (2 threads, Zen 4): direct took 0.92 of gemm's time
+//             summed over the 57 layer-passes where both apply, 0.6 on a network's first layer
+//             (im2col copies its input R*S times into a column matrix of only C*R*S rows), up
+//             to 1.11 on the 7x7 1x1 layers; training 1.04 (ResNet-50, AlexNet) to 1.13-1.29
+//             (CIFAR-10 ConvNets) of the images/s of the earlier rule (direct only for layers of
+//             fewer than 16 input channels a group). README: "--conv-algo".
 //   find      measured per layer (conv2d_*_chosen below); without a measurement (these
 //             functions, resolve_conv_algo) as auto
 // (ConvAlgo, its names and parse_conv_algo are in kernels/common/backend.hpp.)

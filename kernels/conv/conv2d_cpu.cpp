@@ -13,6 +13,29 @@ std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir) {
   return out;
 }
 
+namespace {
+
+// Winograd's transformed filters (36 C K floats, written and read back every call) more than
+// `times` times its transformed tiles (36 floats a tile and channel, of the channels it makes: K
+// forward, C backward data): fewer tiles than K / times (C / times). A training step meets both
+// in memory, not in cache. Measured (2026-11-29, the 2-core Intel Xeon VM, 2 threads, `dlscale
+// kernels` warm and --cold-cache, ms): forward, times 4: ResNet-50's 7x7 512 -> 512 layer at
+// batch 16 (64 tiles) by Winograd 12.6 warm and 15.1 cold against blocked's 12.4 and 12.7, in
+// training 14.1-15.2 against 12.3-13.8; at batch 4, 5.8 and 10.1 against 3.8 and 4.5; at batch 64
+// (256 tiles, Winograd kept) 32.8 and 35.2 against 41.3 and 47.6; 14x14 256 -> 256 at batch 1
+// 1.5 and 2.8 against 0.8 and 1.3. Backward data, times 8 (the blocked backward data is slower
+// than its forward): the 7x7 layer at batch 16 (Winograd kept) 10.2 and 13.1 against 12.6 and
+// 13.5, at batch 4 4.8 and 7.8 against 3.9 and 5.0; 14x14 at batch 1 1.4 and 2.7 against 0.9
+// and 1.4, at batch 4 (Winograd kept) 2.4 and 3.7 against 3.1 and 3.6. The backward filter has
+// no blocked path; Winograd's stays ahead of direct's there (13.5 against 17.7 cold at 7x7).
+bool winograd_filters_outweigh_tiles(const Conv2dShape& sh, ConvDir dir) {
+  const long tiles = long(sh.n) * ((sh.p() + 3) / 4) * ((sh.q() + 3) / 4);
+  if (dir == ConvDir::kFwd) return sh.k > 4 * tiles;
+  return dir == ConvDir::kBwdData && sh.c > 8 * tiles;
+}
+
+}  // namespace
+
 ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir dir) {
   if (requested == ConvAlgo::kBlocked) {  // forward and backward data; direct elsewhere
     if (blocked_applicable(sh, dir)) return ConvAlgo::kBlocked;
@@ -24,10 +47,13 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
   if (requested == ConvAlgo::kWinograd)
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
-  if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16) return ConvAlgo::kWinograd;
+  const bool fwd = dir == ConvDir::kFwd;
+  if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16)
+    return winograd_filters_outweigh_tiles(sh, dir) && blocked_applicable(sh, dir)
+               ? ConvAlgo::kBlocked
+               : ConvAlgo::kWinograd;
   // blocked: strided, larger than 1x1, at least 16 channels summed over and 16 made (its
   // vectors); its backward data only where dy is at most 14 pixels wide (slower at 28)
-  const bool fwd = dir == ConvDir::kFwd;
   if (blocked_applicable(sh, dir) && (sh.stride_h > 1 || sh.stride_w > 1) && sh.r * sh.s > 1 &&
       std::min(sh.c, sh.k) >= 16 && (fwd || sh.q() <= 14))
     return ConvAlgo::kBlocked;

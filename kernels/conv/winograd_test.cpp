@@ -163,5 +163,29 @@ TEST(ConvAlgo, AutoPicksWinogradForWideStrideOne3x3AndDirectWhereItApplies) {
   EXPECT_THROW(parse_conv_algo("fft"), ConfigError);
 }
 
+// Where Winograd's transformed filters outweigh its tiles (forward: K over 4 times the tiles;
+// backward data: C over 8 times), auto runs the blocked convolution instead; the backward filter
+// stays Winograd (blocked has none).
+TEST(ConvAlgo, AutoLeavesWinogradWhereItsFiltersOutweighItsTiles) {
+  const auto algo = [](const char* text, ConvDir d) {
+    return resolve_conv_algo(Conv2dShape::parse(text), ConvAlgo::kAuto, d);
+  };
+  const ConvDir fwd = ConvDir::kFwd, bwd = ConvDir::kBwdData, filt = ConvDir::kBwdFilter;
+  // 7x7 512 -> 512 at batch 16: 64 tiles; 512 > 4 * 64, not > 8 * 64
+  EXPECT_EQ(algo("mb16ic512ih7oc512kh3ph1", fwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb16ic512ih7oc512kh3ph1", bwd), ConvAlgo::kWinograd);
+  EXPECT_EQ(algo("mb16ic512ih7oc512kh3ph1", filt), ConvAlgo::kWinograd);
+  // batch 4: 16 tiles, both passes move; batch 32: 128 tiles, neither
+  EXPECT_EQ(algo("mb4ic512ih7oc512kh3ph1", fwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb4ic512ih7oc512kh3ph1", bwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb32ic512ih7oc512kh3ph1", fwd), ConvAlgo::kWinograd);
+  // the boundary: 13x13 is 4x4 tiles an image (p / 4 rounded up), 64 at batch 4; K 256 is not
+  // over 4 * 64, 257 is; backward data counts C
+  EXPECT_EQ(algo("mb4ic64ih13oc256kh3ph1", fwd), ConvAlgo::kWinograd);
+  EXPECT_EQ(algo("mb4ic64ih13oc257kh3ph1", fwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("mb4ic512ih13oc64kh3ph1", bwd), ConvAlgo::kWinograd);
+  EXPECT_EQ(algo("mb4ic513ih13oc64kh3ph1", bwd), ConvAlgo::kBlocked);
+}
+
 }  // namespace
 }  // namespace dls
