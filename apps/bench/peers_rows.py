@@ -59,10 +59,11 @@ def conv_layers(models=("resnet50", "vgg16")):
     return lines
 
 
-def conv_times(a, keep):
+def conv_times(a, keep, row="conv"):
     """{(layer name, dir): {algo: metrics}} for gemm, winograd, direct and blocked (where they
     apply: `dlscale kernels` skips the other layers and passes, as winograd_applicable,
-    direct_applicable and blocked_applicable say) and onednn."""
+    direct_applicable and blocked_applicable say) and onednn. Row conv_cold times every call
+    after a cache flush (`--cold-cache`), its operands then coming from memory."""
     descs = conv_layers()
     path = os.path.join(a.tmp, "conv_shapes.txt")
     with open(path, "w") as f:
@@ -71,7 +72,7 @@ def conv_times(a, keep):
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_blocked_{x} {d}\n" for x in ("fwd", "bwd_data"))
-    threads = ["--threads", str(a.threads)]
+    threads = ["--threads", str(a.threads)] + (["--cold-cache"] if row == "conv_cold" else [])
     runs, sgemm = {}, []
     for k in range(a.conv_rounds):
         if a.conv_rounds > 1:
@@ -79,7 +80,7 @@ def conv_times(a, keep):
         recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
         recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
         for r in recs:
-            keep("conv", r)
+            keep(row, r)
             m = r["metrics"]
             if r["status"] != "ok":
                 continue
@@ -146,9 +147,46 @@ def placement_lines(runs):
     return lines
 
 
+def onednn_ratios(table):
+    """{(layer, pass): oneDNN's time over the best of ours}."""
+    return {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
+
+
+def resnet50_sums(table):
+    """ResNet-50's convolution time a batch, each layer-pass weighted by its count: (the best of
+    ours, oneDNN's), in seconds."""
+    ours = onednn = 0.0
+    for (layer, _), algos in table.items():
+        if layer.startswith("resnet50:"):
+            count = int(layer.rsplit("*", 1)[1])
+            ours += count * ours_time(algos)
+            onednn += count * algos["onednn"]["time_s"]
+    return ours, onednn
+
+
+def conv_cold_rows(a, keep):
+    """The conv row's layer-passes with every call timed after a cache flush, as a training step
+    meets them (each layer's input, weights and output last touched a layer or a step before):
+    not a target of issue 26, which times them in cache; a view of how far those ratios carry to
+    training. ResNet-50's training step spent its convolutions' summed cold times, not the warm
+    ones (README, 2026-11-29)."""
+    table, _, _ = conv_times(a, keep, "conv_cold")
+    ratios = onednn_ratios(table)
+    gm = statistics.geometric_mean(ratios.values())
+    worst = min(ratios, key=ratios.get)
+    below = sum(1 for r in ratios.values() if r < 0.9)
+    ours, onednn = resnet50_sums(table)
+    return [
+        summary("conv_cold", f"geomean of {len(ratios)} layer-passes", None, None, gm, "(none)", None),
+        summary("conv_cold", f"worst: {worst[0].split('*')[0]} {worst[1]}", None, None, ratios[worst], "(none)", None),
+        summary("conv_cold", f"layer-passes below 0.9: {below}", None, None, below / len(ratios), "(none)", None),
+        summary("conv_cold", "ResNet-50 summed, ms a batch", ours * 1e3, onednn * 1e3, onednn / ours, "(none)", None),
+    ]
+
+
 def conv_rows(a, keep):
     table, sgemm, runs = conv_times(a, keep)
-    ratios = {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
+    ratios = onednn_ratios(table)
     gm = statistics.geometric_mean(ratios.values())
     worst = min(ratios, key=ratios.get)
     out = [
