@@ -95,15 +95,15 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
         dnn_->backward_filter();
         dwtmp_.resize(std::size_t(sh_.w_count()));
         dnn_->get_dw(dwtmp_.data());
-        accumulate_cpu(dwtmp_.data(), this->dw_[0], sh_.w_count());
+        put_grad_cpu(dwtmp_.data(), this->dw_[0], sh_.w_count(), ctx);
       } else {
         if (dx[0])
           conv2d_bwd_data_chosen(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo,
                                  choice_.bwd_data, this->accumulate_dx(0) ? 1.0f : 0.0f);
         conv2d_bwd_filter_chosen(sh_, x[0], dy, this->dw_[0], conv_workspace(), ctx.conv_algo,
-                                 choice_.bwd_filter, 1.0f);
+                                 choice_.bwd_filter, grad_beta(ctx));
       }
-      if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.k, hw, 1.0f);
+      if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.k, hw, grad_beta(ctx));
       return;
     }
   }
@@ -117,10 +117,10 @@ void Conv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
   }
   double* t = scratch(tmp2_, sh_.w_count());
   conv2d_bwd_filter_ref(sh_, x[0], dy, t, nullptr);
-  store_add(t, this->dw_[0], sh_.w_count());
+  store_grad(t, this->dw_[0], sh_.w_count(), ctx);
   if (o_.bias) {
     bias_bwd_ref(dy, t, sh_.n, sh_.k, hw);
-    store_add(t, this->dw_[1], sh_.k);
+    store_grad(t, this->dw_[1], sh_.k, ctx);
   }
 }
 

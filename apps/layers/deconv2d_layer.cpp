@@ -61,8 +61,8 @@ void Deconv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>&
         conv2d_fwd_chosen(sh_, dy, this->w_[0], dx[0], conv_workspace(), ctx.conv_algo,
                           choice_.bwd_data);
       conv2d_bwd_filter_chosen(sh_, dy, x[0], this->dw_[0], conv_workspace(), ctx.conv_algo,
-                               choice_.bwd_filter, 1.0f);
-      if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.c, hw, 1.0f);
+                               choice_.bwd_filter, grad_beta(ctx));
+      if (o_.bias) bias_bwd_cpu(dy, this->dw_[1], sh_.n, sh_.c, hw, grad_beta(ctx));
       return;
     }
   }
@@ -73,10 +73,10 @@ void Deconv2dLayer<T>::backward(const Context& ctx, const std::vector<const T*>&
   }
   double* t = scratch(tmp2_, std::max(sh_.w_count(), long(sh_.c)));
   conv2d_bwd_filter_ref(sh_, dy, x[0], t, nullptr);
-  store_add(t, this->dw_[0], sh_.w_count());
+  store_grad(t, this->dw_[0], sh_.w_count(), ctx);
   if (o_.bias) {
     bias_bwd_ref(dy, t, sh_.n, sh_.c, hw);
-    store_add(t, this->dw_[1], sh_.c);
+    store_grad(t, this->dw_[1], sh_.c, ctx);
   }
 }
 

@@ -38,7 +38,7 @@ void LinearLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_path<T>(ctx)) {
       if (dx[0]) fc_bwd_data_openblas(sh_, dy, this->w_[0], dx[0]);
-      fc_bwd_weights_openblas(sh_, x[0], dy, this->dw_[0], db, 1.0f);
+      fc_bwd_weights_openblas(sh_, x[0], dy, this->dw_[0], db, grad_beta(ctx));
       return;
     }
   }
@@ -46,11 +46,13 @@ void LinearLayer<T>::backward(const Context& ctx, const std::vector<const T*>& x
     for (int n = 0; n < sh_.n; ++n)
       for (int i = 0; i < sh_.in; ++i)
         dx[0][long(n) * sh_.in + i] = T(fc_bwd_data_ref_point(sh_, dy, this->w_[0], n, i, nullptr));
+  const bool over = ctx.overwrite_grads;  // what the gradients held is not read
   for (int o = 0; o < sh_.out; ++o) {
-    for (int i = 0; i < sh_.in; ++i)
-      this->dw_[0][long(o) * sh_.in + i] +=
-          T(fc_bwd_weights_ref_point(sh_, x[0], dy, o, i, nullptr));
-    if (db) db[o] += T(fc_bwd_bias_ref_point(sh_, dy, o, nullptr));
+    for (int i = 0; i < sh_.in; ++i) {
+      T& g = this->dw_[0][long(o) * sh_.in + i];
+      g = (over ? T(0) : g) + T(fc_bwd_weights_ref_point(sh_, x[0], dy, o, i, nullptr));
+    }
+    if (db) db[o] = (over ? T(0) : db[o]) + T(fc_bwd_bias_ref_point(sh_, dy, o, nullptr));
   }
 }
 

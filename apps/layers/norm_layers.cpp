@@ -109,8 +109,8 @@ void BatchNormLayer<T>::backward(const Context& ctx, const std::vector<const T*>
       bnorm_bwd_cpu(sh_, x[0], this->w_[0], this->w_[1], mean_.data(), var_.data(), dy, out,
                     dg_.data(), db_.data(), this->relu_,
                     {this->join_, join_mask_.data(), join_grad(dx)});
-      accumulate_cpu(dg_.data(), this->dw_[0], c);
-      accumulate_cpu(db_.data(), this->dw_[1], c);
+      put_grad_cpu(dg_.data(), this->dw_[0], c, ctx);
+      put_grad_cpu(db_.data(), this->dw_[1], c, ctx);
       return;
     }
   }
@@ -129,8 +129,8 @@ void BatchNormLayer<T>::backward(const Context& ctx, const std::vector<const T*>
   if (T* dr = join_grad(dx)) std::copy(dy, dy + n, dr);  // the add's gradient of r
   bnorm_bwd_ref(sh_, x[0], this->w_[0], dy, {t, dgd_.data(), dbd_.data()});
   if (dx[0]) store(t, dx[0], n);
-  store_add(dgd_.data(), this->dw_[0], c);
-  store_add(dbd_.data(), this->dw_[1], c);
+  store_grad(dgd_.data(), this->dw_[0], c, ctx);
+  store_grad(dbd_.data(), this->dw_[1], c, ctx);
 }
 
 template class BatchNormLayer<float>;

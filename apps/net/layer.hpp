@@ -6,7 +6,7 @@
 //   forward    y = f(x; w)
 //   backward   overwrites dx[i] for every non-null dx[i]; ACCUMULATES into its parameter
 //              gradients (the net zeroes them once per step), so gradients can be accumulated
-//              over several backward passes
+//              over several backward passes, or, with Context::overwrite_grads, overwrites them
 // Parameters and gradients live in the net's two contiguous buffers; bind() hands a layer its
 // views before the first forward.
 #pragma once
@@ -63,6 +63,9 @@ struct Context {
   bool train = true;
   const int* labels = nullptr;  // batch labels, for classification losses
   std::uint64_t seed = 0;       // per-step seed (dropout masks)
+  // Backward writes the parameter gradients instead of adding to them (a step's only backward:
+  // no zero_grad() pass over them first; Net::backward).
+  bool overwrite_grads = false;
 };
 
 template <class T>

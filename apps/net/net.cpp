@@ -241,6 +241,12 @@ double Net<T>::forward(const Context& ctx) {
 
 template <class T>
 void Net<T>::backward(const Context& ctx) {
+  if (ctx.overwrite_grads && device_) {  // the device layers add: zero their gradients first
+    zero_grad();
+    Context adding = ctx;
+    adding.overwrite_grads = false;
+    return backward(adding);
+  }
   for (Tensor& t : tensors_) t.grad_ready = false;
   poison(nodes_.size());
   InputGrads<T> g;
@@ -261,6 +267,8 @@ void Net<T>::backward(const Context& ctx) {
         if (g.added[j]) accumulate(g.dx[j], tensors_[n.in[j]].grad, tensors_[n.in[j]].dims.count());
       bwd_s_[i] = seconds_since(t0);
       for (std::size_t t : g.claimed) tensors_[t].grad_ready = true;
+    } else if (ctx.overwrite_grads) {  // no gradient reached it: its parameters' are zero
+      for (std::size_t b : n.blob) fill(dwp_ + blobs_[b].offset, blobs_[b].count, T(0));
     }
     poison(2 * nn - i);
     mark(base + 2 * (nn - 1 - i) + 1);

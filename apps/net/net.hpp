@@ -125,7 +125,9 @@ class Net {
   void synchronize();
   // The objective: sum over loss layers of weight x loss.
   double forward(const Context& ctx);
-  // Gradients of the objective, accumulated into grads() (zero_grad() first for one step).
+  // Gradients of the objective, accumulated into grads() (zero_grad() first for one step), or,
+  // with ctx.overwrite_grads, written there (a step's only backward: no zeroing pass first; the
+  // parameters of a layer no gradient reaches get zeros; a device net zeroes, then adds).
   void backward(const Context& ctx);
   void zero_grad();
   // Called after each node's backward (in backward order, also for nodes no gradient reached):

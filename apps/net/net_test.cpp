@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include "apps/models/model.hpp"
@@ -206,6 +207,73 @@ TEST(Net, FusedJoinIsTheGradientAndTheSameStep) {
   for (std::size_t i = 0; i < ana.size(); ++i)
     m = std::max(m, std::fabs(ana[i])), d = std::max(d, std::fabs(ana[i] - ff[i]));
   EXPECT_LT(d / m, 1e-5);
+}
+
+// Every kind of parameter (convolution, transposed convolution and fully connected weights and
+// biases, batch norm's scale and shift) and a convolution no gradient reaches (its output read by
+// nothing): a backward with Context::overwrite_grads writes every parameter gradient, over
+// whatever the buffer held (NaN here), exactly as zero_grad() and then a backward that adds.
+template <class T>
+std::unique_ptr<Net<T>> every_param() {
+  auto n = std::make_unique<Net<T>>("every_param", Dims{2, 3, 6, 6});
+  const std::string& c1 = conv(*n, "conv1", {.out = 4, .kernel = 3, .pad = 1});
+  conv(*n, "side", {.out = 2, .kernel = 1}, {c1});  // read by nothing: no gradient reaches it
+  bnorm(*n, "bn1", {}, {c1});
+  relu(*n, "relu1");
+  n->add(std::make_unique<Deconv2dLayer<T>>("up", DeconvOptions{.out = 3, .kernel = 3}));
+  pool(*n, "pool", {.alg = PoolAlg::kAvg, .kernel = 2, .stride = 2});
+  linear(*n, "fc", {.out = 3});
+  softmax_loss(*n, "loss");
+  return n;
+}
+
+template <class T>
+double max_abs(const std::vector<T>& v) {
+  double m = 0;
+  for (const T x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+template <class T>
+void expect_overwritten_grads_are_the_added_ones(Backend b) {
+  std::vector<int> labels;
+  auto net = every_param<T>();
+  prepare(*net, labels);
+  Context ctx{.backend = b, .train = true, .labels = labels.data(), .seed = 1};
+  net->zero_grad();
+  net->forward(ctx);
+  net->backward(ctx);
+  const std::vector<T> added = net->grads();
+  std::fill(net->grads().begin(), net->grads().end(), std::numeric_limits<T>::quiet_NaN());
+  ctx.overwrite_grads = true;
+  net->forward(ctx);
+  net->backward(ctx);
+  // exact on the reference kernels; the CPU kernels' sums over threads may take another order
+  // from one call to the next (a thread's images: dynamic scheduling)
+  const double tol = b == Backend::kRef ? 0.0 : 1e-6 * max_abs(added);
+  for (const ParamBlob& blob : net->blobs())
+    for (long i = blob.offset; i < blob.offset + blob.count; ++i)
+      if (!(std::fabs(double(net->grads()[std::size_t(i)]) - double(added[std::size_t(i)])) <=
+            tol)) {
+        ADD_FAILURE() << blob.layer << "." << blob.name << "[" << i - blob.offset
+                      << "]: " << net->grads()[std::size_t(i)] << " written, "
+                      << added[std::size_t(i)] << " added";
+        break;
+      }
+  long zeros = 0;  // the side convolution's, and only those, are zero
+  for (const ParamBlob& blob : net->blobs())
+    if (std::all_of(added.begin() + blob.offset, added.begin() + blob.offset + blob.count,
+                    [](T v) { return v == T(0); })) {
+      ++zeros;
+      EXPECT_EQ(blob.layer, "side");
+    }
+  EXPECT_EQ(zeros, 2);
+}
+
+TEST(Net, OverwrittenGradientsAreTheAddedOnes) {
+  expect_overwritten_grads_are_the_added_ones<double>(Backend::kRef);
+  expect_overwritten_grads_are_the_added_ones<float>(Backend::kRef);
+  expect_overwritten_grads_are_the_added_ones<float>(Backend::kOpenBlas);
 }
 
 // The host arena is advised for huge pages (its whole pages) unless the net is told not to,

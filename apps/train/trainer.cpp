@@ -166,7 +166,9 @@ void Trainer::setup() {
   State& s = *s_;
   r_.params = describe_params();
   s.layer_fwd.assign(s.net->size(), 0.0), s.layer_bwd.assign(s.net->size(), 0.0);
-  s.ctx = Context{.backend = o_.backend, .conv_algo = o_.conv_algo, .train = true};
+  // one backward a step: it writes the gradients, no zeroing pass over them first
+  s.ctx = Context{
+      .backend = o_.backend, .conv_algo = o_.conv_algo, .train = true, .overwrite_grads = true};
   s.pf = std::make_unique<Prefetcher>(total_steps_, [&s](long b, BatchBuffer& buf) {
     s.train->fill(b, buf);
     if (s.dev)  // the buffer's slot on the device
@@ -216,7 +218,6 @@ std::optional<PhaseTimes> Trainer::step() {
   s.ctx.seed = mix64(o_.seed ^ std::uint64_t(step_) * 0x9e3779b97f4a7c15ULL);
   lap(t.input, Phase::kInput);
   // forward
-  net.zero_grad();
   const double loss = net.forward(s.ctx);
   lap(t.forward, Phase::kForward);
   if (!std::isfinite(loss) && s.bad_step < 0) s.bad_step = step_, s.bad_loss = loss;

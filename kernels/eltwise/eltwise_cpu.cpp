@@ -138,7 +138,7 @@ void bias_bwd_cpu(const float* dy, float* db, int n, int c, long hw, float beta)
 #pragma omp simd reduction(+ : sum)
       for (long j = 0; j < hw; ++j) sum += d[j];
     }
-    db[k] = beta * db[k] + sum;
+    db[k] = beta == 0.0f ? sum : beta * db[k] + sum;  // beta 0: db not read
   }
 }
 
