@@ -216,7 +216,8 @@ TEST(Net, FusedJoinIsTheGradientAndTheSameStep) {
 template <class T>
 std::unique_ptr<Net<T>> every_param() {
   auto n = std::make_unique<Net<T>>("every_param", Dims{2, 3, 6, 6});
-  const std::string& c1 = conv(*n, "conv1", {.out = 4, .kernel = 3, .pad = 1});
+  const std::string c1 =
+      conv(*n, "conv1", {.out = 4, .kernel = 3, .pad = 1});  // a copy: adds move names
   conv(*n, "side", {.out = 2, .kernel = 1}, {c1});  // read by nothing: no gradient reaches it
   bnorm(*n, "bn1", {}, {c1});
   relu(*n, "relu1");

@@ -17,7 +17,9 @@ namespace {
 
 // Winograd's transformed filters (36 C K floats, written and read back every call) more than
 // `times` times its transformed tiles (36 floats a tile and channel, of the channels it makes: K
-// forward, C backward data): fewer tiles than K / times (C / times). A training step meets both
+// forward, C backward data): fewer tiles than K / times (C / times). The tiles are counted on the
+// forward's output (P x Q), which backward data's (H x W) equals at pad 1 and differs from by at
+// most a tile a row and a column at pad 0 or 2. A training step meets both
 // in memory, not in cache. Measured (2026-11-29, the 2-core Intel Xeon VM, 2 threads, `dlscale
 // kernels` warm and --cold-cache, ms): forward, times 4: ResNet-50's 7x7 512 -> 512 layer at
 // batch 16 (64 tiles) by Winograd 12.6 warm and 15.1 cold against blocked's 12.4 and 12.7, in
