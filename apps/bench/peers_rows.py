@@ -72,13 +72,13 @@ def conv_times(a, keep, row="conv"):
             f.writelines(f"conv2d_wino_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_direct_{x} {d}\n" for x in DIRS)
             f.writelines(f"conv2d_blocked_{x} {d}\n" for x in ("fwd", "bwd_data"))
-    threads = ["--threads", str(a.threads)] + (["--cold-cache"] if row == "conv_cold" else [])
+    common = ["--threads", str(a.threads)] + (["--cold-cache"] if row == "conv_cold" else [])
     runs, sgemm = {}, []
     for k in range(a.conv_rounds):
         if a.conv_rounds > 1:
             print(f"  conv round {k + 1} of {a.conv_rounds}", flush=True)
-        recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *threads])
-        recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *threads])
+        recs = kernels(a, ["--shapes", path, "--backend", "openblas,onednn", *common])
+        recs += kernels(a, ["--op", "gemm", "--shape", "2048x2048x2048", "--backend", "openblas", *common])
         for r in recs:
             keep(row, r)
             m = r["metrics"]
@@ -152,6 +152,18 @@ def onednn_ratios(table):
     return {key: algos["onednn"]["time_s"] / ours_time(algos) for key, algos in sorted(table.items())}
 
 
+def ratio_stats(ratios):
+    """(geometric mean, the worst layer-pass's case text and ratio, how many are below 0.9) of
+    onednn_ratios."""
+    worst = min(ratios, key=ratios.get)
+    return (
+        statistics.geometric_mean(ratios.values()),
+        f"worst: {worst[0].split('*')[0]} {worst[1]}",
+        ratios[worst],
+        sum(1 for r in ratios.values() if r < 0.9),
+    )
+
+
 def resnet50_sums(table):
     """ResNet-50's convolution time a batch, each layer-pass weighted by its count: (the best of
     ours, oneDNN's), in seconds."""
@@ -172,13 +184,11 @@ def conv_cold_rows(a, keep):
     ones (README, 2026-11-29)."""
     table, _, _ = conv_times(a, keep, "conv_cold")
     ratios = onednn_ratios(table)
-    gm = statistics.geometric_mean(ratios.values())
-    worst = min(ratios, key=ratios.get)
-    below = sum(1 for r in ratios.values() if r < 0.9)
+    gm, worst, worst_ratio, below = ratio_stats(ratios)
     ours, onednn = resnet50_sums(table)
     return [
         summary("conv_cold", f"geomean of {len(ratios)} layer-passes", None, None, gm, "(none)", None),
-        summary("conv_cold", f"worst: {worst[0].split('*')[0]} {worst[1]}", None, None, ratios[worst], "(none)", None),
+        summary("conv_cold", worst, None, None, worst_ratio, "(none)", None),
         summary("conv_cold", f"layer-passes below 0.9: {below}", None, None, below / len(ratios), "(none)", None),
         summary("conv_cold", "ResNet-50 summed, ms a batch", ours * 1e3, onednn * 1e3, onednn / ours, "(none)", None),
     ]
@@ -187,21 +197,11 @@ def conv_cold_rows(a, keep):
 def conv_rows(a, keep):
     table, sgemm, runs = conv_times(a, keep)
     ratios = onednn_ratios(table)
-    gm = statistics.geometric_mean(ratios.values())
-    worst = min(ratios, key=ratios.get)
+    gm, worst, worst_ratio, below = ratio_stats(ratios)
     out = [
         summary("conv_vs_onednn", f"geomean of {len(ratios)} layer-passes", None, None, gm, ">= 1.3", gm >= 1.3),
-        summary(
-            "conv_vs_onednn",
-            f"worst: {worst[0].split('*')[0]} {worst[1]}",
-            None,
-            None,
-            ratios[worst],
-            ">= 0.9",
-            ratios[worst] >= 0.9,
-        ),
+        summary("conv_vs_onednn", worst, None, None, worst_ratio, ">= 0.9", worst_ratio >= 0.9),
     ]
-    below = sum(1 for r in ratios.values() if r < 0.9)
     print(f"  {below} of {len(ratios)} layer-passes below 0.9", flush=True)
     for line in placement_lines(runs):
         print(f"  {line}", flush=True)
