@@ -32,6 +32,11 @@ ratio beside its target:
                    step meets its operands: geometric mean, worst, the share below 0.9, and
                    ResNet-50's convolution time a batch (layer-passes weighted by their counts),
                    oneDNN's over ours.
+  train_onednn     (only when asked for; not a target) `dlscale train` with our convolutions over
+                   the same with oneDNN's (--backend onednn: NCHW tensors reordered into oneDNN's
+                   layouts and back at each call, as PyTorch 1.13 calls it), --models, medians of
+                   --repeats alternating runs: images/s, and the convolutions' seconds a step
+                   (oneDNN's over ours).
 
   /usr/bin/python3 apps/bench/peers.py [--rows conv,train,ddp,rss,allreduce,weak]
       [--dlscale build/dlscale] [--threads 2] [--repeats 3] [--conv-rounds 1]
@@ -62,8 +67,9 @@ ROWS = {
     "allreduce": peers_rows.allreduce_rows,
     "weak": peers_rows.weak_rows,
     "conv_cold": peers_rows.conv_cold_rows,
+    "train_onednn": peers_rows.train_onednn_rows,
 }
-DEFAULT_ROWS = ("conv", "train", "ddp", "rss", "allreduce", "weak")  # issue 26's; conv_cold on request
+DEFAULT_ROWS = ("conv", "train", "ddp", "rss", "allreduce", "weak")  # issue 26's; conv_cold, train_onednn on request
 
 
 def parse(argv=None):
@@ -71,7 +77,11 @@ def parse(argv=None):
     here = os.path.dirname(os.path.abspath(__file__))
     p.add_argument("--dlscale", default=os.path.normpath(os.path.join(here, "../../build/dlscale")))
     p.add_argument("--mpirun", default="mpirun")
-    p.add_argument("--rows", default=",".join(DEFAULT_ROWS), help=f"comma list of {', '.join(ROWS)} (default: all but conv_cold)")
+    p.add_argument(
+        "--rows",
+        default=",".join(DEFAULT_ROWS),
+        help=f"comma list of {', '.join(ROWS)} (default: all but conv_cold and train_onednn)",
+    )
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="threads of one-process rows")
     p.add_argument("--ddp-threads", type=int, default=1, help="threads per rank of ssgd_vs_ddp")
     p.add_argument("--ddp-model", default="resnet50")

@@ -292,6 +292,38 @@ def train_rows(a, keep):
     return out
 
 
+def conv_step_s(run):
+    """A dlscale run's convolution seconds a step: its conv layers' forward and backward (layer_s)."""
+    return sum(v["forward_s"] + v["backward_s"] for v in run["layer_s"].values() if v["type"] == "conv2d")
+
+
+def train_onednn_rows(a, keep):
+    """Our convolutions against oneDNN's inside one engine's training step: `dlscale train` with
+    its own kernels (the default backend) and with oneDNN's (--backend onednn: the activations
+    stay NCHW and each call reorders them into oneDNN's layouts and back, as a framework with NCHW
+    tensors calls it, PyTorch 1.13 among them), medians of --repeats alternating runs. Not a target
+    of issue 26: its conv row times oneDNN in its own layouts, the reorders left out; this row
+    says what that leaves of oneDNN's lead in a whole step."""
+    out = []
+    for model in a.models.split(","):
+        steps = max(2, a.steps // 2) if model == "vgg16" else a.steps
+        ours, theirs = [], []
+        for _ in range(a.repeats):
+            ours.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup))
+            theirs.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup, ["--backend", "onednn"]))
+            keep("train_onednn", ours[-1])
+            keep("train_onednn", {**theirs[-1], "backend": "onednn"})
+        shown = {side: "/".join(f"{conv_step_s(r):.3f}" for r in runs) for side, runs in (("ours", ours), ("oneDNN", theirs))}
+        print(f"  {model}: convolutions, s a step, run by run: ours {shown['ours']}, oneDNN {shown['oneDNN']}", flush=True)
+        o = statistics.median(r["images_per_s"] for r in ours)
+        t = statistics.median(r["images_per_s"] for r in theirs)
+        co = statistics.median(map(conv_step_s, ours))
+        ct = statistics.median(map(conv_step_s, theirs))
+        out.append(summary("train_onednn", f"{model} batch 16 img/s", o, t, o / t, "(none)", None))
+        out.append(summary("train_onednn", f"{model} convolutions, s a step", co, ct, ct / co, "(none)", None))
+    return out
+
+
 def rss_gib(runs):
     """The runs' peak RSS in GiB."""
     return [r["peak_rss_bytes"] / 2**30 for r in runs]

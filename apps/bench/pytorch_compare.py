@@ -151,11 +151,12 @@ def dlscale_train_args(model, batch, steps, warmup, threads, out):
     ]
 
 
-def run_dlscale(a, model, batch, steps, warmup):
+def run_dlscale(a, model, batch, steps, warmup, extra=()):
+    """One `dlscale train` run of the comparison (extra: more of its arguments, e.g. a backend)."""
     out = f"/tmp/dls_pytorch_compare_{os.getpid()}.jsonl"
     if os.path.exists(out):
         os.remove(out)
-    cmd = [a.dlscale, *dlscale_train_args(model, batch, warmup + steps, warmup, a.threads, out)]
+    cmd = [a.dlscale, *dlscale_train_args(model, batch, warmup + steps, warmup, a.threads, out), *extra]
     env = dict(os.environ)
     if a.device == "cuda":
         cmd += ["--backend", "cudnn"]

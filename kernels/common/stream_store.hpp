@@ -35,6 +35,12 @@ namespace dls {
 // of 5 more; the convolutions were not slower for reading their inputs from memory. Where a
 // pass's tensors stay in L3 between calls, as in `dlscale kernels` repeating one 12.8 MB batch
 // norm, its backward is slower streamed (1.4 -> 1.8-2.2 ms): see bnorm_cpu.cpp.
+// On the 2-core Intel Xeon VM (2026-11-29; triad 52 GB/s up to 50 MB, 25-27 GB/s from 200 MB),
+// ResNet-50 training with this bound at 16 MiB, 64 MiB and never, against 1 MiB (3 alternating
+// runs each, step medians): 1.876-1.944 s at 1 MiB, 1.916-1.935 at 16, 1.923-2.028 at 64 and
+// 1.933-1.979 never; the convolutions were no faster for finding their inputs in the cache
+// (1.612-1.679 s a step at 1 MiB, 1.605-1.681 at 64 MiB) while the other layers slowed from
+// 0.210-0.220 s to 0.235-0.241 (16 MiB) and 0.279-0.289 (never). Kept at 1 MiB.
 inline constexpr long kStreamMinBytes = 1L << 20;
 inline bool streaming_pays(long floats) { return floats * long(sizeof(float)) >= kStreamMinBytes; }
 

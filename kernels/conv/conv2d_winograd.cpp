@@ -59,6 +59,13 @@ long whole_lines(long n) { return (n + L - 1) / L * L; }
 // the cap alone (64 tiles of 512 channels) than in one block, and 128 beat 256 over the four sizes.
 // `shares` threads each taking a share of a block's rows (Split::kRows) multiply both: the cap
 // and the GEMMs' rows are then a thread's.
+// Those sizes were measured with each call's operands in the cache; a training step meets them in
+// memory, and there its Winograd layers run 20-50 % slower than alone (ResNet-50 layer3.x.conv2's
+// forward 11.6-12.7 ms in a step against 8.6 alone). Smaller blocks, whose V and M stay nearer the
+// core, did not win that back (2026-11-29, the 2-core Intel Xeon VM, ResNet-50 training, 2-5
+// alternating runs each, the 13 stride-1 3x3 layers' seconds a step): a cap of 4 MiB and 128
+// tiles 0.424-0.479, 2 MiB and 64 tiles 0.414-0.443, 1 MiB and 32 0.421-0.466, 0.5 MiB and 16
+// 0.489-0.502.
 int rows_per_block(const Geom& g, const ConvWorkspace& ws, int shares) {
   const long row_bytes = 4L * (static_cast<long>(kXi) * g.tw() + kT * g.wp()) * (g.ci + g.ko);
   const long rows = shares * std::max(ws.max_winograd_block_bytes / row_bytes,
