@@ -216,8 +216,9 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
       ->default_str("openblas");
   app.add_option("--conv-algo",
                  "openblas backend's convolutions: auto (Winograd F(4x4,3x3) for 3x3 stride-1 "
-                 "layers of 16+ channels but where its transformed filters outweigh its tiles "
-                 "(forward: output channels over 4 times the 4x4 output tiles of the batch; "
+                 "layers of 16+ channels a group but where its transformed filters outweigh "
+                 "its tiles (forward: output channels over 4 times the 4x4 output tiles of the "
+                 "batch; "
                  "backward data: input channels over 8 times), there blocked; the blocked "
                  "convolution for the forward of strided "
                  "layers larger than 1x1 of 16+ channels (and their backward data where dy is at "

@@ -119,7 +119,8 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
                                 ConvWorkspace& ws, float beta = 0.0f);
 
 // ---- Winograd F(4x4, 3x3) (conv2d_winograd.cpp, transforms in winograd_transforms.hpp) ----
-// 3x3 filters, stride 1, no dilation, one group, padding at most 2 (else std::invalid_argument).
+// 3x3 filters, stride 1, no dilation, padding at most 2 (else std::invalid_argument); a grouped
+// layer runs group by group (each its own U, the images' pitches the whole tensors').
 // 2.25x (edge tiles padded) to 4x fewer multiplies than the direct method, at a larger rounding
 // error: winograd_amplification() is the factor on dot_bound's coefficient that covers it.
 bool winograd_applicable(const Conv2dShape& sh);
@@ -169,8 +170,8 @@ void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float
 //   blocked   the blocked convolution for the forward and backward data (blocked_applicable:
 //             one group, at most 128 taps), direct elsewhere and for the backward filter (gemm
 //             where direct does not apply)
-//   auto      winograd where applicable and both channel counts are at least 16 (below that the
-//             tile transforms cost more than the multiplies they save), except where its
+//   auto      winograd where applicable and both channel counts a group are at least 16 (below
+//             that the tile transforms cost more than the multiplies they save), except where its
 //             transformed filters outweigh its tiles (forward: K over 4 times the batch's 4x4
 //             output tiles; backward data: C over 8 times; conv2d_cpu.cpp), there blocked: small
 //             images and batches, ResNet-50's 7x7 layers' forward at batch 16; else, for the

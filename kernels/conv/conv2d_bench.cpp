@@ -27,7 +27,7 @@ struct OwnAlgo {
 };
 constexpr OwnAlgo kOwnAlgos[] = {
     {ConvAlgo::kWinograd, "conv2d_wino_", "Winograd",
-     "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, 1 group, pad <= 2",
+     "Winograd F(4x4,3x3) needs 3x3, stride 1, no dilation, pad <= 2",
      [](const Conv2dShape& sh, ConvDir) { return winograd_applicable(sh); }},
     {ConvAlgo::kDirect, "conv2d_direct_", "the direct convolution",
      "the direct backward data needs a 1x1 filter, or stride 1 and pad <= (R-1)(dil+1)",

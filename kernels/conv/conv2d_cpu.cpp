@@ -15,9 +15,9 @@ std::vector<ConvAlgo> conv_candidates(const Conv2dShape& sh, ConvDir dir) {
 
 namespace {
 
-// Winograd's transformed filters (36 C K floats, written and read back every call) more than
-// `times` times its transformed tiles (36 floats a tile and channel, of the channels it makes: K
-// forward, C backward data): fewer tiles than K / times (C / times). The tiles are counted on the
+// Winograd's transformed filters (36 C K floats a group, written and read back every call) more
+// than `times` times its transformed tiles (36 floats a tile and channel, of the channels it makes:
+// K forward, C backward data): fewer tiles than K / times (C / times). The tiles are counted on the
 // forward's output (P x Q), which backward data's (H x W) equals at pad 1 and differs from by at
 // most a tile a row and a column at pad 0 or 2. A training step meets both
 // in memory, not in cache. Measured (2026-11-29, the 2-core Intel Xeon VM, 2 threads, `dlscale
@@ -32,8 +32,8 @@ namespace {
 // no blocked path; Winograd's stays ahead of direct's there (13.5 against 17.7 cold at 7x7).
 bool winograd_filters_outweigh_tiles(const Conv2dShape& sh, ConvDir dir) {
   const long tiles = long(sh.n) * ((sh.p() + 3) / 4) * ((sh.q() + 3) / 4);
-  if (dir == ConvDir::kFwd) return sh.k > 4 * tiles;
-  return dir == ConvDir::kBwdData && sh.c > 8 * tiles;
+  if (dir == ConvDir::kFwd) return sh.kg() > 4 * tiles;
+  return dir == ConvDir::kBwdData && sh.cg() > 8 * tiles;
 }
 
 }  // namespace
@@ -50,7 +50,7 @@ ConvAlgo resolve_conv_algo(const Conv2dShape& sh, ConvAlgo requested, ConvDir di
     return winograd_applicable(sh) ? ConvAlgo::kWinograd : ConvAlgo::kGemm;
   // auto
   const bool fwd = dir == ConvDir::kFwd;
-  if (winograd_applicable(sh) && sh.c >= 16 && sh.k >= 16)
+  if (winograd_applicable(sh) && sh.cg() >= 16 && sh.kg() >= 16)
     return winograd_filters_outweigh_tiles(sh, dir) && blocked_applicable(sh, dir)
                ? ConvAlgo::kBlocked
                : ConvAlgo::kWinograd;

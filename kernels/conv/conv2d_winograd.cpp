@@ -16,6 +16,16 @@
 // channels each thread takes a share of the block's tile rows from the halo to the output (or to
 // its own dU), so no thread reads what another wrote; elsewhere the phases are work-shared (Split,
 // below). The tile-level pieces are in winograd_tiles.hpp.
+// A grouped layer runs group by group, each with its own U, its tiles read from and written to its
+// channels of the whole tensors (Geom's image pitches). Measured (2026-11-29, the 2-core Intel
+// Xeon VM, batch 16, 2 threads, `dlscale kernels`, 2 rounds, ms, Winograd against the direct
+// convolution that ran them before, then oneDNN): AlexNet's conv4 (2 groups of 192 -> 192, 13x13)
+// forward 10.9 and 10.8 against 15.5 and 15.0 (oneDNN 9.7, 9.2), backward data 9.7, 9.3 against
+// 15.6, 14.7 (9.9, 9.3), backward filter 9.9, 9.4 against 16.9, 16.3 (11.0, 10.5); conv5 (192 ->
+// 128 a group) 8.0, 7.6 against 11.7, 10.6 (6.4, 6.1); 7.0, 6.6 against 10.4, 9.8 (6.4, 6.4); 7.2,
+// 6.7 against 11.6, 11.3 (6.9, 6.7). In AlexNet training (3 alternating runs a binary) conv4 took
+// 12.5-13.8 ms forward and 21.6-24.2 backward against 15.2-17.0 and 31.5-34.6, conv5 8.5-9.1 and
+// 17.3-18.0 against 10.7-14.2 and 21.5-25.2.
 // The plain reference of every direction is conv2d_*_ref (winograd_test.cpp compares them).
 // Measured and left out (2 threads, Zen 4, 2 alternating runs a layer, ResNet-50's and VGG-16's
 // 3x3 shapes, the cores sharing an L3 and not): the GEMMs on the direct convolution's 6x32
@@ -118,14 +128,14 @@ void for_each_block(const Geom& g, ConvWorkspace& ws, bool grad_halo, Split spli
 // The halo of the block's tile rows, `Rows` source rows each (halo_row), then the tile transforms
 // of every tile and channel group: work-shared over the calling team (orphaned omp for).
 template <int Rows, bool Transposed, class Matrix>
-void shared_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, int h, int w, int top,
-                  int left, const Block& b, float* halo, float* dst) {
+void shared_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, long img, int h,
+                  int w, int top, int left, const Block& b, float* halo, float* dst) {
   const int groups = (ch + L - 1) / L;
   const int rows = b.nr * Rows;
 #pragma omp for schedule(static)
   for (int ra = 0; ra < rows; ++ra)
-    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo,
-             ra + 1 < rows ? halo_source(g, src, ch, h, w, top, Rows, b.r0, ra + 1) : nullptr);
+    halo_row(g, src, ch, img, h, w, top, left, Rows, b.r0, ra, halo,
+             ra + 1 < rows ? halo_source(g, src, img, h, w, top, Rows, b.r0, ra + 1) : nullptr);
 #pragma omp for collapse(2) schedule(static)
   for (long t = 0; t < b.tb; ++t)
     for (int cg = 0; cg < groups; ++cg)
@@ -134,12 +144,13 @@ void shared_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, in
 
 // The same for tile rows q0..q1-1 alone, by the calling thread.
 template <int Rows, bool Transposed, class Matrix>
-void own_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, int h, int w, int top,
-               int left, const Block& b, int q0, int q1, float* halo, float* dst) {
+void own_tiles(const Matrix& mat, const Geom& g, const float* src, int ch, long img, int h, int w,
+               int top, int left, const Block& b, int q0, int q1, float* halo, float* dst) {
   const int groups = (ch + L - 1) / L;
   for (int ra = q0 * Rows; ra < q1 * Rows; ++ra)
-    halo_row(g, src, ch, h, w, top, left, Rows, b.r0, ra, halo,
-             ra + 1 < q1 * Rows ? halo_source(g, src, ch, h, w, top, Rows, b.r0, ra + 1) : nullptr);
+    halo_row(
+        g, src, ch, img, h, w, top, left, Rows, b.r0, ra, halo,
+        ra + 1 < q1 * Rows ? halo_source(g, src, img, h, w, top, Rows, b.r0, ra + 1) : nullptr);
   for (long t = static_cast<long>(q0) * g.tw(); t < static_cast<long>(q1) * g.tw(); ++t)
     for (int cg = 0; cg < groups; ++cg)
       tile_transform<Rows, Transposed>(mat, g, halo, ch, t, cg, dst);
@@ -163,14 +174,15 @@ void forward_block(const Geom& g, const float* in, const float* u, float* out, c
     const auto [q0, q1] = b.rows();
     const long t0 = static_cast<long>(q0) * g.tw(), t1 = static_cast<long>(q1) * g.tw();
     if (t1 <= t0) return;
-    own_tiles<kT, false>(kBT, g, in, g.ci, g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx, b.v);
+    own_tiles<kT, false>(kBT, g, in, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx,
+                         b.v);
     for (int xi = 0; xi < kXi; ++xi) forward_gemm(g, u, b, t0, t1, xi);
     for (long t = t0; t < t1; ++t)
       for (int kg = 0; kg < kgroups; ++kg)
         output_tile(g, b.m + t * mld, tile_pos(g, b.r0, t), kg * L, out);
     return;
   }
-  shared_tiles<kT, false>(kBT, g, in, g.ci, g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
+  shared_tiles<kT, false>(kBT, g, in, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
 #pragma omp for schedule(dynamic, 1)
   for (int xi = 0; xi < kXi; ++xi) forward_gemm(g, u, b, 0, b.tb, xi);
 #pragma omp for collapse(2) schedule(static)
@@ -213,13 +225,14 @@ void filter_block(const Geom& g, const float* x, const float* dy, float* du, con
     const auto [q0, q1] = b.rows();
     const long t0 = static_cast<long>(q0) * g.tw(), t1 = static_cast<long>(q1) * g.tw();
     if (t1 <= t0) return;
-    own_tiles<kT, false>(kBT, g, x, g.ci, g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx, b.v);
-    own_tiles<kM, true>(kAT, g, dy, g.ko, g.oh, g.ow, 0, 0, b, q0, q1, b.hy, b.m);
+    own_tiles<kT, false>(kBT, g, x, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx,
+                         b.v);
+    own_tiles<kM, true>(kAT, g, dy, g.ko, g.out_pitch(), g.oh, g.ow, 0, 0, b, q0, q1, b.hy, b.m);
     for (int xi = 0; xi < kXi; ++xi) filter_gemm(g, b, t0, t1, xi, 1.0f, du);
     return;
   }
-  shared_tiles<kT, false>(kBT, g, x, g.ci, g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
-  shared_tiles<kM, true>(kAT, g, dy, g.ko, g.oh, g.ow, 0, 0, b, b.hy, b.m);
+  shared_tiles<kT, false>(kBT, g, x, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
+  shared_tiles<kM, true>(kAT, g, dy, g.ko, g.out_pitch(), g.oh, g.ow, 0, 0, b, b.hy, b.m);
 #pragma omp for schedule(dynamic, 1)
   for (int xi = 0; xi < kXi; ++xi) filter_gemm(g, b, 0, b.tb, xi, b.r0 == 0 ? 0.0f : 1.0f, du);
 }
@@ -233,23 +246,36 @@ Split rows_split_filter(const Geom& g) {
   return tiles >= 4L * g.ko ? Split::kRows : Split::kShared;
 }
 
+// One group's forward: its channels, the images' pitches those of the whole tensors.
 Geom forward_geom(const Conv2dShape& sh) {
-  return {sh.n, sh.c, sh.k, sh.h, sh.w, sh.p(), sh.q(), sh.pad_h, sh.pad_w};
+  Geom g{sh.n, sh.cg(), sh.kg(), sh.h, sh.w, sh.p(), sh.q(), sh.pad_h, sh.pad_w};
+  g.in_img = static_cast<long>(sh.c) * sh.h * sh.w;
+  g.out_img = static_cast<long>(sh.k) * sh.p() * sh.q();
+  return g;
+}
+
+// Group gi's offsets into x (or dx), y (or dy) and w (or dw).
+struct GroupAt {
+  long x, y, w;
+};
+GroupAt group_at(const Conv2dShape& sh, int gi) {
+  return {static_cast<long>(gi) * sh.cg() * sh.h * sh.w,
+          static_cast<long>(gi) * sh.kg() * sh.p() * sh.q(),
+          static_cast<long>(gi) * sh.kg() * sh.cg() * kR * kR};
 }
 
 void require(const Conv2dShape& sh) {
   if (!winograd_applicable(sh))
     throw std::invalid_argument(
-        "Winograd F(4x4,3x3) needs a 3x3 filter, stride 1, no dilation, one group and "
-        "padding at most 2: " +
+        "Winograd F(4x4,3x3) needs a 3x3 filter, stride 1, no dilation and padding at most 2: " +
         sh.str());
 }
 
 }  // namespace
 
 bool winograd_applicable(const Conv2dShape& sh) {
-  return sh.g == 1 && sh.r == kR && sh.s == kR && sh.stride_h == 1 && sh.stride_w == 1 &&
-         sh.dil_h == 0 && sh.dil_w == 0 && sh.pad_h <= kR - 1 && sh.pad_w <= kR - 1;
+  return sh.r == kR && sh.s == kR && sh.stride_h == 1 && sh.stride_w == 1 && sh.dil_h == 0 &&
+         sh.dil_w == 0 && sh.pad_h <= kR - 1 && sh.pad_w <= kR - 1;
 }
 
 double winograd_amplification(bool backward_filter) {
@@ -277,18 +303,27 @@ double winograd_amplification(bool backward_filter) {
 void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, float* y,
                          ConvWorkspace& ws) {
   require(sh);
-  float* u = grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
-  filter_transform(w, sh.c, sh.k, false, u);
-  core_forward(forward_geom(sh), x, u, y, ws);
+  const Geom g = forward_geom(sh);
+  float* u = grow(ws.wino_u, static_cast<long>(kXi) * g.ko * g.ci);
+  for (int gi = 0; gi < sh.g; ++gi) {
+    const GroupAt at = group_at(sh, gi);
+    filter_transform(w + at.w, g.ci, g.ko, false, u);
+    core_forward(g, x + at.x, u, y + at.y, ws);
+  }
 }
 
 void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                               ConvWorkspace& ws) {
   require(sh);
-  float* u = grow(ws.wino_u, static_cast<long>(kXi) * sh.k * sh.c);
-  filter_transform(w, sh.k, sh.c, true, u);
-  const Geom g{sh.n, sh.k, sh.c, sh.p(), sh.q(), sh.h, sh.w, kR - 1 - sh.pad_h, kR - 1 - sh.pad_w};
-  core_forward(g, dy, u, dx, ws);
+  Geom g{sh.n, sh.kg(), sh.cg(), sh.p(), sh.q(), sh.h, sh.w, kR - 1 - sh.pad_h, kR - 1 - sh.pad_w};
+  g.in_img = static_cast<long>(sh.k) * sh.p() * sh.q();
+  g.out_img = static_cast<long>(sh.c) * sh.h * sh.w;
+  float* u = grow(ws.wino_u, static_cast<long>(kXi) * g.ko * g.ci);
+  for (int gi = 0; gi < sh.g; ++gi) {
+    const GroupAt at = group_at(sh, gi);
+    filter_transform(w + at.w, g.ci, g.ko, true, u);
+    core_forward(g, dy + at.y, u, dx + at.x, ws);
+  }
 }
 
 void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
@@ -300,15 +335,18 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
   const int copies = split == Split::kRows ? omp_get_max_threads() : 1;
   const long each = whole_lines(static_cast<long>(kXi) * g.ko * g.ci);
   float* du = grow(ws.wino_u, each * copies);
-  if (split == Split::kRows) {
+  for (int gi = 0; gi < sh.g; ++gi) {
+    const GroupAt at = group_at(sh, gi);
+    if (split == Split::kRows) {
 #pragma omp parallel for schedule(static)
-    for (int c = 0; c < copies; ++c) std::fill_n(du + c * each, each, 0.0f);
+      for (int c = 0; c < copies; ++c) std::fill_n(du + c * each, each, 0.0f);
+    }
+    for_each_block(g, ws, true, split, [&](const Block& b) {
+      const long own = split == Split::kRows ? omp_get_thread_num() * each : 0;
+      filter_block(g, x + at.x, dy + at.y, du + own, b, split);
+    });
+    filter_gradient(du, copies, each, g.ci, g.ko, dw + at.w, beta);
   }
-  for_each_block(g, ws, true, split, [&](const Block& b) {
-    const long own = split == Split::kRows ? omp_get_thread_num() * each : 0;
-    filter_block(g, x, dy, du + own, b, split);
-  });
-  filter_gradient(du, copies, each, g.ci, g.ko, dw, beta);
 }
 
 }  // namespace dls

@@ -1,7 +1,9 @@
 // Winograd F(4x4, 3x3): the transform matrices by the 1-D identity they must satisfy, then all
 // three directions against the plain reference (conv2d_*_ref) over shapes that cover padding
 // 0..2, sizes that are not multiples of the 4x4 tile, channel counts that are not multiples of
-// the 16 lanes (17, 19: a full group and a partial one), and blocks of tile rows (a small cap).
+// the 16 lanes (17, 19: a full group and a partial one), blocks of tile rows (a small cap), and
+// grouped layers (prime channel counts a group, batch 1, pad 0 and 2; each group its own problem
+// inside the whole tensors).
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -111,15 +113,19 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"mb2ic5ih7iw6oc6kh3kw3ph2pw2", 16L << 20},      // pad 2: backward data pads 0
         Case{"mb3ic6ih10iw9oc7kh3kw3ph1pw0", 1},             // one tile row a block
         Case{"mb2ic8ih7iw7oc8kh3kw3ph1pw1", 4 * (36 * 2 + 6 * 10) * 16 * 3},  // 3 tile rows a block
-        Case{"mb1ic8ih7iw7oc40kh3kw3ph1pw1", 16L << 20},   // 4 tiles, 40 output channels
-        Case{"mb2ic67ih6iw5oc40kh3kw3ph0pw0", 1},          // channels split, several blocks
-        Case{"mb2ic5ih9iw10oc67kh3kw3ph2pw2", 16L << 20},  // 67 channels, 18 tiles an image
-        Case{"mb3ic17ih13iw11oc5kh3kw3ph1pw1", 1}));       // rows split, a thread's dU each
+        Case{"mb1ic8ih7iw7oc40kh3kw3ph1pw1", 16L << 20},       // 4 tiles, 40 output channels
+        Case{"mb2ic67ih6iw5oc40kh3kw3ph0pw0", 1},              // channels split, several blocks
+        Case{"mb2ic5ih9iw10oc67kh3kw3ph2pw2", 16L << 20},      // 67 channels, 18 tiles an image
+        Case{"mb3ic17ih13iw11oc5kh3kw3ph1pw1", 1},             // rows split, a thread's dU each
+        Case{"g2mb2ic34ih13iw11oc26kh3kw3ph1pw1", 16L << 20},  // 2 groups of 17 -> 13
+        Case{"g3mb1ic21ih9iw10oc15kh3kw3ph2pw2", 16L << 20},   // 3 of 7 -> 5, batch 1, pad 2
+        Case{"g2mb3ic10ih7iw9oc14kh3kw3ph0pw0", 1},            // pad 0, several blocks a group
+        Case{"g2mb3ic34ih13iw11oc10kh3kw3ph1pw1", 1}));        // rows split in every group
 
 TEST(Winograd, RejectsWhatItCannotDo) {
   std::vector<float> buf(4096);
   ConvWorkspace ws;
-  for (const char* s : {"mb1ic4ih8oc4kh3sh2ph1", "mb1ic4ih8oc4kh5ph2", "g2mb1ic4ih8oc4kh3ph1",
+  for (const char* s : {"mb1ic4ih8oc4kh3sh2ph1", "mb1ic4ih8oc4kh5ph2", "g2mb1ic4ih8oc4kh3sh2ph1",
                         "mb1ic4ih8oc4kh3ph1dh1", "mb1ic4ih8oc4kh3ph3"}) {
     const Conv2dShape sh = Conv2dShape::parse(s);
     EXPECT_FALSE(winograd_applicable(sh)) << s;
@@ -185,6 +191,20 @@ TEST(ConvAlgo, AutoLeavesWinogradWhereItsFiltersOutweighItsTiles) {
   EXPECT_EQ(algo("mb4ic64ih13oc257kh3ph1", fwd), ConvAlgo::kBlocked);
   EXPECT_EQ(algo("mb4ic512ih13oc64kh3ph1", bwd), ConvAlgo::kWinograd);
   EXPECT_EQ(algo("mb4ic513ih13oc64kh3ph1", bwd), ConvAlgo::kBlocked);
+  // grouped: counted a group; blocked takes one group only, so Winograd stays
+  EXPECT_EQ(algo("g2mb4ic128ih13oc514kh3ph1", fwd), ConvAlgo::kWinograd);
+}
+
+// A grouped 3x3 stride-1 layer runs Winograd where each group has 16 channels or more (AlexNet's
+// conv4 and conv5: two groups of 192), the direct convolution where a group has fewer.
+TEST(ConvAlgo, AutoPicksWinogradForGroupsOfSixteenChannelsOrMore) {
+  for (const ConvDir d : {ConvDir::kFwd, ConvDir::kBwdData, ConvDir::kBwdFilter}) {
+    EXPECT_EQ(
+        resolve_conv_algo(Conv2dShape::parse("g2mb16ic384ih13oc384kh3ph1"), ConvAlgo::kAuto, d),
+        ConvAlgo::kWinograd);
+    EXPECT_EQ(resolve_conv_algo(Conv2dShape::parse("g8mb1ic64ih9oc64kh3ph1"), ConvAlgo::kAuto, d),
+              ConvAlgo::kDirect);
+  }
 }
 
 }  // namespace

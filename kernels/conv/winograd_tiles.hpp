@@ -18,6 +18,11 @@ inline constexpr int L = kLanes;
 // A stride-1 3x3 convolution as the core sees it: in (n, ci, ih, iw) -> out (n, ko, oh, ow).
 struct Geom {
   int n, ci, ko, ih, iw, oh, ow, ph, pw;
+  // Floats an image of the input and of the output: ci ih iw and ko oh ow (0 says so), or more
+  // where the channels are one group's of a grouped layer's tensors (conv2d_winograd.cpp).
+  long in_img = 0, out_img = 0;
+  long in_pitch() const { return in_img ? in_img : static_cast<long>(ci) * ih * iw; }
+  long out_pitch() const { return out_img ? out_img : static_cast<long>(ko) * oh * ow; }
   int th() const { return (oh + kM - 1) / kM; }  // tile rows per image
   int tw() const { return (ow + kM - 1) / kM; }  // tiles per tile row
   int wp() const { return kM * tw() + kR - 1; }  // halo row width: every tile's 6 columns
@@ -73,16 +78,18 @@ inline void load_xi(float (&m)[kXi][L], const float* src, long stride, int n) {
 }
 
 // Halo row ra's source: channel 0 of row 4*trow - top + a of its image (ra = rr * rows + a,
-// tile row r0 + rr), or null where that row lies outside the tensor (the halo row is zeros).
-inline const float* halo_source(const Geom& g, const float* src, int ch, int h, int w, int top,
+// tile row r0 + rr; images `img` floats apart), or null where that row lies outside the tensor
+// (the halo row is zeros).
+inline const float* halo_source(const Geom& g, const float* src, long img, int h, int w, int top,
                                 int rows, int r0, int ra) {
   const int th = g.th(), rr = ra / rows, a = ra % rows;
   const int n = (r0 + rr) / th, y = kM * ((r0 + rr) % th) - top + a;
   if (y < 0 || y >= h) return nullptr;
-  return src + (static_cast<long>(n) * ch * h + y) * w;
+  return src + n * img + static_cast<long>(y) * w;
 }
 
-// Row ra of the halo of the tile rows from r0 of an NCHW tensor (ch channels, h x w): row a =
+// Row ra of the halo of the tile rows from r0 of an NCHW tensor (ch channels, h x w, images `img`
+// floats apart): row a =
 // ra % rows of tile row r0 + ra / rows, its source row 4*trow - top + a, shifted right by `left`,
 // channels innermost and 0 outside the tensor: H[rr][a][x][c], x < g.wp(). Channel-innermost rows
 // make the tile transforms' loads 16 contiguous channels. `next` (the source of the row the
@@ -90,13 +97,13 @@ inline const float* halo_source(const Geom& g, const float* src, int ch, int h, 
 // the next share's first) is prefetched as this one is read, a line a 16 columns: each
 // channel's row is a stream of its own, a few lines long, which the hardware prefetchers do not
 // follow across a row's hundreds of channels.
-inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int top, int left,
-                     int rows, int r0, int ra, float* halo, const float* next = nullptr) {
+inline void halo_row(const Geom& g, const float* src, int ch, long img, int h, int w, int top,
+                     int left, int rows, int r0, int ra, float* halo, const float* next = nullptr) {
   const int wp = g.wp();
   const long row_len = static_cast<long>(wp) * ch;
   float* dst = halo + ra * row_len;
-  const float* img = halo_source(g, src, ch, h, w, top, rows, r0, ra);
-  if (!img) {
+  const float* row = halo_source(g, src, img, h, w, top, rows, r0, ra);
+  if (!row) {
     std::fill_n(dst, row_len, 0.0f);
     return;
   }
@@ -110,7 +117,7 @@ inline void halo_row(const Geom& g, const float* src, int ch, int h, int w, int 
       const int xb = std::min(L, x1 - x0), cb = std::min(L, ch - c0);
       if (next)
         for (int cc = 0; cc < cb; ++cc) __builtin_prefetch(next + (c0 + cc) * plane + x0);
-      for (int cc = 0; cc < cb; ++cc) copy_lanes(blk[cc], img + (c0 + cc) * plane + x0, xb);
+      for (int cc = 0; cc < cb; ++cc) copy_lanes(blk[cc], row + (c0 + cc) * plane + x0, xb);
       float* d = dst + static_cast<long>(left + x0) * ch + c0;
       for (int xx = 0; xx < xb; ++xx)
         for (int cc = 0; cc < cb; ++cc) d[static_cast<long>(xx) * ch + cc] = blk[cc][xx];
@@ -156,7 +163,7 @@ inline void output_tile(const Geom& g, const float* m, const TilePos& p, int k0,
   const int rows = std::min(kM, g.oh - p.y), cols = std::min(kM, g.ow - p.x);
   const bool ahead = p.x % kAheadCols == 0 && p.x + kAheadCols < g.ow;
   for (int l = 0; l < n; ++l) {
-    float* img = out + ((static_cast<long>(p.n) * ch + k0 + l) * g.oh + p.y) * g.ow + p.x;
+    float* img = out + p.n * g.out_pitch() + (static_cast<long>(k0 + l) * g.oh + p.y) * g.ow + p.x;
     if (ahead)
       for (int i = 0; i < rows; ++i) {
         __builtin_prefetch(img + static_cast<long>(i) * g.ow + kAheadCols, 1, 3);
