@@ -271,16 +271,23 @@ def train_placement_lines(ours, theirs):
     return lines
 
 
+def alternating_runs(a, keep, row, model, peer_run):
+    """--repeats training runs a side of `model` at batch 16, ours (`dlscale train`) then the
+    peer's (peer_run(a, model, steps)) in turn, each record kept under `row`: (ours, the peer's)."""
+    steps = max(2, a.steps // 2) if model == "vgg16" else a.steps
+    ours, theirs = [], []
+    for _ in range(a.repeats):
+        ours.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup))
+        theirs.append(peer_run(a, model, steps))
+        keep(row, ours[-1])
+        keep(row, theirs[-1])
+    return ours, theirs
+
+
 def train_rows(a, keep):
     out = []
     for model in a.models.split(","):
-        steps = max(2, a.steps // 2) if model == "vgg16" else a.steps
-        ours, theirs = [], []
-        for _ in range(a.repeats):
-            ours.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup))
-            theirs.append(torch_run_placed(a, model, steps))
-            keep("train", ours[-1])
-            keep("train", theirs[-1])
+        ours, theirs = alternating_runs(a, keep, "train", model, torch_run_placed)
         if ours[0]["parameters"] != theirs[0]["parameters"]:
             sys.exit(f"peers: {model}: {ours[0]['parameters']} parameters here, {theirs[0]['parameters']} in PyTorch")
         for line in train_placement_lines(ours, theirs):
@@ -297,6 +304,11 @@ def conv_step_s(run):
     return sum(v["forward_s"] + v["backward_s"] for v in run["layer_s"].values() if v["type"] == "conv2d")
 
 
+def onednn_run(a, model, steps):
+    """`dlscale train` with oneDNN's convolutions (--backend onednn), tagged as such."""
+    return {**pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup, ["--backend", "onednn"]), "backend": "onednn"}
+
+
 def train_onednn_rows(a, keep):
     """Our convolutions against oneDNN's inside one engine's training step: `dlscale train` with
     its own kernels (the default backend) and with oneDNN's (--backend onednn: the activations
@@ -306,13 +318,7 @@ def train_onednn_rows(a, keep):
     says what that leaves of oneDNN's lead in a whole step."""
     out = []
     for model in a.models.split(","):
-        steps = max(2, a.steps // 2) if model == "vgg16" else a.steps
-        ours, theirs = [], []
-        for _ in range(a.repeats):
-            ours.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup))
-            theirs.append(pytorch_compare.run_dlscale(a, model, 16, steps, a.warmup, ["--backend", "onednn"]))
-            keep("train_onednn", ours[-1])
-            keep("train_onednn", {**theirs[-1], "backend": "onednn"})
+        ours, theirs = alternating_runs(a, keep, "train_onednn", model, onednn_run)
         shown = {side: "/".join(f"{conv_step_s(r):.3f}" for r in runs) for side, runs in (("ours", ours), ("oneDNN", theirs))}
         print(f"  {model}: convolutions, s a step, run by run: ours {shown['ours']}, oneDNN {shown['oneDNN']}", flush=True)
         o = statistics.median(r["images_per_s"] for r in ours)
