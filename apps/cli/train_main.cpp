@@ -225,7 +225,7 @@ void add_engine_options(CLI::App& app, TrainCli& c) {
                  "most 14 wide), the direct convolution wherever "
                  "else it applies, im2col + GEMM for the rest: a strided layer's backward data), "
                  "gemm, winograd, direct (wherever it applies), blocked (forward and backward "
-                 "data of one group; direct for the rest), or find (per layer and pass, the "
+                 "data; direct for the rest), or find (per layer and pass, the "
                  "fastest of those timed "
                  "on its first run; metrics.conv_algos)")
       ->check(parsed_into(o.conv_algo, &parse_conv_algo))

@@ -152,10 +152,10 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
 
 // ---- blocked: the direct convolution in a channel-blocked layout, oneDNN's way
 // (conv2d_blocked.cpp) ----
-// The forward and backward data of a layer of one group and at most 128 taps (else
-// std::invalid_argument); every stride, padding and dilation. beta as conv2d_fwd_direct's. Its
-// buffers: the batch's input (x, or dy) in channel blocks with zero margins; the packed weights;
-// the output's partial sums (ws.blocked_*).
+// The forward and backward data of a layer of at most 128 taps (else std::invalid_argument);
+// every stride, padding, dilation and group count (a grouped layer group by group). beta as
+// conv2d_fwd_direct's. Its buffers: the batch's input (x, or dy) in channel blocks with zero
+// margins; the packed weights; the output's partial sums (ws.blocked_*).
 bool blocked_applicable(const Conv2dShape& sh, ConvDir dir);
 void conv2d_fwd_blocked(const Conv2dShape& sh, const float* x, const float* w, float* y,
                         ConvWorkspace& ws, float beta = 0.0f);
@@ -168,7 +168,7 @@ void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float
 //   direct    the direct convolution where applicable (direct_applicable: every pass but the
 //             backward data of a strided layer larger than 1x1), gemm elsewhere
 //   blocked   the blocked convolution for the forward and backward data (blocked_applicable:
-//             one group, at most 128 taps), direct elsewhere and for the backward filter (gemm
+//             at most 128 taps), direct elsewhere and for the backward filter (gemm
 //             where direct does not apply)
 //   auto      winograd where applicable and both channel counts a group are at least 16 (below
 //             that the tile transforms cost more than the multiplies they save), except where its
@@ -180,7 +180,9 @@ void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float
 //             applicable (ResNet-50's three stride-2 3x3 layers, 2 threads, Zen 4: forward 0.87 to
 //             0.99 of the best other algorithm's time; backward data 0.93 at 7x7 dy, 0.99-1.0 at
 //             14x14, 1.02-1.03 at 28x28); else direct where applicable; else gemm (the backward
-//             data of the strided layers larger than 1x1 that blocked does not take). Measured on
+//             data of the strided layers larger than 1x1 that blocked does not take); a grouped
+//             stride-1 layer larger than 1x1 that Winograd does not take, with 16 channels a
+//             group or more, blocked in both passes (AlexNet's conv2). Measured on
 //             ResNet-50's and VGG-16's layers (2 threads, Zen 4): direct took 0.92 of gemm's time
 //             summed over the 57 layer-passes where both apply, 0.6 on a network's first layer
 //             (im2col copies its input R*S times into a column matrix of only C*R*S rows), up

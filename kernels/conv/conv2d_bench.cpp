@@ -33,8 +33,7 @@ constexpr OwnAlgo kOwnAlgos[] = {
      "the direct backward data needs a 1x1 filter, or stride 1 and pad <= (R-1)(dil+1)",
      &direct_applicable},
     {ConvAlgo::kBlocked, "conv2d_blocked_", "the blocked convolution",
-     "the blocked convolution needs 1 group and at most 128 taps (no backward filter)",
-     &blocked_applicable},
+     "the blocked convolution needs at most 128 taps (no backward filter)", &blocked_applicable},
 };
 
 const OwnAlgo* own_algo(ConvAlgo algo) {

@@ -76,6 +76,7 @@ struct Plan {
   long x_cb = 0, x_img = 0;               // pitches of inb in floats
   long w_cb = 0, w_og = 0;                // pitches of wb
   long y_og = 0, y_img = 0;               // pitches of outb
+  long in_pitch = 0, out_pitch = 0;       // floats an image of the whole in and out tensors
 };
 
 inline int ceil_div(int a, int b) { return a <= 0 ? 0 : (a + b - 1) / b; }
@@ -85,16 +86,18 @@ Plan plan_of(const Conv2dShape& sh, bool bwd) {
   pl.bwd = bwd;
   const int dh = sh.dil_h + 1, dw = sh.dil_w + 1;
   if (!bwd) {
-    pl.in_c = sh.c, pl.ih = sh.h, pl.iw = sh.w, pl.top = sh.pad_h, pl.left = sh.pad_w;
+    pl.in_c = sh.cg(), pl.ih = sh.h, pl.iw = sh.w, pl.top = sh.pad_h, pl.left = sh.pad_w;
     pl.hp = sh.h + 2 * sh.pad_h, pl.wp = sh.w + 2 * sh.pad_w;
-    pl.out_c = sh.k, pl.oh = sh.p(), pl.ow = sh.q();
+    pl.out_c = sh.kg(), pl.oh = sh.p(), pl.ow = sh.q();
+    pl.in_pitch = long(sh.c) * sh.h * sh.w, pl.out_pitch = long(sh.k) * sh.p() * sh.q();
   } else {  // dy read at rows (h + ph - r dh) / sh over h < H, r < R: margins for what falls out
-    pl.in_c = sh.k, pl.ih = sh.p(), pl.iw = sh.q();
+    pl.in_c = sh.kg(), pl.ih = sh.p(), pl.iw = sh.q();
     pl.top = ceil_div((sh.r - 1) * dh - sh.pad_h, sh.stride_h);
     pl.left = ceil_div((sh.s - 1) * dw - sh.pad_w, sh.stride_w);
     pl.hp = pl.top + std::max(pl.ih, (sh.h - 1 + sh.pad_h) / sh.stride_h + 1);
     pl.wp = pl.left + std::max(pl.iw, (sh.w - 1 + sh.pad_w) / sh.stride_w + 1);
-    pl.out_c = sh.c, pl.oh = sh.h, pl.ow = sh.w;
+    pl.out_c = sh.cg(), pl.oh = sh.h, pl.ow = sh.w;
+    pl.in_pitch = long(sh.k) * sh.p() * sh.q(), pl.out_pitch = long(sh.c) * sh.h * sh.w;
   }
   pl.cb = std::min(pl.in_c, kMaxCB);
   pl.ncb = (pl.in_c + pl.cb - 1) / pl.cb;
@@ -147,7 +150,8 @@ void pack_weights(const Conv2dShape& sh, const Plan& pl, const float* w, float* 
         const int i = blk * pl.cb + ci;
         for (int j = 0; j < kOG; ++j) {
           const int k = og * kOG + j;
-          const long at = pl.bwd ? (long(i) * sh.c + k) * rs + t : (long(k) * sh.c + i) * rs + t;
+          const long at =
+              pl.bwd ? (long(i) * sh.cg() + k) * rs + t : (long(k) * sh.cg() + i) * rs + t;
           o[j] = k < pl.out_c && i < pl.in_c ? w[at] : 0.0f;
         }
       }
@@ -256,7 +260,7 @@ void unpack_output(const Plan& pl, const float* yb, float* y, int n, int og, flo
   const long pq = long(pl.oh) * pl.ow;
   const float* src = yb + n * pl.y_img + og * pl.y_og;
   const int kn = std::min(kOG, pl.out_c - og * kOG);
-  float* out = y + (long(n) * pl.out_c + og * kOG) * pq;
+  float* out = y + n * pl.out_pitch + long(og) * kOG * pq;
   alignas(32) float t[8][8];
   const auto put = [&](float* dst, float v) { *dst = beta == 0.0f ? v : beta * *dst + v; };
   long i = 0;
@@ -281,7 +285,8 @@ void unpack_output(const Plan& pl, const float* yb, float* y, int n, int og, flo
     for (int j = 0; j < kn; ++j) put(out + j * pq + i, src[i * kOG + j]);
 }
 
-// out = beta out + the pass of pl, in from `in` (the batch's, NCHW).
+// out = beta out + the pass of pl, in from `in` (the batch's, NCHW; one group's channels of the
+// tensors whose images are pl.in_pitch and pl.out_pitch floats apart).
 void run_blocked(const Conv2dShape& sh, const Plan& pl, const float* in, const float* w, float* out,
                  ConvWorkspace& ws, float beta) {
   ws.blocked_x.resize(std::size_t(sh.n * pl.x_img));
@@ -296,14 +301,14 @@ void run_blocked(const Conv2dShape& sh, const Plan& pl, const float* in, const f
   // channel blocks a chunk: the item's weights of the chunk and one image's input of it in L2
   const long per_block = (std::min(kGroupsAnItem, pl.og) * pl.w_cb + pl.x_cb) * long(sizeof(float));
   const int chunk = int(std::clamp<long>(kChunkBytes / per_block, 1, pl.ncb));
-  const long in_img = long(pl.in_c) * pl.ih * pl.iw;
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static) nowait
     for (int og = 0; og < pl.og; ++og) pack_weights(sh, pl, w, wb, og);
 #pragma omp for schedule(static)
     for (long i = 0; i < long(sh.n) * pl.ncb; ++i)
-      fill_input(pl, in + (i / pl.ncb) * in_img, xb + (i / pl.ncb) * pl.x_img, int(i % pl.ncb));
+      fill_input(pl, in + (i / pl.ncb) * pl.in_pitch, xb + (i / pl.ncb) * pl.x_img,
+                 int(i % pl.ncb));
 #pragma omp for schedule(static)
     for (int it = 0; it < items; ++it) {
       const int g0 = (it % og_items) * kGroupsAnItem, g1 = std::min(pl.og, g0 + kGroupsAnItem);
@@ -322,21 +327,28 @@ void run_blocked(const Conv2dShape& sh, const Plan& pl, const float* in, const f
 }  // namespace
 
 bool blocked_applicable(const Conv2dShape& sh, ConvDir dir) {
-  return dir != ConvDir::kBwdFilter && sh.g == 1 && sh.r * sh.s <= blocked::kMaxTaps;
+  return dir != ConvDir::kBwdFilter && sh.r * sh.s <= blocked::kMaxTaps;
 }
 
+// A grouped layer runs group by group: group gi's channels of x (dx), y (dy) and its filters.
 void conv2d_fwd_blocked(const Conv2dShape& sh, const float* x, const float* w, float* y,
                         ConvWorkspace& ws, float beta) {
   if (!blocked_applicable(sh, ConvDir::kFwd))
-    throw std::invalid_argument("the blocked convolution needs 1 group and at most 128 taps");
-  run_blocked(sh, plan_of(sh, false), x, w, y, ws, beta);
+    throw std::invalid_argument("the blocked convolution needs at most 128 taps");
+  const Plan pl = plan_of(sh, false);
+  for (int gi = 0; gi < sh.g; ++gi)
+    run_blocked(sh, pl, x + long(gi) * sh.cg() * sh.h * sh.w, w + gi * sh.w_count() / sh.g,
+                y + long(gi) * sh.kg() * sh.p() * sh.q(), ws, beta);
 }
 
 void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                              ConvWorkspace& ws, float beta) {
   if (!blocked_applicable(sh, ConvDir::kBwdData))
-    throw std::invalid_argument("the blocked convolution needs 1 group and at most 128 taps");
-  run_blocked(sh, plan_of(sh, true), dy, w, dx, ws, beta);
+    throw std::invalid_argument("the blocked convolution needs at most 128 taps");
+  const Plan pl = plan_of(sh, true);
+  for (int gi = 0; gi < sh.g; ++gi)
+    run_blocked(sh, pl, dy + long(gi) * sh.kg() * sh.p() * sh.q(), w + gi * sh.w_count() / sh.g,
+                dx + long(gi) * sh.cg() * sh.h * sh.w, ws, beta);
 }
 
 }  // namespace dls

@@ -4,7 +4,8 @@
 // than a block of input channels, pad 0, 2 and wider than the filter, strides 2 and 3, batch 1,
 // dilation, non-square, rows short enough to be run in pairs with an odd row left, rows of one
 // run and of several, a reduction of several chunks), with beta 0, 1 and 0.5 over what the output
-// held; at 1, 2 and 3 threads. Then what --conv-algo runs with it.
+// held; at 1, 2 and 3 threads; grouped layers (each group its own problem). Then what
+// --conv-algo runs with it.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -38,7 +39,10 @@ const char* const kBlockedShapes[] = {
     "mb1ic256ih5oc97kh3ph1",                // 16 blocks: a reduction of several chunks
     "mb1ic128ih16oc512kh3sh2ph1",  // several chunks in both passes (backward: dy's 512 channels)
     "mb2ic5ih13oc7kh3sh3ph1",      // vertical stride 3: the backward's row pairs 3 apart
-    "mb1ic4ih7oc5kh3sh2ph4"};      // stride 2 and a pad wider than the filter reaches
+    "mb1ic4ih7oc5kh3sh2ph4",       // stride 2 and a pad wider than the filter reaches
+    "g2mb2ic34ih9oc26kh3sh2ph1",   // 2 groups of 17 -> 13, strided
+    "g3mb1ic21ih9iw10oc15kh5ph2",  // 3 groups of 7 -> 5, 5x5, pad 2, batch 1
+    "g2mb2ic96ih11oc64kh5ph2"};    // AlexNet's conv2, small: 2 groups of 48 -> 32
 
 TEST(ConvBlocked, ForwardAndBackwardDataMatchTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
@@ -64,11 +68,11 @@ TEST(ConvBlocked, ForwardAndBackwardDataMatchTheReferenceAtEveryThreadCount) {
   omp_set_num_threads(saved);
 }
 
-// Groups, filters of more than 128 taps and the backward filter are not its: refused, and run
-// by direct under kBlocked (by gemm where direct does not apply either).
-TEST(ConvBlocked, RefusesGroupsLargeFiltersAndTheBackwardFilter) {
+// Filters of more than 128 taps and the backward filter are not its: refused, and run by direct
+// under kBlocked (by gemm where direct does not apply either).
+TEST(ConvBlocked, RefusesLargeFiltersAndTheBackwardFilter) {
   ConvWorkspace ws;
-  for (const char* text : {"g2mb1ic4ih5oc6kh3ph1", "mb1ic2ih13oc3kh13"}) {
+  for (const char* text : {"g2mb1ic4ih13oc6kh13ph6", "mb1ic2ih13oc3kh13"}) {
     const Conv2dShape sh = Conv2dShape::parse(text);
     SCOPED_TRACE(sh.str());
     EXPECT_FALSE(blocked_applicable(sh, ConvDir::kFwd));
@@ -84,15 +88,16 @@ TEST(ConvBlocked, RefusesGroupsLargeFiltersAndTheBackwardFilter) {
   EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kFwd), ConvAlgo::kBlocked);
   EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kBlocked);
   EXPECT_EQ(resolve_conv_algo(sh, ConvAlgo::kBlocked, ConvDir::kBwdFilter), ConvAlgo::kDirect);
-  // a grouped strided 3x3 layer's backward data: neither direct nor blocked, gemm
+  // a grouped strided 3x3 layer's backward data: blocked (direct has none)
   const Conv2dShape s2 = Conv2dShape::parse("g2mb1ic4ih6oc6kh3sh2ph1");
-  EXPECT_EQ(resolve_conv_algo(s2, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kGemm);
+  EXPECT_EQ(resolve_conv_algo(s2, ConvAlgo::kBlocked, ConvDir::kBwdData), ConvAlgo::kBlocked);
 }
 
 // auto: blocked for the forward of a strided layer larger than 1x1 with 16 input and output
-// channels or more, and for its backward data where dy is at most 14 pixels wide; else direct
-// (fewer channels, 1x1, groups) or gemm (a strided backward data direct does not have);
-// Winograd first where it applies.
+// channels or more (a group), and for its backward data where dy is at most 14 pixels wide; for
+// both passes of a grouped stride-1 layer larger than 1x1 that Winograd does not take, with 16
+// channels a group or more (AlexNet's conv2); else direct (fewer channels, 1x1) or gemm (a strided
+// backward data direct does not have); Winograd first where it applies.
 TEST(ConvBlocked, AutoRunsItOnWideStridedLayers) {
   const auto algo = [](const char* text, ConvDir d) {
     return resolve_conv_algo(Conv2dShape::parse(text), ConvAlgo::kAuto, d);
@@ -108,7 +113,13 @@ TEST(ConvBlocked, AutoRunsItOnWideStridedLayers) {
   EXPECT_EQ(algo("mb16ic256ih56oc512kh1sh2", fwd), ConvAlgo::kDirect);
   EXPECT_EQ(algo("mb16ic256ih56oc512kh1sh2", bwd), ConvAlgo::kDirect);
   EXPECT_EQ(algo("mb16ic64ih56oc64kh3ph1", fwd), ConvAlgo::kWinograd);
-  EXPECT_EQ(algo("g2mb16ic64ih56oc64kh3sh2ph1", fwd), ConvAlgo::kDirect);
+  EXPECT_EQ(algo("g2mb16ic64ih56oc64kh3sh2ph1", fwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("g2mb16ic96ih27oc256kh5ph2", fwd), ConvAlgo::kBlocked);  // AlexNet's conv2
+  EXPECT_EQ(algo("g2mb16ic96ih27oc256kh5ph2", bwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("g2mb16ic96ih27oc256kh5ph2", ConvDir::kBwdFilter), ConvAlgo::kDirect);
+  EXPECT_EQ(algo("mb16ic96ih27oc256kh5ph2", fwd), ConvAlgo::kDirect);    // one group: as before
+  EXPECT_EQ(algo("g8mb16ic96ih27oc256kh5ph2", fwd), ConvAlgo::kDirect);  // 12 channels a group
+  EXPECT_EQ(algo("g2mb16ic96ih27oc256kh1", fwd), ConvAlgo::kDirect);     // 1x1
 }
 
 }  // namespace

@@ -59,7 +59,7 @@ std::vector<Pass> passes(const Conv2dShape& sh, const float* x, const float* w, 
 // The slot after find: one of the pass's candidates, each timed where there are several. The
 // candidates themselves: gemm always, Winograd where winograd_applicable, direct where
 // direct_applicable (forward and backward filter always, backward data at stride 1 or 1x1),
-// blocked where blocked_applicable (forward and backward data of one group).
+// blocked where blocked_applicable (forward and backward data of at most 128 taps).
 void expect_found(const ConvChoice::Slot& s, const Conv2dShape& sh, ConvDir dir) {
   EXPECT_TRUE(s.ran && s.found);
   const bool wino = winograd_applicable(sh);

@@ -191,8 +191,9 @@ TEST(ConvAlgo, AutoLeavesWinogradWhereItsFiltersOutweighItsTiles) {
   EXPECT_EQ(algo("mb4ic64ih13oc257kh3ph1", fwd), ConvAlgo::kBlocked);
   EXPECT_EQ(algo("mb4ic512ih13oc64kh3ph1", bwd), ConvAlgo::kWinograd);
   EXPECT_EQ(algo("mb4ic513ih13oc64kh3ph1", bwd), ConvAlgo::kBlocked);
-  // grouped: counted a group; blocked takes one group only, so Winograd stays
-  EXPECT_EQ(algo("g2mb4ic128ih13oc514kh3ph1", fwd), ConvAlgo::kWinograd);
+  // grouped: counted a group (257 output channels a group against 64 tiles; 256 not over)
+  EXPECT_EQ(algo("g2mb4ic128ih13oc514kh3ph1", fwd), ConvAlgo::kBlocked);
+  EXPECT_EQ(algo("g2mb4ic128ih13oc512kh3ph1", fwd), ConvAlgo::kWinograd);
 }
 
 // A grouped 3x3 stride-1 layer runs Winograd where each group has 16 channels or more (AlexNet's
