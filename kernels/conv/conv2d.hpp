@@ -38,6 +38,11 @@ struct Conv2dShape {
   long x_count() const { return static_cast<long>(n) * c * h * w; }
   long w_count() const { return static_cast<long>(k) * cg() * r * s; }
   long y_count() const { return static_cast<long>(n) * k * p() * q(); }
+  // One group's floats: its channels of one image of x and of y, its filters of w (the offset of
+  // group g's part is g times these; the images stay c h w and k p q floats apart)
+  long x_group() const { return static_cast<long>(cg()) * h * w; }
+  long y_group() const { return static_cast<long>(kg()) * p() * q(); }
+  long w_group() const { return static_cast<long>(kg()) * crs(); }
   bool pointwise() const;  // 1x1, stride 1, pad 0: im2col is the identity
   double flop() const;
   std::string str() const;                          // canonical, fully explicit descriptor

@@ -89,7 +89,7 @@ Plan plan_of(const Conv2dShape& sh, bool bwd) {
     pl.in_c = sh.cg(), pl.ih = sh.h, pl.iw = sh.w, pl.top = sh.pad_h, pl.left = sh.pad_w;
     pl.hp = sh.h + 2 * sh.pad_h, pl.wp = sh.w + 2 * sh.pad_w;
     pl.out_c = sh.kg(), pl.oh = sh.p(), pl.ow = sh.q();
-    pl.in_pitch = long(sh.c) * sh.h * sh.w, pl.out_pitch = long(sh.k) * sh.p() * sh.q();
+    pl.in_pitch = sh.x_count() / sh.n, pl.out_pitch = sh.y_count() / sh.n;
   } else {  // dy read at rows (h + ph - r dh) / sh over h < H, r < R: margins for what falls out
     pl.in_c = sh.kg(), pl.ih = sh.p(), pl.iw = sh.q();
     pl.top = ceil_div((sh.r - 1) * dh - sh.pad_h, sh.stride_h);
@@ -97,7 +97,7 @@ Plan plan_of(const Conv2dShape& sh, bool bwd) {
     pl.hp = pl.top + std::max(pl.ih, (sh.h - 1 + sh.pad_h) / sh.stride_h + 1);
     pl.wp = pl.left + std::max(pl.iw, (sh.w - 1 + sh.pad_w) / sh.stride_w + 1);
     pl.out_c = sh.cg(), pl.oh = sh.h, pl.ow = sh.w;
-    pl.in_pitch = long(sh.k) * sh.p() * sh.q(), pl.out_pitch = long(sh.c) * sh.h * sh.w;
+    pl.in_pitch = sh.y_count() / sh.n, pl.out_pitch = sh.x_count() / sh.n;
   }
   pl.cb = std::min(pl.in_c, kMaxCB);
   pl.ncb = (pl.in_c + pl.cb - 1) / pl.cb;
@@ -337,8 +337,8 @@ void conv2d_fwd_blocked(const Conv2dShape& sh, const float* x, const float* w, f
     throw std::invalid_argument("the blocked convolution needs at most 128 taps");
   const Plan pl = plan_of(sh, false);
   for (int gi = 0; gi < sh.g; ++gi)
-    run_blocked(sh, pl, x + long(gi) * sh.cg() * sh.h * sh.w, w + gi * sh.w_count() / sh.g,
-                y + long(gi) * sh.kg() * sh.p() * sh.q(), ws, beta);
+    run_blocked(sh, pl, x + gi * sh.x_group(), w + gi * sh.w_group(), y + gi * sh.y_group(), ws,
+                beta);
 }
 
 void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
@@ -347,8 +347,8 @@ void conv2d_bwd_data_blocked(const Conv2dShape& sh, const float* dy, const float
     throw std::invalid_argument("the blocked convolution needs at most 128 taps");
   const Plan pl = plan_of(sh, true);
   for (int gi = 0; gi < sh.g; ++gi)
-    run_blocked(sh, pl, dy + long(gi) * sh.kg() * sh.p() * sh.q(), w + gi * sh.w_count() / sh.g,
-                dx + long(gi) * sh.cg() * sh.h * sh.w, ws, beta);
+    run_blocked(sh, pl, dy + gi * sh.y_group(), w + gi * sh.w_group(), dx + gi * sh.x_group(), ws,
+                beta);
 }
 
 }  // namespace dls

@@ -174,15 +174,14 @@ void forward_block(const Geom& g, const float* in, const float* u, float* out, c
     const auto [q0, q1] = b.rows();
     const long t0 = static_cast<long>(q0) * g.tw(), t1 = static_cast<long>(q1) * g.tw();
     if (t1 <= t0) return;
-    own_tiles<kT, false>(kBT, g, in, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx,
-                         b.v);
+    own_tiles<kT, false>(kBT, g, in, g.ci, g.in_img, g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx, b.v);
     for (int xi = 0; xi < kXi; ++xi) forward_gemm(g, u, b, t0, t1, xi);
     for (long t = t0; t < t1; ++t)
       for (int kg = 0; kg < kgroups; ++kg)
         output_tile(g, b.m + t * mld, tile_pos(g, b.r0, t), kg * L, out);
     return;
   }
-  shared_tiles<kT, false>(kBT, g, in, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
+  shared_tiles<kT, false>(kBT, g, in, g.ci, g.in_img, g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
 #pragma omp for schedule(dynamic, 1)
   for (int xi = 0; xi < kXi; ++xi) forward_gemm(g, u, b, 0, b.tb, xi);
 #pragma omp for collapse(2) schedule(static)
@@ -225,14 +224,13 @@ void filter_block(const Geom& g, const float* x, const float* dy, float* du, con
     const auto [q0, q1] = b.rows();
     const long t0 = static_cast<long>(q0) * g.tw(), t1 = static_cast<long>(q1) * g.tw();
     if (t1 <= t0) return;
-    own_tiles<kT, false>(kBT, g, x, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx,
-                         b.v);
-    own_tiles<kM, true>(kAT, g, dy, g.ko, g.out_pitch(), g.oh, g.ow, 0, 0, b, q0, q1, b.hy, b.m);
+    own_tiles<kT, false>(kBT, g, x, g.ci, g.in_img, g.ih, g.iw, g.ph, g.pw, b, q0, q1, b.hx, b.v);
+    own_tiles<kM, true>(kAT, g, dy, g.ko, g.out_img, g.oh, g.ow, 0, 0, b, q0, q1, b.hy, b.m);
     for (int xi = 0; xi < kXi; ++xi) filter_gemm(g, b, t0, t1, xi, 1.0f, du);
     return;
   }
-  shared_tiles<kT, false>(kBT, g, x, g.ci, g.in_pitch(), g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
-  shared_tiles<kM, true>(kAT, g, dy, g.ko, g.out_pitch(), g.oh, g.ow, 0, 0, b, b.hy, b.m);
+  shared_tiles<kT, false>(kBT, g, x, g.ci, g.in_img, g.ih, g.iw, g.ph, g.pw, b, b.hx, b.v);
+  shared_tiles<kM, true>(kAT, g, dy, g.ko, g.out_img, g.oh, g.ow, 0, 0, b, b.hy, b.m);
 #pragma omp for schedule(dynamic, 1)
   for (int xi = 0; xi < kXi; ++xi) filter_gemm(g, b, 0, b.tb, xi, b.r0 == 0 ? 0.0f : 1.0f, du);
 }
@@ -248,20 +246,8 @@ Split rows_split_filter(const Geom& g) {
 
 // One group's forward: its channels, the images' pitches those of the whole tensors.
 Geom forward_geom(const Conv2dShape& sh) {
-  Geom g{sh.n, sh.cg(), sh.kg(), sh.h, sh.w, sh.p(), sh.q(), sh.pad_h, sh.pad_w};
-  g.in_img = static_cast<long>(sh.c) * sh.h * sh.w;
-  g.out_img = static_cast<long>(sh.k) * sh.p() * sh.q();
-  return g;
-}
-
-// Group gi's offsets into x (or dx), y (or dy) and w (or dw).
-struct GroupAt {
-  long x, y, w;
-};
-GroupAt group_at(const Conv2dShape& sh, int gi) {
-  return {static_cast<long>(gi) * sh.cg() * sh.h * sh.w,
-          static_cast<long>(gi) * sh.kg() * sh.p() * sh.q(),
-          static_cast<long>(gi) * sh.kg() * sh.cg() * kR * kR};
+  const long x_img = sh.x_count() / sh.n, y_img = sh.y_count() / sh.n;
+  return {sh.n, sh.cg(), sh.kg(), sh.h, sh.w, sh.p(), sh.q(), sh.pad_h, sh.pad_w, x_img, y_img};
 }
 
 void require(const Conv2dShape& sh) {
@@ -306,23 +292,21 @@ void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, 
   const Geom g = forward_geom(sh);
   float* u = grow(ws.wino_u, static_cast<long>(kXi) * g.ko * g.ci);
   for (int gi = 0; gi < sh.g; ++gi) {
-    const GroupAt at = group_at(sh, gi);
-    filter_transform(w + at.w, g.ci, g.ko, false, u);
-    core_forward(g, x + at.x, u, y + at.y, ws);
+    filter_transform(w + gi * sh.w_group(), g.ci, g.ko, false, u);
+    core_forward(g, x + gi * sh.x_group(), u, y + gi * sh.y_group(), ws);
   }
 }
 
 void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                               ConvWorkspace& ws) {
   require(sh);
-  Geom g{sh.n, sh.kg(), sh.cg(), sh.p(), sh.q(), sh.h, sh.w, kR - 1 - sh.pad_h, kR - 1 - sh.pad_w};
-  g.in_img = static_cast<long>(sh.k) * sh.p() * sh.q();
-  g.out_img = static_cast<long>(sh.c) * sh.h * sh.w;
+  const long x_img = sh.x_count() / sh.n, y_img = sh.y_count() / sh.n;
+  const int ph = kR - 1 - sh.pad_h, pw = kR - 1 - sh.pad_w;  // dy's padding
+  const Geom g{sh.n, sh.kg(), sh.cg(), sh.p(), sh.q(), sh.h, sh.w, ph, pw, y_img, x_img};
   float* u = grow(ws.wino_u, static_cast<long>(kXi) * g.ko * g.ci);
   for (int gi = 0; gi < sh.g; ++gi) {
-    const GroupAt at = group_at(sh, gi);
-    filter_transform(w + at.w, g.ci, g.ko, true, u);
-    core_forward(g, dy + at.y, u, dx + at.x, ws);
+    filter_transform(w + gi * sh.w_group(), g.ci, g.ko, true, u);
+    core_forward(g, dy + gi * sh.y_group(), u, dx + gi * sh.x_group(), ws);
   }
 }
 
@@ -336,16 +320,15 @@ void conv2d_bwd_filter_winograd(const Conv2dShape& sh, const float* x, const flo
   const long each = whole_lines(static_cast<long>(kXi) * g.ko * g.ci);
   float* du = grow(ws.wino_u, each * copies);
   for (int gi = 0; gi < sh.g; ++gi) {
-    const GroupAt at = group_at(sh, gi);
     if (split == Split::kRows) {
 #pragma omp parallel for schedule(static)
       for (int c = 0; c < copies; ++c) std::fill_n(du + c * each, each, 0.0f);
     }
     for_each_block(g, ws, true, split, [&](const Block& b) {
       const long own = split == Split::kRows ? omp_get_thread_num() * each : 0;
-      filter_block(g, x + at.x, dy + at.y, du + own, b, split);
+      filter_block(g, x + gi * sh.x_group(), dy + gi * sh.y_group(), du + own, b, split);
     });
-    filter_gradient(du, copies, each, g.ci, g.ko, dw + at.w, beta);
+    filter_gradient(du, copies, each, g.ci, g.ko, dw + gi * sh.w_group(), beta);
   }
 }
 

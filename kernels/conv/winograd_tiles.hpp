@@ -18,11 +18,9 @@ inline constexpr int L = kLanes;
 // A stride-1 3x3 convolution as the core sees it: in (n, ci, ih, iw) -> out (n, ko, oh, ow).
 struct Geom {
   int n, ci, ko, ih, iw, oh, ow, ph, pw;
-  // Floats an image of the input and of the output: ci ih iw and ko oh ow (0 says so), or more
-  // where the channels are one group's of a grouped layer's tensors (conv2d_winograd.cpp).
-  long in_img = 0, out_img = 0;
-  long in_pitch() const { return in_img ? in_img : static_cast<long>(ci) * ih * iw; }
-  long out_pitch() const { return out_img ? out_img : static_cast<long>(ko) * oh * ow; }
+  // Floats an image of the input and of the output tensors: ci ih iw and ko oh ow, or more where
+  // the channels are one group's of a grouped layer's (conv2d_winograd.cpp).
+  long in_img, out_img;
   int th() const { return (oh + kM - 1) / kM; }  // tile rows per image
   int tw() const { return (ow + kM - 1) / kM; }  // tiles per tile row
   int wp() const { return kM * tw() + kR - 1; }  // halo row width: every tile's 6 columns
@@ -163,7 +161,7 @@ inline void output_tile(const Geom& g, const float* m, const TilePos& p, int k0,
   const int rows = std::min(kM, g.oh - p.y), cols = std::min(kM, g.ow - p.x);
   const bool ahead = p.x % kAheadCols == 0 && p.x + kAheadCols < g.ow;
   for (int l = 0; l < n; ++l) {
-    float* img = out + p.n * g.out_pitch() + (static_cast<long>(k0 + l) * g.oh + p.y) * g.ow + p.x;
+    float* img = out + p.n * g.out_img + (static_cast<long>(k0 + l) * g.oh + p.y) * g.ow + p.x;
     if (ahead)
       for (int i = 0; i < rows; ++i) {
         __builtin_prefetch(img + static_cast<long>(i) * g.ow + kAheadCols, 1, 3);
