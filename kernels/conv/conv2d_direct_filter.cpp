@@ -34,7 +34,10 @@
 // the zeroing seems to bring the panels' lines into the cache ready for writing). Later
 // (2026-11-27, ResNet-50's 15 1x1 layers, 2 alternating runs): blocks of 512 pixels with 8 tap
 // panels at once (two 14x14 images a block: each tile of dW loaded and stored half as often),
-// 0.97-1.02 of this.
+// 0.97-1.02 of this. Later (2026-11-30, a 2-core AMD EPYC VM (Zen 4), nine of ResNet-50's 1x1
+// layers, 3-5 alternating processes): each tile prefetching its lines of dW for writing as it
+// starts (dW is added to at the tile's end, and at 7x7 2048 -> 512 it is 4 MiB, beyond L2):
+// geometric mean 1.01 of this, 0.97-1.05 a layer by the medians, within the VM's noise.
 #include <omp.h>
 
 #include <algorithm>
