@@ -113,7 +113,11 @@
 // Later (2026-11-29, seventh session, the same VM type, ResNet-50 training, where the 1x1 layers'
 // inputs come from memory: 5 alternating runs each, their forward seconds a step): pack_b
 // prefetching 16 taps ahead instead of 4 0.273-0.298 against 0.277-0.300, 24 ahead 0.278-0.291,
-// their backward the same within 2 %: noise.
+// their backward the same within 2 %: noise. Later (2026-11-30, a 2-core AMD EPYC VM (Zen 4),
+// five of ResNet-50's 1x1 layers forward and backward data, 3 alternating processes): the items
+// in a dynamic schedule (one at a time) instead of the static one: 56x56 64 -> 256 forward
+// 13.0-13.9 ms against 10.3-10.7, 256 -> 64 backward data 13.3-14.0 against 10.4-10.9 (a
+// thread's items no longer adjacent), the smaller images within noise.
 #include <omp.h>
 
 #include <algorithm>
