@@ -12,7 +12,7 @@
 // waits until the stores have drained: one a plane of 196 floats made a batch norm slower than
 // without streaming).
 // Without AVX-512 or AVX the 16 lanes go out through normal stores. Checked by each caller's
-// kernel tests against its reference; measured in bnorm_cpu.cpp and eltwise_cpu.cpp.
+// kernel tests against its reference; measured in bnorm_cpu.cpp, eltwise_cpu.cpp and pool_cpu.cpp.
 #pragma once
 
 #include <cstdint>
