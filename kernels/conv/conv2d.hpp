@@ -35,9 +35,12 @@ struct Conv2dShape {
   int cg() const { return c / g; }          // input channels per group
   int kg() const { return k / g; }          // output channels per group
   int crs() const { return cg() * r * s; }  // GEMM reduction length of forward
-  long x_count() const { return static_cast<long>(n) * c * h * w; }
+  long x_count() const { return n * x_image(); }
   long w_count() const { return static_cast<long>(k) * cg() * r * s; }
-  long y_count() const { return static_cast<long>(n) * k * p() * q(); }
+  long y_count() const { return n * y_image(); }
+  // One image's floats of x and of y (the images' pitch in the NCHW tensors)
+  long x_image() const { return static_cast<long>(c) * h * w; }
+  long y_image() const { return static_cast<long>(k) * p() * q(); }
   // One group's floats: its channels of one image of x and of y, its filters of w (the offset of
   // group g's part is g times these; the images stay c h w and k p q floats apart)
   long x_group() const { return static_cast<long>(cg()) * h * w; }

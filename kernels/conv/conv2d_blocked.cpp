@@ -89,7 +89,7 @@ Plan plan_of(const Conv2dShape& sh, bool bwd) {
     pl.in_c = sh.cg(), pl.ih = sh.h, pl.iw = sh.w, pl.top = sh.pad_h, pl.left = sh.pad_w;
     pl.hp = sh.h + 2 * sh.pad_h, pl.wp = sh.w + 2 * sh.pad_w;
     pl.out_c = sh.kg(), pl.oh = sh.p(), pl.ow = sh.q();
-    pl.in_pitch = sh.x_count() / sh.n, pl.out_pitch = sh.y_count() / sh.n;
+    pl.in_pitch = sh.x_image(), pl.out_pitch = sh.y_image();
   } else {  // dy read at rows (h + ph - r dh) / sh over h < H, r < R: margins for what falls out
     pl.in_c = sh.kg(), pl.ih = sh.p(), pl.iw = sh.q();
     pl.top = ceil_div((sh.r - 1) * dh - sh.pad_h, sh.stride_h);
@@ -97,7 +97,7 @@ Plan plan_of(const Conv2dShape& sh, bool bwd) {
     pl.hp = pl.top + std::max(pl.ih, (sh.h - 1 + sh.pad_h) / sh.stride_h + 1);
     pl.wp = pl.left + std::max(pl.iw, (sh.w - 1 + sh.pad_w) / sh.stride_w + 1);
     pl.out_c = sh.cg(), pl.oh = sh.h, pl.ow = sh.w;
-    pl.in_pitch = sh.y_count() / sh.n, pl.out_pitch = sh.x_count() / sh.n;
+    pl.in_pitch = sh.y_image(), pl.out_pitch = sh.x_image();
   }
   pl.cb = std::min(pl.in_c, kMaxCB);
   pl.ncb = (pl.in_c + pl.cb - 1) / pl.cb;

@@ -411,7 +411,7 @@ void implicit_gemm_in(const Conv2dShape& f, const float* x, Weight weight, float
   const int threads = omp_threads();
   const Layout l = direct::layout_of(f);
   const std::vector<long> off = direct::tap_offsets(f, l);
-  const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
+  const long pq = long(f.p()) * f.q(), x_img = f.x_image();
   const Items items = plan_items(f, threads);
   const bool batch_copy = l.copied && items.cross;  // every image's xs at once, shared
   ws.direct_a.resize(std::size_t(f.g) * direct::row_panels(int(f.kg())).padded() * f.crs());

@@ -132,7 +132,7 @@ void gather_rows(const Conv2dShape& f, const float* dy, long pq, int n, int m, i
 void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const float* x,
                   const float* dy, float* dw, float beta, int n0, int n1, int q0, int q1,
                   ConvWorkspace& ws, int tid) {
-  const long pq = long(f.p()) * f.q(), x_img = long(f.c) * f.h * f.w;
+  const long pq = long(f.p()) * f.q(), x_img = f.x_image();
   const int crs = f.crs(), per = images_a_block(l, pq);
   std::vector<float>& zb = ws.direct_b[std::size_t(tid)];  // kKJ zeros, then the B panels
   zb.assign(std::size_t(kKJ) * (1 + kPanelsABlock * kNR), 0.0f);

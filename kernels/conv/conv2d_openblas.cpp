@@ -103,7 +103,7 @@ void for_each_chunk(const Conv2dShape& sh, const ChunkPlan& pl, Body body) {
 // Column matrix of images n0..n0+nb-1 (rows C*R*S, ld = nb*P*Q); the image itself if possible.
 const float* columns(const Conv2dShape& sh, const float* x, int n0, int nb, float* col) {
   const long pq = static_cast<long>(sh.p()) * sh.q();
-  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w;
+  const long x_img = sh.x_image();
   if (nb == 1 && sh.pointwise()) return x + n0 * x_img;
   for (int i = 0; i < nb; ++i) im2col_cpu(sh, x + (n0 + i) * x_img, col + i * pq, nb * pq);
   return col;
@@ -127,7 +127,7 @@ void conv2d_fwd_openblas(const Conv2dShape& sh, const float* x, const float* w, 
   const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
   const long cols = col_width(sh, pl), y_img = sh.k * pq, crs = sh.crs();
-  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w;
+  const long x_img = sh.x_image();
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
@@ -164,7 +164,7 @@ void conv2d_bwd_data_openblas(const Conv2dShape& sh, const float* dy, const floa
   const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
   const long cols = col_width(sh, pl), crs = sh.crs();
-  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w, y_img = sh.k * pq;
+  const long x_img = sh.x_image(), y_img = sh.k * pq;
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   for_each_chunk(sh, pl, [&](int tid, int n0, int nb) {
@@ -206,7 +206,7 @@ void conv2d_bwd_filter_openblas(const Conv2dShape& sh, const float* x, const flo
   const ChunkPlan pl = plan_chunks(sh, ws);
   const long pq = static_cast<long>(sh.p()) * sh.q();
   const long cols = col_width(sh, pl), crs = sh.crs(), wcount = sh.w_count();
-  const long x_img = static_cast<long>(sh.c) * sh.h * sh.w, y_img = sh.k * pq;
+  const long x_img = sh.x_image(), y_img = sh.k * pq;
   ensure(ws.col, pl.threads, static_cast<long>(sh.c) * sh.r * sh.s * cols);
   ensure(ws.tmp, pl.threads, pl.nb > 1 ? sh.k * cols : 0);
   ensure(ws.dw, pl.threads, wcount);

@@ -246,7 +246,7 @@ Split rows_split_filter(const Geom& g) {
 
 // One group's forward: its channels, the images' pitches those of the whole tensors.
 Geom forward_geom(const Conv2dShape& sh) {
-  const long x_img = sh.x_count() / sh.n, y_img = sh.y_count() / sh.n;
+  const long x_img = sh.x_image(), y_img = sh.y_image();
   return {sh.n, sh.cg(), sh.kg(), sh.h, sh.w, sh.p(), sh.q(), sh.pad_h, sh.pad_w, x_img, y_img};
 }
 
@@ -300,7 +300,7 @@ void conv2d_fwd_winograd(const Conv2dShape& sh, const float* x, const float* w, 
 void conv2d_bwd_data_winograd(const Conv2dShape& sh, const float* dy, const float* w, float* dx,
                               ConvWorkspace& ws) {
   require(sh);
-  const long x_img = sh.x_count() / sh.n, y_img = sh.y_count() / sh.n;
+  const long x_img = sh.x_image(), y_img = sh.y_image();
   const int ph = kR - 1 - sh.pad_h, pw = kR - 1 - sh.pad_w;  // dy's padding
   const Geom g{sh.n, sh.kg(), sh.cg(), sh.p(), sh.q(), sh.h, sh.w, ph, pw, y_img, x_img};
   float* u = grow(ws.wino_u, static_cast<long>(kXi) * g.ko * g.ci);

@@ -145,7 +145,7 @@ void conv2d_fwd_rows(const Conv2dShape& f, const float* x, const float* w, float
   const int threads = omp_threads();
   const Layout l = layout_of(f);
   const std::vector<long> off = tap_offsets(f, l);
-  const long x_img = long(f.c) * f.h * f.w, y_img = long(f.k) * f.p() * f.q();
+  const long x_img = f.x_image(), y_img = f.y_image();
   const int blocks = (f.k + kRowsMR - 1) / kRowsMR;
   const Mode mode = beta == 0.0f ? Mode::kOverwrite : Mode::kScale;
   ws.direct_a.resize(std::size_t(blocks) * kRowsMR * f.crs());

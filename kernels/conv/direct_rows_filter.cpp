@@ -93,7 +93,7 @@ void conv2d_bwd_filter_rows(const Conv2dShape& f, const float* x, const float* d
   const int threads = omp_threads(), taps = f.crs();
   const Layout l = layout_of(f);
   const std::vector<long> off = tap_offsets(f, l);
-  const long x_img = long(f.c) * f.h * f.w, y_img = long(f.k) * f.p() * f.q();
+  const long x_img = f.x_image(), y_img = f.y_image();
   const long kp = (f.k + kVL - 1) / kVL * kVL, mine = long(taps) * kp + long(f.q()) * kp;
   if (int(ws.direct_x.size()) < threads) ws.direct_x.resize(std::size_t(threads));
   if (int(ws.direct_b.size()) < threads) ws.direct_b.resize(std::size_t(threads));
