@@ -3,7 +3,9 @@
 // Per group: dW_g (K/G x CRS) = sum over output pixels j = n * PQ + p * Q + q of the batch of
 // dy_g[k][j] * col_g[t][j], t = (c, r, s). With at least as many images as threads each thread
 // sums its images into its own dW (the sums then added in a fixed order); with fewer, each
-// thread owns a range of dW's columns (taps, in panels of NR) over every image. A thread runs
+// thread owns a range of dW's columns (taps, in panels of NR) over every image; a pointwise layer
+// whose images are smaller than a block splits dW by rows (output channels) instead, each thread
+// over every image (below, in conv2d_bwd_filter_direct). A thread runs
 // its images a block of kKJ pixels at a time (within one image, or several whole images of a 1x1
 // stride-1 layer whose images are smaller than a block); for each block it packs its taps
 // over the block into NR-tap panels (b[jj * NR + tt] = col[t0 + tt][j0 + jj], read straight from
@@ -87,19 +89,25 @@ void pack_taps(const float* xs, const long* off, int crs, const Segment* seg, in
   }
 }
 
-// dW_g's tiles of tap panels [p0, p1): A straight from dy_g's rows (pixels [pix0, pix0 + kj) of
-// one image, row k at dyg + k * pq; rows past K/G read `zeros`), B from the packed panels.
+// A thread's rows of dW_g (output channels of the group), [begin, end).
+struct Rows {
+  int begin, end;
+};
+
+// dW_g's tiles of tap panels [p0, p1) and rows rows_of: A straight from dy_g's rows (pixels
+// [pix0, pix0 + kj) of one image, row k at dyg + k * pq; rows past rows_of read `zeros`), B from
+// the packed panels.
 void add_tiles(const Conv2dShape& f, const float* dyg, long pq, long pix0, const float* zeros,
                const float* b, int kj, int p0, int p1, float* dwg, Mode mode, float beta,
-               bool prefetch) {
+               bool prefetch, Rows rows_of) {
   const int crs = f.crs();
-  const auto row = [&](int k) { return k < f.kg() ? dyg + long(k) * pq + pix0 : zeros; };
-  for (int k0 = 0; k0 < f.kg(); k0 += kUnpackedMR) {
+  const auto row = [&](int k) { return k < rows_of.end ? dyg + long(k) * pq + pix0 : zeros; };
+  for (int k0 = rows_of.begin; k0 < rows_of.end; k0 += kUnpackedMR) {
     const float *rows[kUnpackedMR], *next[kUnpackedMR];
     for (int i = 0; i < kUnpackedMR; ++i)
       rows[i] = row(k0 + i), next[i] = row(k0 + kUnpackedMR + i);
     const float* const* ahead = prefetch ? next : nullptr;
-    const int mr = std::min(kUnpackedMR, f.kg() - k0);
+    const int mr = std::min(kUnpackedMR, rows_of.end - k0);
     float* dwk = dwg + long(k0) * crs;
     const long bs = long(kj) * kNR;  // floats a packed panel
     int p = p0;
@@ -119,19 +127,21 @@ void add_tiles(const Conv2dShape& f, const float* dyg, long pq, long pix0, const
 // oneDNN's 7.3 at 2 threads.
 int images_a_block(const Layout& l, long pq) { return !l.copied && pq < kKJ ? int(kKJ / pq) : 1; }
 
-// dy_g's rows over images [n, n + m) side by side: a[k][mm * pq + pix] = dy[n + mm][g, k][pix].
-void gather_rows(const Conv2dShape& f, const float* dy, long pq, int n, int m, int g, float* a) {
-  for (int k = 0; k < f.kg(); ++k)
+// dy_g's rows `rows_of` over images [n, n + m) side by side: a[k][mm * pq + pix] =
+// dy[n + mm][g, k][pix].
+void gather_rows(const Conv2dShape& f, const float* dy, long pq, int n, int m, int g, Rows rows_of,
+                 float* a) {
+  for (int k = rows_of.begin; k < rows_of.end; ++k)
     for (int mm = 0; mm < m; ++mm) {
       const float* src = dy + ((long(n) + mm) * f.k + long(g) * f.kg() + k) * pq;
       std::copy(src, src + pq, a + (long(k) * m + mm) * pq);
     }
 }
 
-// One thread's share: tap panels [q0, q1) of every group, over images [n0, n1).
+// One thread's share: tap panels [q0, q1) and rows rows_of of every group, over images [n0, n1).
 void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const float* x,
                   const float* dy, float* dw, float beta, int n0, int n1, int q0, int q1,
-                  ConvWorkspace& ws, int tid) {
+                  Rows rows_of, ConvWorkspace& ws, int tid) {
   const long pq = long(f.p()) * f.q(), x_img = f.x_image();
   const int crs = f.crs(), per = images_a_block(l, pq);
   std::vector<float>& zb = ws.direct_b[std::size_t(tid)];  // kKJ zeros, then the B panels
@@ -156,12 +166,12 @@ void filter_share(const Conv2dShape& f, const Layout& l, const long* off, const 
                           : beta == 1.0f     ? Mode::kAdd
                                              : Mode::kScale;
         const float* dyg = dy + (long(n) * f.k + long(g) * f.kg()) * pq;
-        if (m > 1) gather_rows(f, dy, pq, n, m, g, xs.data()), dyg = xs.data();
+        if (m > 1) gather_rows(f, dy, pq, n, m, g, rows_of, xs.data()), dyg = xs.data();
         for (int p0 = q0; p0 < q1; p0 += kPanelsABlock) {
           const int p1 = std::min(q1, p0 + kPanelsABlock);
           pack_taps(img + long(g) * f.cg() * l.ch, off, crs, seg, ns, kj, p0, p1, b);
           add_tiles(f, dyg, m > 1 ? span : pq, pix0, zeros, b, kj, p0, p1,
-                    dw + long(g) * f.kg() * crs, mode, beta, m == 1);
+                    dw + long(g) * f.kg() * crs, mode, beta, m == 1, rows_of);
         }
       }
     }
@@ -212,9 +222,24 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
   // ResNet-50's 7x7 2048 -> 512 9.3-9.5 -> 8.3-8.7 ms; its 7x7 1024 -> 2048 (dW 1.3 times dy)
   // 18.7-19.0 -> 18.7-19.4, and its 7x7 3x3 layers, whose padded copy each thread then makes of
   // every image, within noise, so neither is moved.
+  // By rows of dW (output channels, in tiles of six) where a pointwise layer's images are smaller
+  // than a block (7x7 and 14x14): each thread reads its rows of dy once and writes its rows of
+  // dW, a block of images at a time, where by images each thread's own dW (1 to 8 MiB there,
+  // beyond L2) is read and written a block at a time and then summed, and by taps each thread
+  // reads (and gathers) all of dy. Measured (2026-12-07, a 2-core AMD EPYC VM (Zen 4), 2 threads,
+  // `dlscale kernels --op conv2d_direct_bwd_filter`, 4 alternating processes of each binary, by
+  // images (by taps at 7x7 2048 -> 512) -> by rows, medians in ms): ResNet-50's 7x7 512 -> 2048
+  // 12.03 -> 9.05, 7x7 1024 -> 2048 (the downsample) 23.86 -> 19.32, 14x14 512 -> 1024 (its
+  // downsample) 20.75 -> 17.98, 14x14 256 -> 1024 9.15 -> 8.30, 1024 -> 512 19.03 -> 17.88, 1024
+  // -> 256 10.25 -> 9.87, 7x7 2048 -> 512 9.66 -> 9.38; its 1x1 layers at 28x28 and 56x56, whose
+  // code did not change, 1.01-1.03 (the runs' order). By taps the 7x7 512 -> 2048 took 8.9-16.7
+  // (its slow runs with both vCPUs on one core's two hardware threads: each thread gathering
+  // all of dy).
   const bool small_dy = sh.pointwise() && sh.w_count() >= 2 * sh.y_count();
-  const bool by_images = sh.n >= threads && threads > 1 && !small_dy;
-  const int asked = by_images ? threads : std::min(threads, panels);
+  const bool by_rows = threads > 1 && sh.pointwise() && long(sh.p()) * sh.q() < kKJ;
+  const bool by_images = sh.n >= threads && threads > 1 && !small_dy && !by_rows;
+  const int asked = by_images || by_rows ? threads : std::min(threads, panels);
+  const Rows all_rows{0, sh.kg()};
   if (int(ws.direct_b.size()) < asked) ws.direct_b.resize(std::size_t(asked));
   if (int(ws.direct_x.size()) < asked) ws.direct_x.resize(std::size_t(asked));
   if (by_images && int(ws.dw.size()) < asked) ws.dw.resize(std::size_t(asked));
@@ -226,8 +251,8 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
       std::vector<float>& mine = ws.dw[std::size_t(tid)];
       mine.resize(std::size_t(count));
       const auto [n0, n1] = team_share(sh.n);
-      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(n0), int(n1), 0, panels, ws,
-                   tid);
+      filter_share(sh, l, off.data(), x, dy, mine.data(), 0.0f, int(n0), int(n1), 0, panels,
+                   all_rows, ws, tid);
 #pragma omp barrier
 #pragma omp for schedule(static)
       for (long i = 0; i < count; ++i) {  // fixed order: the team's sums from thread 0 up
@@ -235,9 +260,14 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
         for (int t = 0; t < team; ++t) s += ws.dw[std::size_t(t)][std::size_t(i)];
         dw[i] = beta == 0.0f ? s : beta * dw[i] + s;
       }
+    } else if (by_rows) {
+      const auto [r0, r1] = team_share(sh.kg(), kUnpackedMR);
+      filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, 0, panels, {int(r0), int(r1)}, ws,
+                   tid);
     } else {
       const auto [q0, q1] = team_share(panels);
-      filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, int(q0), int(q1), ws, tid);
+      filter_share(sh, l, off.data(), x, dy, dw, beta, 0, sh.n, int(q0), int(q1), all_rows, ws,
+                   tid);
     }
   }
 }

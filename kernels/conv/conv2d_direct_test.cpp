@@ -157,7 +157,8 @@ const char* const kDirectShapes[] = {
     "mb2ic4ih32iw33oc5kh1",            // pointwise: the input itself
     "mb1ic41ih32iw33oc7kh1",           // pointwise, fewer outputs: dy packed, several blocks
     "mb7ic9ih9oc13kh1",                // pointwise 9x9: 3 images a block, then 1 (1 thread)
-    "mb3ic70ih3oc5kh1",                // pointwise, dW over twice dy: backward filter by taps
+    "mb3ic70ih3oc5kh1",                // pointwise, small images: backward filter by rows of dW
+    "mb1ic521ih16oc7kh1",              // pointwise, 256 pixels, dW over twice dy: by taps
     "g2mb6ic8ih5oc6kh1",               // the same in groups
     "mb1ic7ih67iw65oc11kh1sh2sw2",     // 1x1 stride 2, one image of 34 x 33: items within it
     "g2mb2ic4ih66iw64oc6kh3sh2ph1",    // groups and a stride: 33 x 32 outputs
@@ -278,8 +279,8 @@ TEST(ConvDirect, AFirstCallWithBetaOneKeepsWhatTheOutputHeld) {
   direct::set_tile_order_policy(saved);
 }
 
-// Every pass against the reference at a given thread count (split by images or by taps in the
-// backward filter, items in the forward) and in a short team: called from inside a parallel
+// Every pass against the reference at a given thread count (split by images, taps or rows of dW
+// in the backward filter, items in the forward) and in a short team: called from inside a parallel
 // region, where OpenMP gives a nested region one thread whatever omp_get_max_threads says.
 void check_all_passes(const Conv2dShape& sh) {
   const auto x = random_vector(sh.x_count(), 1), w = random_vector(sh.w_count(), 2);
@@ -301,7 +302,11 @@ TEST(ConvDirect, EveryThreadCountAndAShortTeam) {
   for (const char* text :
        {"mb3ic5ih9iw10oc7kh3ph1", "mb1ic5ih9iw10oc7kh3ph1", "mb3ic3ih34iw40oc7kh3ph1",
         "mb1ic7ih67iw65oc11kh1sh2sw2", "mb3ic13ih16oc5kh1", "mb7ic9ih9oc13kh1",
-        "mb3ic70ih3oc5kh1"}) {  // the last: the backward filter by taps at every thread count
+        "mb3ic70ih3oc5kh1",       // backward filter by rows of dW at 2 and 3 threads (5: one
+                                  // thread's share empty), by taps at 1
+        "mb3ic13ih5oc17kh1",      // by rows: 6 + 11 at 2 threads, 6 + 6 + 5 at 3
+        "g2mb3ic10ih7oc26kh1",    // by rows within each group of 13
+        "mb1ic521ih16oc7kh1"}) {  // by taps at every thread count (dW over twice dy)
     const Conv2dShape sh = Conv2dShape::parse(text);
     for (const int threads : {1, 2, 3}) {
       SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
