@@ -221,15 +221,17 @@ void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float
   // more than each thread reading all of dy. Measured (2 threads, Zen 4, 3 alternating runs):
   // ResNet-50's 7x7 2048 -> 512 9.3-9.5 -> 8.3-8.7 ms; its 7x7 1024 -> 2048 (dW 1.3 times dy)
   // 18.7-19.0 -> 18.7-19.4, and its 7x7 3x3 layers, whose padded copy each thread then makes of
-  // every image, within noise, so neither is moved.
+  // every image, within noise, so neither is moved. (Those 7x7 pointwise layers now go by rows,
+  // below; by taps remains for pointwise layers of 256 pixels an image or more.)
   // By rows of dW (output channels, in tiles of six) where a pointwise layer's images are smaller
   // than a block (7x7 and 14x14): each thread reads its rows of dy once and writes its rows of
-  // dW, a block of images at a time, where by images each thread's own dW (1 to 8 MiB there,
-  // beyond L2) is read and written a block at a time and then summed, and by taps each thread
-  // reads (and gathers) all of dy. Measured (2026-12-07, a 2-core AMD EPYC VM (Zen 4), 2 threads,
-  // `dlscale kernels --op conv2d_direct_bwd_filter`, 4 alternating processes of each binary, by
-  // images (by taps at 7x7 2048 -> 512) -> by rows, medians in ms): ResNet-50's 7x7 512 -> 2048
-  // 12.03 -> 9.05, 7x7 1024 -> 2048 (the downsample) 23.86 -> 19.32, 14x14 512 -> 1024 (its
+  // dW, a block of images at a time (each packs every tap of x for itself: the packing is done
+  // once a thread, as by taps does dy's gather), where by images each thread's own dW (1 to 8 MiB
+  // there, beyond L2) is read and written a block at a time and then summed, and by taps each
+  // thread reads (and gathers) all of dy. Measured (2026-12-07, a 2-core AMD EPYC VM (Zen 4), 2
+  // threads, `dlscale kernels --op conv2d_direct_bwd_filter`, 4 alternating processes of each
+  // binary, by images (by taps at 7x7 2048 -> 512) -> by rows, medians in ms): ResNet-50's 7x7 512
+  // -> 2048 12.03 -> 9.05, 7x7 1024 -> 2048 (the downsample) 23.86 -> 19.32, 14x14 512 -> 1024 (its
   // downsample) 20.75 -> 17.98, 14x14 256 -> 1024 9.15 -> 8.30, 1024 -> 512 19.03 -> 17.88, 1024
   // -> 256 10.25 -> 9.87, 7x7 2048 -> 512 9.66 -> 9.38; its 1x1 layers at 28x28 and 56x56, whose
   // code did not change, 1.01-1.03 (the runs' order). By taps the 7x7 512 -> 2048 took 8.9-16.7
