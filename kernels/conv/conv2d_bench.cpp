@@ -105,6 +105,8 @@ class ConvCase final : public TensorCase {
   }
   nlohmann::json run_choices() const override {
     if (backend_ != Backend::kOpenBlas || algo_ != ConvAlgo::kDirect) return nullptr;
+    if (dir_ == ConvDir::kBwdFilter && direct::planes_chosen(sh_))
+      return {{"direct_path", "planes"}};
     if (dir_ != ConvDir::kBwdData && direct::rows_chosen(sh_)) return {{"direct_path", "rows"}};
     if (dir_ == ConvDir::kBwdFilter) return nullptr;  // one order of its tiles
     return {{"tile_order", direct::last_tile_order()}};

@@ -203,7 +203,9 @@ void bwd_filter_swapped(const Conv2dShape& sh, const float* x, const float* dy, 
 
 void conv2d_bwd_filter_direct(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                               ConvWorkspace& ws, float beta) {
-  if (direct::rows_chosen(sh)) return direct::conv2d_bwd_filter_rows(sh, x, dy, dw, ws, beta);
+  if (direct::rows_chosen(sh))
+    return direct::planes_chosen(sh) ? direct::conv2d_bwd_filter_planes(sh, x, dy, dw, ws, beta)
+                                     : direct::conv2d_bwd_filter_rows(sh, x, dy, dw, ws, beta);
   if (direct::subsampled_1x1(sh))
     return conv2d_bwd_filter_direct(direct::as_pointwise(sh), direct::subsampled_input(sh, x, ws),
                                     dy, dw, ws, beta);

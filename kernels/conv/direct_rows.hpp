@@ -48,4 +48,23 @@ void conv2d_fwd_rows(const Conv2dShape& sh, const float* x, const float* w, floa
 void conv2d_bwd_filter_rows(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
                             ConvWorkspace& ws, float beta);
 
+// Whether the backward filter can run by planes (direct_planes_filter.cpp): by rows, with output
+// rows of at least one vector.
+bool planes_applicable(const Conv2dShape& sh);
+
+// Whether conv2d_bwd_filter_direct runs it by planes rather than by rows: rows chosen, stride 1
+// along the row, and rows of at least kPlanesMinRow pixels. Measured (2026-12-07, 2-core AMD EPYC
+// Zen 4 VM, AVX-512, batch 16, 2 threads, `dlscale kernels`, 3 alternating processes; by rows ->
+// by planes, ms): VGG-16's conv1_1 (224 pixels a row) 28.3-29.6 -> 19.4-19.7 (oneDNN 17.9 the same
+// day); ResNet-50's conv1 (stride 2, 112) 22.4-22.7 -> 21.5-23.8, the CIFAR-10 nets' conv1 (32)
+// 0.52-0.55 -> 0.53-0.58: alike; AlexNet's conv1 (stride 4, 55: three vectors and a partial one,
+// 363 taps whose partial sums, 2.2 MB a thread, leave L2) 19.6-22.1 -> 39.0-41.0.
+inline constexpr int kPlanesMinRow = 64;
+bool planes_chosen(const Conv2dShape& sh);
+
+// dw = beta dw + the filter's gradient, by planes (rows_applicable(sh) must hold, else
+// std::invalid_argument).
+void conv2d_bwd_filter_planes(const Conv2dShape& sh, const float* x, const float* dy, float* dw,
+                              ConvWorkspace& ws, float beta);
+
 }  // namespace dls::direct

@@ -4,8 +4,8 @@
 // 2, strides 2 to 4, a vertical stride alone, dilation (in both phases and in one), batch 1, output
 // rows of 5 to 65 pixels (one vector, a partial last vector, several chunks, a row that is whole
 // vectors), with beta 0, 1 and 0.5 over what the output held, at 1, 2 and 3 threads; and which
-// shapes take it. The direct tests (conv2d_direct_test.cpp) run their forward cases with the rows
-// allowed and not.
+// shapes take it. The backward filter by planes (direct_planes_filter.cpp) the same way. The
+// direct tests (conv2d_direct_test.cpp) run their forward cases with the rows allowed and not.
 #include "kernels/conv/direct_rows.hpp"
 
 #include <gtest/gtest.h>
@@ -13,10 +13,12 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/common/rng.hpp"
 #include "kernels/conv/conv2d_checks.hpp"
 #include "kernels/conv/conv2d_expect.hpp"
+#include "kernels/conv/direct_micro.hpp"
 #include "measure/compare.hpp"
 
 namespace dls {
@@ -57,6 +59,60 @@ TEST(ConvRows, ForwardAndBackwardFilterMatchTheReferenceAtEveryThreadCount) {
     }
   }
   omp_set_num_threads(saved);
+}
+
+// The backward filter by planes (direct_planes_filter.cpp) on rows of one vector or more: a
+// partial last vector, exactly one vector, whole vectors; bands of output rows cut short; output
+// channels and taps that leave partial tiles; strides, dilation, pad 0 and 2; batch 1 and more
+// images than threads.
+const char* const kPlanesShapes[] = {
+    "mb1ic3ih20iw37oc7kh3ph1",            // 37 pixels (a partial vector), 7 outputs (4 + 3)
+    "mb3ic2ih35iw18oc5kh3ph0",            // pad 0: 16 pixels, one vector; 33 rows (16 + 16 + 1)
+    "mb2ic3ih23iw40oc13kh5ph2",           // pad 2, 75 taps (12 x 6 + 3), 13 outputs
+    "mb1ic3ih24iw70oc6kh7sh2ph3",         // stride 2: 35 pixels, 147 taps
+    "mb2ic1ih17iw50oc3kh3ph1dh1dw1",      // one channel, dilation 2: 48 pixels
+    "mb1ic4ih9iw33oc17kh3sh2sw1ph1pw1",   // vertical stride only, 17 outputs
+    "mb5ic3ih16iw64oc70kh3ph1",           // 64 pixels (whole vectors), 70 outputs, 5 images
+    "mb1ic3ih11iw61oc5kh3sh1sw3ph1pw1"};  // horizontal stride 3: 21 pixels, one phase a tap
+
+TEST(ConvRows, BackwardFilterByPlanesMatchesTheReferenceAtEveryThreadCount) {
+  const int saved = omp_get_max_threads();
+  for (const char* text : kPlanesShapes) {
+    const Conv2dShape sh = Conv2dShape::parse(text);
+    if (!direct::planes_applicable(sh)) {  // rows shorter than an AVX-512 vector under AVX2 hold
+      ASSERT_LT(sh.q(), direct::kVL) << sh.str();
+      continue;
+    }
+    const auto x = random_vector(sh.x_count(), 4), w = random_vector(sh.w_count(), 5);
+    const auto dy = random_vector(sh.y_count(), 6);
+    const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+    for (const int threads : {1, 2, 3}) {
+      SCOPED_TRACE(sh.str() + " threads " + std::to_string(threads));
+      omp_set_num_threads(threads);
+      ConvWorkspace ws;
+      expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
+        direct::conv2d_bwd_filter_planes(sh, x.data(), dy.data(), out, ws, beta);
+      });
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+// By planes where rows are long and unstrided; by rows elsewhere; refused where rows are.
+TEST(ConvRows, PlanesChosenForLongUnstridedRowsOnly) {
+  EXPECT_TRUE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh3ph1")));  // conv1_1
+  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh7sh2ph3")));
+  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih227oc96kh11sh4ph0")));
+  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih32oc32kh5ph2")));  // 32 a row
+  EXPECT_FALSE(direct::planes_applicable(Conv2dShape::parse("mb1ic3ih9iw7oc4kh3ph1")));
+  const Conv2dShape grouped = Conv2dShape::parse("g2mb2ic4ih9iw40oc4kh5ph2");
+  ConvWorkspace ws;
+  std::vector<float> x(grouped.x_count()), dw(grouped.w_count()), dy(grouped.y_count());
+  EXPECT_THROW(direct::conv2d_bwd_filter_planes(grouped, x.data(), dy.data(), dw.data(), ws, 0.0f),
+               std::invalid_argument);
+  direct::set_rows_allowed(false);
+  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh3ph1")));
+  direct::set_rows_allowed(true);
 }
 
 // Taken by the direct forward for few channels and enough taps; refused with groups or more
