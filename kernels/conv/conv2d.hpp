@@ -94,7 +94,8 @@ struct ConvWorkspace {
   // input subsampled to the pixels it reads, the batch's (direct_layout.hpp). direct_a also holds
   // the backward filter's transposed dW (a 1x1 layer with fewer output than input channels) and
   // the rows' packed weights (direct_rows.cpp); direct_b the rows' backward filter's dW of each
-  // thread and its row of dY transposed (direct_rows_filter.cpp).
+  // thread and its row of dY transposed (direct_rows_filter.cpp), or the planes' partial sums of
+  // each thread (direct_planes_filter.cpp, which keeps its image's copy in direct_x).
   std::vector<float> direct_a, direct_sub;
   std::vector<std::vector<float>> direct_b, direct_x;
   // The blocked convolution's input in channel blocks, packed weights and blocked output

@@ -5,8 +5,8 @@
 // phase-split layout of direct_layout.hpp). A register tile is kPK output channels by kPT taps,
 // kPK x kPT vectors of partial sums (a lane each), that stay in the registers over a band of kBand
 // output rows: a step loads kPK vectors of dY and kPT of the input for kPK x kPT multiply-adds.
-// The partial sums live in the thread's own buffer between bands (K x taps vectors) and are
-// summed, over their lanes and the threads, into dw at the end.
+// The partial sums live in the thread's own buffer between bands (K x taps vectors, padded to
+// whole tiles) and are summed, over their lanes and the threads, into dw at the end.
 //
 // Against the backward filter by rows (direct_rows_filter.cpp), which transposes each output row
 // of dY so that the input is the broadcast operand, this reads dY once and in place. An earlier
@@ -15,8 +15,11 @@
 // AMD EPYC Zen 4 VM, 2 threads; the numbers in direct_rows.hpp's planes_chosen).
 //
 // The reference is conv2d_bwd_filter_ref (direct_rows_test.cpp).
-#include <immintrin.h>
 #include <omp.h>
+
+#if defined(__AVX512F__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -43,7 +46,7 @@ constexpr long kTile = long(kPK) * kPT * kVL;  // floats of a tile's partial sum
 // Keeps v in a register: without it GCC folds each load of the input into the kPK multiply-adds
 // that use it, four loads where one will do (the loads then bound the loop).
 inline void in_register(Vec& v) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__AVX__)  // a register as wide as Vec (a build for the baseline ISA has none)
   asm("" : "+v"(v));
 #else
   (void)v;

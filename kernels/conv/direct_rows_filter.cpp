@@ -10,7 +10,9 @@
 // multiply-adds, partial sums a lane each in the thread's K x taps vectors): 0.50 of this code's
 // speed on ResNet-50's conv1 (0.64 on one thread), 1.02 on VGG-16's conv1_1, 0.48 on AlexNet's
 // conv1, 0.76 on the CIFAR-10 nets' conv1. Its six input loads a step are unaligned runs at every
-// tap's offset, and with the partial sums streaming through L1 they came from L2.
+// tap's offset, and with the partial sums streaming through L1 they came from L2. Those dot
+// products, their partial sums held in the registers over 16 output rows, now run where the
+// output rows are 64 pixels or more with no stride along them (direct_planes_filter.cpp).
 // The reference is conv2d_bwd_filter_ref (direct_rows_test.cpp).
 #include <omp.h>
 

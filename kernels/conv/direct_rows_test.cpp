@@ -4,8 +4,10 @@
 // 2, strides 2 to 4, a vertical stride alone, dilation (in both phases and in one), batch 1, output
 // rows of 5 to 65 pixels (one vector, a partial last vector, several chunks, a row that is whole
 // vectors), with beta 0, 1 and 0.5 over what the output held, at 1, 2 and 3 threads; and which
-// shapes take it. The backward filter by planes (direct_planes_filter.cpp) the same way. The
-// direct tests (conv2d_direct_test.cpp) run their forward cases with the rows allowed and not.
+// shapes take it. The backward filter by planes (direct_planes_filter.cpp) the same way, on
+// rows of one vector or more: strides 2 to 4 along the row, a vertical stride, dilation, every
+// size of a last tile of taps and of output channels. The direct tests (conv2d_direct_test.cpp) run
+// their forward cases with the rows allowed and not.
 #include "kernels/conv/direct_rows.hpp"
 
 #include <gtest/gtest.h>
@@ -66,23 +68,26 @@ TEST(ConvRows, ForwardAndBackwardFilterMatchTheReferenceAtEveryThreadCount) {
 // channels and taps that leave partial tiles; strides, dilation, pad 0 and 2; batch 1 and more
 // images than threads.
 const char* const kPlanesShapes[] = {
-    "mb1ic3ih20iw37oc7kh3ph1",            // 37 pixels (a partial vector), 7 outputs (4 + 3)
-    "mb3ic2ih35iw18oc5kh3ph0",            // pad 0: 16 pixels, one vector; 33 rows (16 + 16 + 1)
-    "mb2ic3ih23iw40oc13kh5ph2",           // pad 2, 75 taps (12 x 6 + 3), 13 outputs
-    "mb1ic3ih24iw70oc6kh7sh2ph3",         // stride 2: 35 pixels, 147 taps
-    "mb2ic1ih17iw50oc3kh3ph1dh1dw1",      // one channel, dilation 2: 48 pixels
-    "mb1ic4ih9iw33oc17kh3sh2sw1ph1pw1",   // vertical stride only, 17 outputs
-    "mb5ic3ih16iw64oc70kh3ph1",           // 64 pixels (whole vectors), 70 outputs, 5 images
-    "mb1ic3ih11iw61oc5kh3sh1sw3ph1pw1"};  // horizontal stride 3: 21 pixels, one phase a tap
+    "mb1ic3ih20iw37oc7kh3ph1",           // 37 pixels (a partial vector), 7 outputs (4 + 3)
+    "mb3ic2ih35iw18oc5kh3ph0",           // pad 0: 16 pixels, one vector; 33 rows (16 + 16 + 1)
+    "mb2ic3ih23iw40oc13kh5ph2",          // pad 2, 75 taps (12 x 6 + 3), 13 outputs
+    "mb1ic3ih24iw70oc6kh7sh2ph3",        // stride 2: 35 pixels, 147 taps
+    "mb2ic1ih17iw50oc3kh3ph1dh1dw1",     // one channel, dilation 2: 48 pixels
+    "mb1ic4ih9iw33oc17kh3sh2sw1ph1pw1",  // vertical stride only, 17 outputs
+    "mb5ic3ih16iw64oc70kh3ph1",          // 64 pixels (whole vectors), 70 outputs, 5 images
+    "mb1ic3ih11iw61oc5kh3sh1sw3ph1pw1",  // horizontal stride 3: 21 pixels, one phase a tap
+    "mb1ic3ih20iw90oc5kh5sh2sw4ph1pw2",  // stride 4 along the row: 23 pixels
+    "mb1ic2ih21iw70oc4kh3sh2sw2ph2pw2dh1dw1",  // dilation 2 at stride 2: 35 pixels
+    "mb2ic1ih12iw40oc9kh5ph2",                 // 25 taps: a last tile of 1 (AVX-512's 6 a tile)
+    "mb1ic2ih12iw36oc6kh4ph1",                 // 32 taps: a last tile of 2
+    "mb1ic4ih10iw33oc3kh4ph0",                 // 64 taps: a last tile of 4
+    "mb1ic1ih14iw40oc5kh5kw7ph2pw3"};          // 35 taps: a last tile of 5
 
 TEST(ConvRows, BackwardFilterByPlanesMatchesTheReferenceAtEveryThreadCount) {
   const int saved = omp_get_max_threads();
   for (const char* text : kPlanesShapes) {
     const Conv2dShape sh = Conv2dShape::parse(text);
-    if (!direct::planes_applicable(sh)) {  // rows shorter than an AVX-512 vector under AVX2 hold
-      ASSERT_LT(sh.q(), direct::kVL) << sh.str();
-      continue;
-    }
+    ASSERT_TRUE(direct::planes_applicable(sh)) << sh.str();
     const auto x = random_vector(sh.x_count(), 4), w = random_vector(sh.w_count(), 5);
     const auto dy = random_vector(sh.y_count(), 6);
     const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
@@ -98,12 +103,27 @@ TEST(ConvRows, BackwardFilterByPlanesMatchesTheReferenceAtEveryThreadCount) {
   omp_set_num_threads(saved);
 }
 
+// The direct backward filter takes the planes where chosen, and matches the reference there.
+TEST(ConvRows, DirectBackwardFilterRunsByPlanesWhereChosen) {
+  const Conv2dShape sh = Conv2dShape::parse("mb2ic3ih10iw66oc5kh3ph1");  // 66 pixels a row
+  ASSERT_TRUE(direct::planes_chosen(sh));
+  const auto x = random_vector(sh.x_count(), 7), w = random_vector(sh.w_count(), 8);
+  const auto dy = random_vector(sh.y_count(), 9);
+  const ConvRefResults r = conv2d_ref_all(sh, x, w, dy);
+  ConvWorkspace ws;
+  expect_direction(sh, ConvDir::kBwdFilter, r.dw, r.dw_abs, [&](float* out, float beta) {
+    conv2d_bwd_filter_direct(sh, x.data(), dy.data(), out, ws, beta);
+  });
+}
+
 // By planes where rows are long and unstrided; by rows elsewhere; refused where rows are.
 TEST(ConvRows, PlanesChosenForLongUnstridedRowsOnly) {
   EXPECT_TRUE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh3ph1")));  // conv1_1
   EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih224oc64kh7sh2ph3")));
   EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih227oc96kh11sh4ph0")));
-  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih32oc32kh5ph2")));  // 32 a row
+  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb16ic3ih32oc32kh5ph2")));   // 32 a row
+  EXPECT_FALSE(direct::planes_chosen(Conv2dShape::parse("mb1ic3ih9iw65oc4kh3ph0")));  // 63
+  EXPECT_TRUE(direct::planes_chosen(Conv2dShape::parse("mb1ic3ih9iw66oc4kh3ph0")));   // 64
   EXPECT_FALSE(direct::planes_applicable(Conv2dShape::parse("mb1ic3ih9iw7oc4kh3ph1")));
   const Conv2dShape grouped = Conv2dShape::parse("g2mb2ic4ih9iw40oc4kh5ph2");
   ConvWorkspace ws;
